@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds what every command shares: the standard streams and the global
+// flags. There are no package-level globals; tests run Main many times in
+// one process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	dataDir    string // --data-dir, ENGINE_DATA_DIR, or the default
+	eventsPath string // --events: append memory events here as JSONL
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "engine",
+		Short: "Memory that lets LLM browser agents learn across runs",
+		Long: `engine remembers, per web domain, what a browser agent learned: lessons
+(failure -> recovery patterns in two tiers), facts, selectors, trajectories,
+sessions and runs. It keeps them in an embedded database in the data dir.
+
+Environment:
+  ENGINE_DATA_DIR   data dir when --data-dir is not given
+                    (default: $XDG_DATA_HOME/engine or ~/.local/share/engine)
+  ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &usageError{err}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.dataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
+	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
+
+	for _, add := range commandSets {
+		root.AddCommand(add(a)...)
+	}
+	return root
+}
+
+// commandSets lists the constructors of the top-level commands, one entry a
+// file, so each file registers its own commands in an init.
+var commandSets []func(*app) []*cobra.Command
+
+// resolveDataDir returns the data dir: the flag, then ENGINE_DATA_DIR, then
+// $XDG_DATA_HOME/engine, then ~/.local/share/engine.
+func (a *app) resolveDataDir() (string, error) {
+	if a.dataDir != "" {
+		return a.dataDir, nil
+	}
+	if d := os.Getenv("ENGINE_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "engine"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data dir: set --data-dir or ENGINE_DATA_DIR (%v)", err)
+	}
+	return filepath.Join(home, ".local", "share", "engine"), nil
+}
+
+// now returns the clock: ENGINE_NOW when set, else the system time.
+func (a *app) now() (func() time.Time, error) {
+	v := os.Getenv("ENGINE_NOW")
+	if v == "" {
+		return time.Now, nil
+	}
+	t, err := parseTime(v)
+	if err != nil {
+		return nil, usagef("ENGINE_NOW: %v", err)
+	}
+	return func() time.Time { return t }, nil
+}
+
+// parseTime accepts a date (2026-03-12) or an RFC 3339 time.
+func parseTime(v string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a date (2006-01-02) nor an RFC 3339 time", v)
+	}
+	return t, nil
+}
