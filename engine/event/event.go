@@ -1,0 +1,105 @@
+// Package event defines the memory events: a structured record of every
+// retrieval, recording, promotion and pruning the memory does, so a person
+// can check what a run read and changed.
+//
+// Memory packages emit events through a Func they are given; they never
+// decide where events go. The names and fields are the two-tier memory
+// design's: tier1_loaded, error_recall, domain_recall, lesson_recorded,
+// lesson_deduplicated, lesson_promoted, lessons_pruned.
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Event is one memory event. Name is the value of the "event" field; Fields
+// are the rest, marshalled beside it.
+type Event struct {
+	Name   string
+	Fields map[string]any
+}
+
+// MarshalJSON renders {"event": Name, ...Fields}.
+func (e Event) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(e.Fields)+1)
+	for k, v := range e.Fields {
+		m[k] = v
+	}
+	m["event"] = e.Name
+	return json.Marshal(m)
+}
+
+// Func receives events. A nil Func drops them.
+type Func func(Event)
+
+// Emit calls f with the event when f is not nil.
+func (f Func) Emit(name string, fields map[string]any) {
+	if f != nil {
+		f(Event{Name: name, Fields: fields})
+	}
+}
+
+// The memory event names.
+const (
+	Tier1Loaded        = "tier1_loaded"
+	ErrorRecall        = "error_recall"
+	DomainRecall       = "domain_recall"
+	LessonRecorded     = "lesson_recorded"
+	LessonDeduplicated = "lesson_deduplicated"
+	LessonPromoted     = "lesson_promoted"
+	LessonsPruned      = "lessons_pruned"
+)
+
+// JSONL writes events as JSON lines. It is safe for concurrent use.
+type JSONL struct {
+	mu  sync.Mutex
+	w   io.Writer
+	c   io.Closer
+	err error
+}
+
+// NewJSONL writes events to w.
+func NewJSONL(w io.Writer) *JSONL { return &JSONL{w: w} }
+
+// AppendFile opens path for appending events, creating it if needed.
+func AppendFile(path string) (*JSONL, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("events file: %w", err)
+	}
+	return &JSONL{w: f, c: f}, nil
+}
+
+// Write appends one event. The first write error is kept and returned by
+// Close; later events are dropped.
+func (j *JSONL) Write(e Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err == nil {
+		_, err = j.w.Write(append(b, '\n'))
+	}
+	j.err = err
+}
+
+// Close closes the file and reports the first error seen.
+func (j *JSONL) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.c != nil {
+		if err := j.c.Close(); err != nil && j.err == nil {
+			j.err = err
+		}
+	}
+	if j.err != nil {
+		return fmt.Errorf("writing events: %w", j.err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+// Package keyspace is the one place the engine's key layout is written down.
+// Every store builds its keys here and nowhere else.
+//
+// Keys are printable ASCII with '/' between parts; free-text parts are
+// path-escaped so they never contain '/'. Memory is domain first: everything
+// remembered about one site (its registrable domain, eTLD+1) lies in one
+// contiguous range, so a site's memory is read with one prefix scan and
+// forgotten with one DropPrefix.
+//
+//	meta/schema                              → schema version, decimal
+//	meta/seeded                              → "1" once the seed lessons were written
+//
+//	id/lesson/<id>                           → <site> the lesson is stored under
+//	due/lesson/<yyyy-mm-dd>/<id>             → "" learned lessons by last_used (pruning)
+//
+//	site/<site>/                             ── one site's memory; <site> is "-" for
+//	                                            memory bound to no site (global lessons)
+//	site/<site>/lesson/<id>                  → lesson (JSON)
+//	site/<site>/lesson-cmd/<cmd>/<id>        → "" lessons by failed_command ("" = none)
+//	site/<site>/tier1/<rank>/<id>            → "" Tier 1 order (global site only):
+//	                                            rank = 16 hex digits of ^use_count,
+//	                                            then "0" for seeds, "1" for learned
+//	site/<site>/fact/...                     facts          (see fact.go)
+//	site/<site>/selector/...                 selectors      (see selector.go)
+//	site/<site>/trajectory/...               trajectories   (see trajectory.go)
+//	site/<site>/session/...                  session history (see session.go)
+//
+// Secondary indexes outside the site ranges (id/, due/) are kept in the same
+// transaction as the record they point at; forgetting a site deletes its
+// entries there before it drops the range.
+package keyspace
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// SchemaVersion is the version of this layout. Opening a DB whose stored
+// version is newer is an error; older versions are migrated on open.
+const SchemaVersion = 1
+
+// Global is the site part of keys for memory bound to no site.
+const Global = "-"
+
+// Schema is the key of the stored schema version.
+func Schema() []byte { return []byte("meta/schema") }
+
+// Seeded is the key that marks the seed lessons as written.
+func Seeded() []byte { return []byte("meta/seeded") }
+
+// SitePrefix is the range of everything remembered about site.
+func SitePrefix(site string) []byte { return []byte("site/" + esc(site) + "/") }
+
+// SitesPrefix is the range of all sites' memory.
+func SitesPrefix() []byte { return []byte("site/") }
+
+// SiteOf returns the site part of a key in a site range.
+func SiteOf(key []byte) (string, error) {
+	rest, ok := strings.CutPrefix(string(key), "site/")
+	if !ok {
+		return "", fmt.Errorf("keyspace: %q is not a site key", key)
+	}
+	s, _, ok := strings.Cut(rest, "/")
+	if !ok {
+		return "", fmt.Errorf("keyspace: %q is not a site key", key)
+	}
+	return url.PathUnescape(s)
+}
+
+// LastPart returns the part of key after its last '/', unescaped: the id of
+// an index entry.
+func LastPart(key []byte) string {
+	k := string(key)
+	s, err := url.PathUnescape(k[strings.LastIndexByte(k, '/')+1:])
+	if err != nil {
+		return k[strings.LastIndexByte(k, '/')+1:]
+	}
+	return s
+}
+
+// esc path-escapes one free-text key part so it holds no '/'.
+func esc(s string) string { return url.PathEscape(s) }

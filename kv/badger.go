@@ -1,0 +1,290 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Options configure Open.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release the
+	// data dir before it gives up with a *LockedError. Zero means fail at once.
+	LockTimeout time.Duration
+	// Logger receives badger's warnings and errors; nil discards them.
+	Logger *slog.Logger
+	// GCInterval runs value-log garbage collection this often while the store
+	// is open; zero means every 5 minutes, negative disables it.
+	GCInterval time.Duration
+}
+
+// maxConflictRetries bounds how often Update re-runs a conflicting
+// transaction before it gives up.
+const maxConflictRetries = 100
+
+type badgerStore struct {
+	db   *badger.DB
+	lock *dirLock // nil in memory
+
+	stopGC chan struct{}
+	gcDone sync.WaitGroup
+	closed sync.Once
+}
+
+// Open opens (creating if needed) the store in dir. It holds an exclusive
+// lock on dir until Close: a second process gets a *LockedError that names
+// the holder.
+func Open(ctx context.Context, dir string, opts Options) (Store, error) {
+	lock, err := acquireDirLock(ctx, dir, opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	bopts := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{opts.Logger}).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithNumCompactors(2)
+	db, err := badger.Open(bopts)
+	if err != nil {
+		lock.release()
+		if strings.Contains(err.Error(), "Another process is using this Badger database") ||
+			strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, &LockedError{Dir: dir}
+		}
+		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+	}
+	s := &badgerStore{db: db, lock: lock, stopGC: make(chan struct{})}
+	if opts.GCInterval >= 0 {
+		every := opts.GCInterval
+		if every == 0 {
+			every = 5 * time.Minute
+		}
+		s.gcDone.Add(1)
+		go s.gcLoop(every)
+	}
+	return s, nil
+}
+
+// OpenMemory opens a store that lives in memory only, for tests.
+func OpenMemory() (Store, error) {
+	db, err := badger.Open(badger.DefaultOptions("").WithInMemory(true).WithLogger(nil))
+	if err != nil {
+		return nil, fmt.Errorf("kv: open in memory: %w", err)
+	}
+	return &badgerStore{db: db, stopGC: make(chan struct{})}, nil
+}
+
+func (s *badgerStore) gcLoop(every time.Duration) {
+	defer s.gcDone.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+			for s.db.RunValueLogGC(0.5) == nil {
+			}
+		}
+	}
+}
+
+func (s *badgerStore) Close() error {
+	var err error
+	s.closed.Do(func() {
+		close(s.stopGC)
+		s.gcDone.Wait()
+		if cerr := s.db.Close(); cerr != nil {
+			err = fmt.Errorf("kv: close: %w", cerr)
+		}
+		if s.lock != nil {
+			s.lock.release()
+		}
+	})
+	return err
+}
+
+func (s *badgerStore) View(ctx context.Context, fn func(Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(func(txn *badger.Txn) error {
+		return fn(&badgerTxn{txn: txn})
+	})
+}
+
+func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.db.Update(func(txn *badger.Txn) error {
+			return fn(&badgerTxn{txn: txn})
+		})
+		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+		if attempt == maxConflictRetries {
+			return fmt.Errorf("kv: update: gave up after %d conflicting attempts: %w", attempt+1, err)
+		}
+		// Back off a little, with jitter, so racing writers spread out.
+		time.Sleep(time.Duration(rand.IntN(50*(min(attempt, 20)+1))) * time.Microsecond)
+	}
+}
+
+func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, op := range ops {
+		var err error
+		switch {
+		case op.Delete:
+			err = wb.Delete(op.Key)
+		case op.TTL > 0:
+			err = wb.SetEntry(badger.NewEntry(op.Key, op.Value).WithTTL(op.TTL))
+		default:
+			err = wb.Set(op.Key, op.Value)
+		}
+		if err != nil {
+			return fmt.Errorf("kv: batch write %q: %w", op.Key, err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("kv: batch flush: %w", err)
+	}
+	return nil
+}
+
+func (s *badgerStore) DropPrefix(ctx context.Context, prefix []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(prefix) == 0 {
+		return errors.New("kv: drop prefix: refusing to drop the empty prefix (every key)")
+	}
+	if err := s.db.DropPrefix(prefix); err != nil {
+		return fmt.Errorf("kv: drop prefix %q: %w", prefix, err)
+	}
+	return nil
+}
+
+type badgerTxn struct{ txn *badger.Txn }
+
+func (t *badgerTxn) Get(key []byte) ([]byte, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv: get %q: %w", key, err)
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, fmt.Errorf("kv: read value of %q: %w", key, err)
+	}
+	return v, nil
+}
+
+func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []byte) error) error {
+	iopts := badger.DefaultIteratorOptions
+	if !opts.Reverse {
+		// Lets badger skip tables. Not in reverse: there the iterator's
+		// Valid() rejects the seek position just past the range.
+		iopts.Prefix = prefix
+	}
+	iopts.Reverse = opts.Reverse
+	iopts.PrefetchValues = !opts.KeysOnly
+	if opts.Limit > 0 && opts.Limit < iopts.PrefetchSize {
+		iopts.PrefetchSize = opts.Limit
+	}
+	it := t.txn.NewIterator(iopts)
+	defer it.Close()
+
+	seek := prefix
+	switch {
+	case opts.Start != nil:
+		if !bytes.HasPrefix(opts.Start, prefix) {
+			return fmt.Errorf("kv: scan: start key %q is outside prefix %q", opts.Start, prefix)
+		}
+		seek = opts.Start
+	case opts.Reverse:
+		// A reverse seek lands on the last key <= seek: start just past
+		// the prefix's range.
+		seek = PrefixEnd(prefix)
+	}
+	n := 0
+	for it.Seek(seek); it.Valid(); it.Next() {
+		item := it.Item()
+		key := item.Key()
+		if !bytes.HasPrefix(key, prefix) {
+			if opts.Reverse && n == 0 && bytes.Compare(key, prefix) > 0 {
+				continue // a key just past the range, where the seek landed
+			}
+			break
+		}
+		var err error
+		if opts.KeysOnly {
+			err = fn(key, nil)
+		} else {
+			err = item.Value(func(v []byte) error { return fn(key, v) })
+		}
+		if errors.Is(err, ErrStop) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n++
+		if opts.Limit > 0 && n >= opts.Limit {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (t *badgerTxn) Set(key, value []byte, ttl time.Duration) error {
+	e := badger.NewEntry(key, value)
+	if ttl > 0 {
+		e = e.WithTTL(ttl)
+	}
+	if err := t.txn.SetEntry(e); err != nil {
+		return fmt.Errorf("kv: set %q: %w", key, err)
+	}
+	return nil
+}
+
+func (t *badgerTxn) Delete(key []byte) error {
+	if err := t.txn.Delete(key); err != nil {
+		return fmt.Errorf("kv: delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// badgerLogger forwards badger's warnings and errors to slog and drops its
+// chatty INFO and DEBUG lines.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+	}
+}
+func (b badgerLogger) Warningf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+	}
+}
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}

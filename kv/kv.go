@@ -1,0 +1,104 @@
+// Package kv is an ordered, transactional key-value store. It is the only
+// package that imports badger, and it knows nothing of what the keys mean:
+// the engine's key layout lives in engine/keyspace.
+//
+// The interface is small on purpose so that another ordered, transactional
+// store (etcd) can implement it: byte keys in lexical order, snapshot reads,
+// serialisable read-modify-write transactions retried on conflict, blind
+// batch writes, per-key TTL and dropping a whole prefix.
+package kv
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by Get when the key does not exist.
+var ErrNotFound = errors.New("kv: key not found")
+
+// ErrStop may be returned from a Scan callback to end the scan early; Scan
+// then returns nil.
+var ErrStop = errors.New("kv: stop scan")
+
+// Store is an ordered key-value store. All methods are safe for concurrent
+// use.
+type Store interface {
+	// View runs fn in a read-only snapshot.
+	View(ctx context.Context, fn func(Reader) error) error
+	// Update runs fn in a read-write transaction and commits it. When the
+	// commit conflicts with a concurrent transaction, fn runs again on a
+	// fresh snapshot, so fn must not have side effects outside tx.
+	Update(ctx context.Context, fn func(Txn) error) error
+	// Batch applies blind writes without reading; it never conflicts and is
+	// not atomic across ops (it may be split into several commits).
+	Batch(ctx context.Context, ops []Op) error
+	// DropPrefix deletes every key that starts with prefix.
+	DropPrefix(ctx context.Context, prefix []byte) error
+	// Close flushes and releases the store and its directory lock.
+	Close() error
+}
+
+// Reader reads a consistent snapshot.
+type Reader interface {
+	// Get returns a copy of the value at key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// Scan calls fn for each key with the given prefix in key order (or in
+	// reverse order with opts.Reverse). key and value are only valid during
+	// the call. Returning ErrStop ends the scan without error.
+	Scan(prefix []byte, opts ScanOptions, fn func(key, value []byte) error) error
+}
+
+// ScanOptions tune a Scan.
+type ScanOptions struct {
+	// Reverse scans from the last key of the prefix to the first.
+	Reverse bool
+	// KeysOnly skips reading values; fn then gets a nil value.
+	KeysOnly bool
+	// Start, when set, begins the scan at this key (which must carry the
+	// prefix) instead of the prefix's first (or, reversed, last) key.
+	Start []byte
+	// Limit stops after this many keys; 0 means no limit.
+	Limit int
+}
+
+// Txn is a read-write transaction.
+type Txn interface {
+	Reader
+	// Set writes value at key. A TTL greater than zero makes the key expire.
+	Set(key, value []byte, ttl time.Duration) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key []byte) error
+}
+
+// Op is one blind write of a Batch: a Set (with optional TTL) or a Delete.
+type Op struct {
+	Key    []byte
+	Value  []byte
+	TTL    time.Duration
+	Delete bool
+}
+
+// Get reads one key in its own snapshot.
+func Get(ctx context.Context, s Store, key []byte) ([]byte, error) {
+	var v []byte
+	err := s.View(ctx, func(r Reader) error {
+		var err error
+		v, err = r.Get(key)
+		return err
+	})
+	return v, err
+}
+
+// PrefixEnd returns the first key after every key with the given prefix, or
+// nil when there is none (the prefix is all 0xff).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
