@@ -1,0 +1,20 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// querySubcommands are the `engine query KIND` commands; each file that owns
+// a kind of memory appends its own in an init.
+var querySubcommands []func(*app) *cobra.Command
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
+		q := &cobra.Command{
+			Use:   "query",
+			Short: "Show what memory holds (lessons, facts, selectors, trajectories, sessions, runs, plans, context)",
+		}
+		for _, sub := range querySubcommands {
+			q.AddCommand(sub(a))
+		}
+		return []*cobra.Command{q}
+	})
+}
