@@ -20,9 +20,13 @@
 //	site/<site>/tier1/<rank>/<id>            → "" Tier 1 order (global site only):
 //	                                            rank = 16 hex digits of ^use_count,
 //	                                            then "0" for seeds, "1" for learned
-//	site/<site>/fact/...                     facts          (see fact.go)
-//	site/<site>/selector/...                 selectors      (see selector.go)
-//	site/<site>/trajectory/...               trajectories   (see trajectory.go)
+//	site/<site>/fact/<host>/<type>/<key>/<vhash>
+//	                                         → fact candidate (JSON)   (see fact.go)
+//	site/<site>/selector/<host>/<path>/<role>/<name>/<shash>
+//	                                         → known selector (JSON)   (see selector.go)
+//	site/<site>/trajectory/rec/<id>          → trajectory (JSON), TTL  (see trajectory.go)
+//	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
+//	site/<site>/trajectory/gen               → token changed by every trajectory write
 //	site/<site>/session/...                  session history (see session.go)
 //
 // Secondary indexes outside the site ranges (id/, due/) are kept in the same

@@ -1,0 +1,164 @@
+package lesson
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// importBatch bounds the lessons written by one import transaction.
+const importBatch = 1000
+
+// File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.
+type File struct {
+	Version int      `json:"version"`
+	Lessons []Lesson `json:"lessons"`
+}
+
+// ReadFile decodes a memory.json. name is used in errors, which give the
+// line of a syntax error, or the lesson and field of an invalid value.
+func ReadFile(r io.Reader, name string) ([]Lesson, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, jsonProblem(b, err))
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("%s: version %d is not a memory.json version this engine reads (want 1)", name, f.Version)
+	}
+	return f.Lessons, nil
+}
+
+// jsonProblem describes a decoding error with the line it happened on.
+func jsonProblem(b []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return "line " + fmt.Sprint(bytes.Count(b, []byte("\n"))+1) + ": unexpected end of file (is it truncated?)"
+	}
+	if off < 0 {
+		return err.Error()
+	}
+	return fmt.Sprintf("line %d: %v", bytes.Count(b[:min(int(off), len(b))], []byte("\n"))+1, err)
+}
+
+// Prepare validates and normalises lessons for Import, merging lessons of
+// the same identity. An invalid lesson is reported by its position.
+func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
+	byID := map[string]int{}
+	var out []Lesson
+	for i, l := range lessons {
+		if l.TriggeredDomains == nil {
+			l.TriggeredDomains = []string{}
+		}
+		id := l.ID
+		l.ID = ""
+		if err := s.normalize(&l); err != nil {
+			return nil, fmt.Errorf("lessons[%d]: %w", i, err)
+		}
+		if id != "" {
+			l.ID = id // an exported lesson keeps its id
+		}
+		j, seen := byID[l.ID]
+		if !seen {
+			byID[l.ID] = len(out)
+			out = append(out, l)
+			continue
+		}
+		m := &out[j]
+		m.UseCount += l.UseCount
+		m.Helped += l.Helped
+		m.CreatedAt = min(m.CreatedAt, l.CreatedAt)
+		m.LastUsed = max(m.LastUsed, l.LastUsed)
+		for _, d := range l.TriggeredDomains {
+			if !slices.Contains(m.TriggeredDomains, d) {
+				m.TriggeredDomains = append(m.TriggeredDomains, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Import writes lessons prepared by Prepare, replacing stored lessons with
+// the same id. Callers validate everything they import before the first
+// write, so bad input writes nothing.
+func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
+	for start := 0; start < len(lessons); start += importBatch {
+		chunk := lessons[start:min(start+importBatch, len(lessons))]
+		err := s.db.Update(ctx, func(tx kv.Txn) error {
+			for i := range chunk {
+				l := chunk[i]
+				old, err := load(tx, l.ID)
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				if err := put(tx, old, &l); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("lesson: import: %w", err)
+		}
+	}
+	return nil
+}
+
+// ForgetSite deletes every lesson bound to site (a registrable domain) with
+// its index entries, including those outside the site's key range.
+func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
+	if site == "" || site == keyspace.Global {
+		return 0, &InvalidError{"forgetting needs a site"}
+	}
+	total := 0
+	for {
+		n := 0
+		err := s.db.Update(ctx, func(tx kv.Txn) error {
+			n = 0
+			var ls []*Lesson
+			err := tx.Scan(keyspace.Lessons(site), kv.ScanOptions{Limit: importBatch}, func(k, v []byte) error {
+				l, err := decode(v, keyspace.LastPart(k))
+				if err == nil {
+					ls = append(ls, l)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			for _, l := range ls {
+				if err := remove(tx, l); err != nil {
+					return err
+				}
+			}
+			n = len(ls)
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("lesson: forget %s: %w", site, err)
+		}
+		total += n
+		if n < importBatch {
+			return total, nil
+		}
+	}
+}

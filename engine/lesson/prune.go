@@ -1,0 +1,77 @@
+package lesson
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// pruneBatch bounds the deletes of one prune transaction.
+const pruneBatch = 500
+
+// Prune removes stale learned lessons: last used more than maxAgeDays days
+// ago (default 90) and used fewer than 5 times. Seeds are never pruned. It
+// reads only candidates, through an index of learned lessons by last use,
+// and reports how many it removed and how many lessons remain.
+func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining int, err error) {
+	if maxAgeDays <= 0 {
+		maxAgeDays = DefaultPruneAgeDays
+	}
+	cutoff := s.opts.Now().UTC().AddDate(0, 0, -maxAgeDays).Format(time.DateOnly)
+	for {
+		n := 0
+		err := s.db.Update(ctx, func(tx kv.Txn) error {
+			n = 0
+			var stale []*Lesson
+			err := tx.Scan(keyspace.LessonDuePrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+				// due/lesson/<yyyy-mm-dd>/<id>: stop at the first day not before the cutoff.
+				day := string(k[len(keyspace.LessonDuePrefix()):][:len(time.DateOnly)])
+				if day >= cutoff || len(stale) == pruneBatch {
+					return kv.ErrStop
+				}
+				l, err := load(tx, keyspace.LastPart(k))
+				if err != nil {
+					return err
+				}
+				stale = append(stale, l)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, l := range stale {
+				if l.Source == SourceSeed || l.UseCount >= PruneKeepUseCount {
+					continue // not indexed as due; defensive
+				}
+				if err := remove(tx, l); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return pruned, 0, fmt.Errorf("lesson: prune: %w", err)
+		}
+		pruned += n
+		if n < pruneBatch {
+			break
+		}
+	}
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		remaining = 0
+		return r.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{KeysOnly: true}, func(_, _ []byte) error {
+			remaining++
+			return nil
+		})
+	})
+	if err != nil {
+		return pruned, 0, fmt.Errorf("lesson: prune: count: %w", err)
+	}
+	s.opts.Events.Emit(event.LessonsPruned, map[string]any{"pruned_count": pruned, "remaining_count": remaining})
+	return pruned, remaining, nil
+}

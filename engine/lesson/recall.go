@@ -1,0 +1,274 @@
+package lesson
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Tier1 returns the lessons for every system prompt: tool_fallback and
+// best_practice lessons bound to no site, most used first, seeds before
+// learned at equal use, at most Options.Tier1Cap. It reads only those
+// lessons, through an index kept in that order.
+func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
+	var out []Lesson
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
+		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{KeysOnly: true, Limit: s.opts.Tier1Cap}, func(k, _ []byte) error {
+			l, err := loadAt(r, keyspace.Global, keyspace.LastPart(k))
+			if err != nil {
+				return err
+			}
+			out = append(out, *l)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: tier 1: %w", err)
+	}
+	s.opts.Events.Emit(event.Tier1Loaded, map[string]any{"count": len(out), "lessons": texts(out)})
+	return out, nil
+}
+
+// Verb returns the command name a lesson's failed_command is compared with:
+// the first word of a command line, lower-cased, after any wrapper such as
+// "playwright-cli" ("playwright-cli fill e37 x" → "fill").
+func Verb(command string) string {
+	f := strings.Fields(strings.ToLower(command))
+	for len(f) > 1 && (f[0] == "npx" || strings.Contains(f[0], "playwright") || strings.HasSuffix(f[0], "-cli")) {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// scored is a recall candidate with its match score.
+type scored struct {
+	l     *Lesson
+	score int
+}
+
+// rank orders candidates best first: higher score, then more uses, more
+// helps, more recently used, and id for a stable order.
+func rank(c []scored) {
+	slices.SortFunc(c, func(a, b scored) int {
+		return cmp.Or(
+			cmp.Compare(b.score, a.score),
+			cmp.Compare(b.l.UseCount, a.l.UseCount),
+			cmp.Compare(b.l.Helped, a.l.Helped),
+			cmp.Compare(b.l.LastUsed, a.l.LastUsed),
+			cmp.Compare(a.l.ID, b.l.ID),
+		)
+	})
+}
+
+// RecallError is Trigger A: the lessons that may help after command failed
+// with errText on host ("" when unknown), best match first, at most
+// Options.MaxRecall. A lesson matches when its failed_command is the
+// command's verb or its error_pattern occurs in errText (both compared
+// case-insensitively). Scores: error_pattern found 4, failed_command equal
+// 2, bound to this site 1. Lessons bound to another site never match.
+//
+// Only lessons indexed under the verb, or under no command, of the global
+// range and the host's site range are read. A recall is not a use: it
+// changes nothing.
+func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
+	verb := Verb(command)
+	errLower := strings.ToLower(errText)
+	if host != "" {
+		h, err := domain.Host(host)
+		if err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+		host = h
+	}
+	sites := []string{keyspace.Global}
+	if host != "" {
+		sites = append(sites, domain.Site(host))
+	}
+	var cands []scored
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		cands = cands[:0]
+		for _, site := range sites {
+			for _, cmd := range []string{verb, ""} {
+				err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+					l, err := loadAt(r, site, keyspace.LastPart(k))
+					if err != nil {
+						return err
+					}
+					if sc := errorScore(l, verb, errLower, host); sc > 0 {
+						cands = append(cands, scored{l, sc})
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if verb == "" {
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: recall on error: %w", err)
+	}
+	out := s.top(cands)
+	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
+		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
+	})
+	return out, nil
+}
+
+func errorScore(l *Lesson, verb, errLower, host string) int {
+	if l.Domain != "" && (host == "" || !domain.Within(host, l.Domain)) {
+		return 0
+	}
+	score := 0
+	if l.ErrorPattern != "" && strings.Contains(errLower, strings.ToLower(l.ErrorPattern)) {
+		score += 4
+	}
+	if l.FailedCommand != "" {
+		if l.FailedCommand != verb {
+			return 0
+		}
+		score += 2
+	}
+	if score == 0 {
+		return 0
+	}
+	if l.Domain != "" {
+		score++
+	}
+	return score
+}
+
+// RecallDomain is Trigger B: the lessons bound to host or to a domain it is
+// within (www.amazon.com gets amazon.com's), the most specific first, at
+// most Options.MaxRecall. Only the host's site range is read.
+func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
+	h, err := domain.Host(host)
+	if err != nil {
+		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	var cands []scored
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		cands = cands[:0]
+		return r.Scan(keyspace.Lessons(domain.Site(h)), kv.ScanOptions{}, func(k, v []byte) error {
+			l, err := decode(v, keyspace.LastPart(k))
+			if err != nil {
+				return err
+			}
+			if domain.Within(h, l.Domain) {
+				// A lesson for the exact host beats one for a parent domain.
+				cands = append(cands, scored{l, len(l.Domain)})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: recall on domain %s: %w", h, err)
+	}
+	out := s.top(cands)
+	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
+	return out, nil
+}
+
+func (s *Store) top(c []scored) []Lesson {
+	rank(c)
+	out := make([]Lesson, 0, min(len(c), s.opts.MaxRecall))
+	for _, sc := range c[:min(len(c), s.opts.MaxRecall)] {
+		out = append(out, *sc.l)
+	}
+	return out
+}
+
+// Filter selects lessons for List. Zero values select everything.
+type Filter struct {
+	Domain   string   // lessons that apply on this host (bound to it or a parent)
+	Category Category // one category
+	Tier     int      // 1 or 2
+	Max      int      // at most this many
+}
+
+// List returns the lessons that pass f: Tier 1 first, then by use.
+func (s *Store) List(ctx context.Context, f Filter) ([]Lesson, error) {
+	host := ""
+	if f.Domain != "" {
+		h, err := domain.Host(f.Domain)
+		if err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+		host = h
+	}
+	var out []Lesson
+	keep := func(l *Lesson) {
+		if (f.Category == "" || l.Category == f.Category) && (f.Tier == 0 || l.Tier() == f.Tier) &&
+			(host == "" || (l.Domain != "" && domain.Within(host, l.Domain))) {
+			out = append(out, *l)
+		}
+	}
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
+		if host != "" {
+			return r.Scan(keyspace.Lessons(domain.Site(host)), kv.ScanOptions{}, func(k, v []byte) error {
+				l, err := decode(v, keyspace.LastPart(k))
+				if err == nil {
+					keep(l)
+				}
+				return err
+			})
+		}
+		return r.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{}, func(k, site []byte) error {
+			l, err := loadAt(r, string(site), keyspace.LastPart(k))
+			if err == nil {
+				keep(l)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: list: %w", err)
+	}
+	slices.SortFunc(out, func(a, b Lesson) int {
+		return cmp.Or(cmp.Compare(a.Tier(), b.Tier()), cmp.Compare(b.UseCount, a.UseCount),
+			cmp.Compare(sourceOrder(a.Source), sourceOrder(b.Source)), cmp.Compare(a.ID, b.ID))
+	})
+	if f.Max > 0 && len(out) > f.Max {
+		out = out[:f.Max]
+	}
+	return out, nil
+}
+
+func sourceOrder(s Source) int {
+	if s == SourceSeed {
+		return 0
+	}
+	return 1
+}
+
+func texts(ls []Lesson) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Lesson
+	}
+	return out
+}
+
+func snippet(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}

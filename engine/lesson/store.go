@@ -1,0 +1,417 @@
+package lesson
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Defaults from the two-tier memory design.
+const (
+	DefaultTier1Cap     = 10
+	DefaultMaxRecall    = 3
+	DefaultPruneAgeDays = 90
+	PromoteUseCount     = 5 // use_count >= 5 ...
+	PromoteDomains      = 3 // ... across >= 3 triggered domains
+	PruneKeepUseCount   = 5 // lessons used this often are never pruned
+)
+
+// ErrNotFound is returned for an id no lesson has.
+var ErrNotFound = errors.New("no such lesson")
+
+// Options configure a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives memory events; nil drops them.
+	Events event.Func
+	// Tier1Cap caps the Tier 1 lessons (default 10).
+	Tier1Cap int
+	// MaxRecall caps each Tier 2 recall (default 3).
+	MaxRecall int
+}
+
+// Store is the lesson memory over a kv.Store. It is safe for concurrent use;
+// every change is one read-modify-write transaction.
+type Store struct {
+	db   kv.Store
+	opts Options
+}
+
+// New returns the lesson memory kept in db.
+func New(db kv.Store, opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Tier1Cap <= 0 {
+		opts.Tier1Cap = DefaultTier1Cap
+	}
+	if opts.MaxRecall <= 0 {
+		opts.MaxRecall = DefaultMaxRecall
+	}
+	return &Store{db: db, opts: opts}
+}
+
+func (s *Store) today() string { return s.opts.Now().UTC().Format(time.DateOnly) }
+
+// identity is what makes two lessons the same lesson: the (failed_command,
+// error_pattern) pair, case-insensitively. A site_specific lesson is also
+// told apart by its site, and a lesson with neither command nor pattern by
+// its text (the design would merge every such lesson into one).
+func identity(l *Lesson) string {
+	cmd := strings.ToLower(strings.TrimSpace(l.FailedCommand))
+	pat := strings.ToLower(strings.TrimSpace(l.ErrorPattern))
+	var b strings.Builder
+	if l.Category == SiteSpecific {
+		b.WriteString("site\x00" + siteOf(l.Domain) + "\x00")
+	}
+	if cmd == "" && pat == "" {
+		b.WriteString("text\x00" + strings.ToLower(strings.Join(strings.Fields(l.Lesson), " ")))
+	} else {
+		b.WriteString("pair\x00" + cmd + "\x00" + pat)
+	}
+	return b.String()
+}
+
+// idFor derives a lesson's id from its identity, so the same lesson gets the
+// same id in every data dir (and export → import keeps ids).
+func idFor(l *Lesson) string {
+	sum := sha256.Sum256([]byte(identity(l)))
+	return "l" + hex.EncodeToString(sum[:5])
+}
+
+// siteOf is the key site a lesson bound to d is stored under.
+func siteOf(d string) string {
+	if d == "" {
+		return keyspace.Global
+	}
+	return domain.Site(d)
+}
+
+// indexKeys are the secondary index entries a stored lesson needs.
+func indexKeys(l *Lesson) [][]byte {
+	site := siteOf(l.Domain)
+	keys := [][]byte{
+		keyspace.LessonID(l.ID),
+		keyspace.LessonByCommand(site, strings.ToLower(l.FailedCommand), l.ID),
+	}
+	if l.Tier() == 1 {
+		keys = append(keys, keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID))
+	}
+	if l.Source == SourceLearned && l.UseCount < PruneKeepUseCount {
+		keys = append(keys, keyspace.LessonDue(l.LastUsed, l.ID))
+	}
+	return keys
+}
+
+// put writes l (whose previous state was old, or nil for a new lesson) and
+// keeps every index in step, in tx.
+func put(tx kv.Txn, old, l *Lesson) error {
+	newKeys := indexKeys(l)
+	if old != nil {
+		oldRec := keyspace.Lesson(siteOf(old.Domain), old.ID)
+		if siteOf(old.Domain) != siteOf(l.Domain) {
+			if err := tx.Delete(oldRec); err != nil {
+				return err
+			}
+		}
+		for _, k := range indexKeys(old) {
+			if !slices.ContainsFunc(newKeys, func(n []byte) bool { return string(n) == string(k) }) {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
+	}
+	site := siteOf(l.Domain)
+	if err := tx.Set(keyspace.Lesson(site, l.ID), b, 0); err != nil {
+		return err
+	}
+	for _, k := range newKeys {
+		v := []byte(nil)
+		if strings.HasPrefix(string(k), string(keyspace.LessonIDPrefix())) {
+			v = []byte(site)
+		}
+		if err := tx.Set(k, v, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove deletes l and its index entries in tx.
+func remove(tx kv.Txn, l *Lesson) error {
+	if err := tx.Delete(keyspace.Lesson(siteOf(l.Domain), l.ID)); err != nil {
+		return err
+	}
+	for _, k := range indexKeys(l) {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads the lesson with id, or returns ErrNotFound.
+func load(r kv.Reader, id string) (*Lesson, error) {
+	site, err := r.Get(keyspace.LessonID(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("lesson %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return loadAt(r, string(site), id)
+}
+
+func loadAt(r kv.Reader, site, id string) (*Lesson, error) {
+	b, err := r.Get(keyspace.Lesson(site, id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("lesson %s: index points at site %s, which has no such record: %w", id, site, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(b, id)
+}
+
+func decode(b []byte, id string) (*Lesson, error) {
+	var l Lesson
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("lesson %s: decode: %w", id, err)
+	}
+	return &l, nil
+}
+
+// Get returns the lesson with id.
+func (s *Store) Get(ctx context.Context, id string) (*Lesson, error) {
+	var l *Lesson
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		l, err = load(r, id)
+		return err
+	})
+	return l, err
+}
+
+// normalize fills defaults, cleans fields and checks l before it is stored.
+func (s *Store) normalize(l *Lesson) error {
+	l.Lesson = strings.TrimSpace(l.Lesson)
+	l.FailedCommand = strings.ToLower(strings.TrimSpace(l.FailedCommand))
+	l.ErrorPattern = strings.TrimSpace(l.ErrorPattern)
+	if l.Domain != "" {
+		h, err := domain.Host(l.Domain)
+		if err != nil {
+			return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+		l.Domain = h
+	}
+	if l.Category == SiteSpecific && l.Domain == "" {
+		return &InvalidError{"a site_specific lesson needs a domain"}
+	}
+	if l.Source == "" {
+		l.Source = SourceLearned
+	}
+	if l.CreatedAt == "" {
+		l.CreatedAt = s.today()
+	}
+	if l.LastUsed == "" {
+		l.LastUsed = l.CreatedAt
+	}
+	td := l.TriggeredDomains[:0:0]
+	for _, d := range l.TriggeredDomains {
+		h, err := domain.Host(d)
+		if err != nil {
+			return &InvalidError{fmt.Sprintf("triggered_domains: %v", err)}
+		}
+		if !slices.Contains(td, h) {
+			td = append(td, h)
+		}
+	}
+	l.TriggeredDomains = td
+	if err := l.validate(); err != nil {
+		return err
+	}
+	if l.ID == "" {
+		l.ID = idFor(l)
+	}
+	return nil
+}
+
+// Record stores a lesson, or, when a lesson with the same identity exists,
+// counts one more use of that one instead (deduplication). host is where
+// the pattern was seen ("" when unknown). It returns the stored lesson and
+// whether it was new.
+func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, bool, error) {
+	if err := s.normalize(&l); err != nil {
+		return nil, false, err
+	}
+	var (
+		out      *Lesson
+		created  bool
+		promoted bool
+	)
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		old, err := load(tx, l.ID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			n := l
+			if host != "" && !slices.Contains(n.TriggeredDomains, domain.Site(host)) {
+				n.TriggeredDomains = append(n.TriggeredDomains, domain.Site(host))
+			}
+			promoted = promote(&n)
+			out, created = &n, true
+			return put(tx, nil, &n)
+		case err != nil:
+			return err
+		}
+		n := *old
+		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
+		promoted = s.countUse(&n, host)
+		out, created = &n, false
+		return put(tx, old, &n)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("lesson: record %s: %w", l.ID, err)
+	}
+	if created {
+		s.opts.Events.Emit(event.LessonRecorded, map[string]any{
+			"lesson": out.Lesson, "category": out.Category,
+			"failed_command": nullable(out.FailedCommand), "error_pattern": nullable(out.ErrorPattern),
+		})
+	} else {
+		s.opts.Events.Emit(event.LessonDeduplicated, map[string]any{"lesson": out.Lesson, "new_use_count": out.UseCount})
+	}
+	if promoted {
+		s.emitPromoted(out)
+	}
+	return out, created, nil
+}
+
+// Use counts one use of lesson id on host: the pattern held again there.
+// It returns the updated lesson.
+func (s *Store) Use(ctx context.Context, id, host string) (*Lesson, error) {
+	l, promoted, err := s.use(ctx, id, host, false)
+	if promoted {
+		s.emitPromoted(l)
+	}
+	return l, err
+}
+
+// Helped records that the agent's next action succeeded after lesson id was
+// shown to it on host: a use, and one more to its helped count.
+func (s *Store) Helped(ctx context.Context, id, host string) (*Lesson, error) {
+	l, promoted, err := s.use(ctx, id, host, true)
+	if promoted {
+		s.emitPromoted(l)
+	}
+	return l, err
+}
+
+// use counts one use and reports whether it promoted the lesson; the caller
+// emits the events, in the order that tells the story.
+func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson, bool, error) {
+	if host != "" {
+		h, err := domain.Host(host)
+		if err != nil {
+			return nil, false, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+		host = h
+	}
+	var (
+		out      *Lesson
+		promoted bool
+	)
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		old, err := load(tx, id)
+		if err != nil {
+			return err
+		}
+		n := *old
+		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
+		promoted = s.countUse(&n, host)
+		if helped {
+			n.Helped++
+		}
+		out = &n
+		return put(tx, old, &n)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("lesson: use %s: %w", id, err)
+	}
+	return out, promoted, nil
+}
+
+// countUse applies one use on host to l: the count, the day, the domain it
+// was seen on, widening and promotion. It reports whether l was promoted.
+//
+// Widening: a lesson learned on one site is bound to that site. Seen on a
+// second site that is not within it, it has shown it is not about that site,
+// so it becomes global (site_specific lessons never widen).
+func (s *Store) countUse(l *Lesson, host string) bool {
+	l.UseCount++
+	l.LastUsed = s.today()
+	if host != "" {
+		if site := domain.Site(host); !slices.Contains(l.TriggeredDomains, site) {
+			l.TriggeredDomains = append(l.TriggeredDomains, site)
+		}
+		if l.Domain != "" && l.Category != SiteSpecific && !domain.Within(host, l.Domain) {
+			l.Domain = ""
+		}
+	}
+	return promote(l)
+}
+
+// promote moves an error_recovery lesson into Tier 1 as a best_practice
+// once it has been used often, across sites, and is bound to no site.
+func promote(l *Lesson) bool {
+	if l.Category == ErrorRecovery && l.UseCount >= PromoteUseCount &&
+		len(l.TriggeredDomains) >= PromoteDomains && l.Domain == "" {
+		l.Category = BestPractice
+		return true
+	}
+	return false
+}
+
+func (s *Store) emitPromoted(l *Lesson) {
+	s.opts.Events.Emit(event.LessonPromoted, map[string]any{
+		"lesson": l.Lesson, "use_count": l.UseCount, "triggered_domains": l.TriggeredDomains,
+	})
+}
+
+// Remove deletes lesson id.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		l, err := load(tx, id)
+		if err != nil {
+			return err
+		}
+		return remove(tx, l)
+	})
+	if err != nil {
+		return fmt.Errorf("lesson: remove %s: %w", id, err)
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
