@@ -350,7 +350,7 @@ func TestErrorPattern(t *testing.T) {
 		`timeout after 5000ms waiting for "Search"`:                  "timeout after waiting for",
 		"net::ERR_NAME_NOT_RESOLVED at https://x.example/\nstack...": "net::err_name_not_resolved at",
 		"error":                              "",
-		"exit status 1":                      "",
+		"Error 500":                          "",
 		"selector \"#q\" matched 3 elements": "selector matched elements",
 	} {
 		if got := ErrorPattern(in); got != want {
