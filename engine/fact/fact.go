@@ -1,0 +1,421 @@
+// Package fact is the app-knowledge memory: short facts a browser agent
+// learned about a site (how long a page takes to load, which selector is the
+// search box, how the login flow goes, what is odd about the app), each with
+// a confidence that grows when the fact is seen again and shrinks when it is
+// contradicted.
+//
+// A fact is identified by (host, type, key, value). Several values of the
+// same (host, type, key) may coexist as rival candidates; observing one
+// confirms it and contradicts the others.
+//
+// The confidence curve (see Observe):
+//
+//	first observation   c = Initial (0.5)
+//	confirmation        c ← c + Gain·(1 − c)        Gain = 0.3
+//	contradiction       c ← c · Decay              Decay = 0.5
+//	pruned              when c < Floor             Floor = 0.1
+//	reaches the prompt  when c ≥ MinConfidence     MinConfidence = 0.6
+//
+// So a fact seen once (0.5) stays out of the prompt until it is confirmed
+// (0.65, then 0.755, 0.829, 0.880, ...: it approaches 1 but never reaches
+// it). A fact confirmed three times (0.83) survives three contradictions
+// (0.41, 0.21, 0.10) and is pruned at the fourth (0.05); a fact seen once is
+// pruned at its third contradiction (0.25, 0.125, 0.0625).
+package fact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Type says what a fact is about.
+type Type string
+
+// The four fact types.
+const (
+	Timing   Type = "timing"   // "page load takes 5s after submit"
+	Selector Type = "selector" // "search box is [data-testid='search']"
+	Pattern  Type = "pattern"  // "auth flow: click login → fill email → submit"
+	Quirk    Type = "quirk"    // "uses shadow DOM for modals"
+)
+
+// Types lists the valid types.
+var Types = []Type{Timing, Selector, Pattern, Quirk}
+
+// The curve's constants; see the package comment.
+const (
+	Initial              = 0.5
+	Gain                 = 0.3
+	Decay                = 0.5
+	Floor                = 0.1
+	DefaultMinConfidence = 0.6
+)
+
+// Event names this package emits.
+const (
+	EventObserved = "fact_observed" // fields: domain, type, key, value, result, confidence, sources
+	EventPruned   = "facts_pruned"  // fields: domain, type, key, values, reason
+	EventRecall   = "fact_recall"   // fields: domain, count
+)
+
+// Fact is one remembered fact.
+type Fact struct {
+	Domain     string    `json:"domain"` // host it was observed on
+	Type       Type      `json:"type"`
+	Key        string    `json:"key"`
+	Value      string    `json:"value"`
+	Confidence float64   `json:"confidence"`
+	Sources    int       `json:"sources"` // observations that confirmed it
+	FirstSeen  time.Time `json:"first_seen"`
+	LastSeen   time.Time `json:"last_seen"`
+}
+
+// InvalidError reports a fact or observation that cannot be stored, naming
+// the problem.
+type InvalidError struct{ Problem string }
+
+func (e *InvalidError) Error() string { return "invalid fact: " + e.Problem }
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// ParseType returns the type named s, or an *InvalidError listing the valid
+// ones.
+func ParseType(s string) (Type, error) {
+	t := Type(strings.ToLower(strings.TrimSpace(s)))
+	if slices.Contains(Types, t) {
+		return t, nil
+	}
+	return "", &InvalidError{fmt.Sprintf("unknown type %q (want one of timing, selector, pattern, quirk)", s)}
+}
+
+// Options configure a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives memory events; nil drops them.
+	Events event.Func
+	// MinConfidence is the confidence a fact needs to reach the prompt
+	// (Confident); zero means DefaultMinConfidence.
+	MinConfidence float64
+}
+
+// Store keeps facts in a kv.Store.
+type Store struct {
+	db   kv.Store
+	now  func() time.Time
+	ev   event.Func
+	minC float64
+}
+
+// New returns a Store over db.
+func New(db kv.Store, opts Options) *Store {
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, minC: opts.MinConfidence}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.minC == 0 {
+		s.minC = DefaultMinConfidence
+	}
+	return s
+}
+
+// MinConfidence is the confidence a fact needs to reach the prompt.
+func (s *Store) MinConfidence() float64 { return s.minC }
+
+// Observation is one sighting of a fact.
+type Observation struct {
+	Domain string // host or URL
+	Type   Type
+	Key    string
+	Value  string
+}
+
+// Outcome says what an observation did.
+type Outcome struct {
+	Fact         Fact   `json:"fact"`
+	Result       string `json:"result"`       // "new" or "confirmed"
+	Contradicted []Fact `json:"contradicted"` // rivals whose confidence fell
+	Pruned       []Fact `json:"pruned"`       // rivals that fell below Floor and were deleted
+}
+
+// normalise cleans up the parts of a fact and checks them.
+func normalise(host, typ, key, value string) (h string, t Type, k, v string, err error) {
+	h, err = domain.Host(host)
+	if err != nil {
+		return "", "", "", "", &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	t, err = ParseType(typ)
+	if err != nil {
+		return "", "", "", "", err
+	}
+	k = strings.ToLower(strings.Join(strings.Fields(key), " "))
+	if k == "" {
+		return "", "", "", "", &InvalidError{"the key is empty"}
+	}
+	v = strings.Join(strings.Fields(value), " ")
+	if v == "" {
+		return "", "", "", "", &InvalidError{"the value is empty"}
+	}
+	return h, t, k, v, nil
+}
+
+// valueHash names a value in keys.
+func valueHash(v string) string {
+	h := fnv.New64a()
+	h.Write([]byte(v))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// Observe records a sighting: it confirms the same (type, key, value) on
+// the host, or adds it as a new fact, and contradicts every other value of
+// the same (type, key), pruning those that fall below Floor.
+func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
+	host, typ, key, value, err := normalise(o.Domain, string(o.Type), o.Key, o.Value)
+	if err != nil {
+		return Outcome{}, err
+	}
+	site := domain.Site(host)
+	now := s.now().UTC()
+	vh := valueHash(value)
+	var out Outcome
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		out = Outcome{}
+		var rivals []Fact
+		var found *Fact
+		err := tx.Scan(keyspace.FactValues(site, host, string(typ), key), kv.ScanOptions{}, func(k, v []byte) error {
+			var f Fact
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			if f.Value == value {
+				found = &f
+			} else {
+				rivals = append(rivals, f)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var f Fact
+		if found != nil {
+			f = *found
+			f.Confidence = confirm(f.Confidence)
+			f.Sources++
+			f.LastSeen = now
+			out.Result = "confirmed"
+		} else {
+			f = Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now}
+			out.Result = "new"
+		}
+		if err := put(tx, site, f, vh); err != nil {
+			return err
+		}
+		out.Fact = f
+		for _, r := range rivals {
+			r.Confidence = contradict(r.Confidence)
+			rk := keyspace.Fact(site, host, string(typ), key, valueHash(r.Value))
+			if r.Confidence < Floor {
+				if err := tx.Delete(rk); err != nil {
+					return err
+				}
+				out.Pruned = append(out.Pruned, r)
+				continue
+			}
+			if err := put(tx, site, r, valueHash(r.Value)); err != nil {
+				return err
+			}
+			out.Contradicted = append(out.Contradicted, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("fact: observe %s/%s/%s: %w", host, typ, key, err)
+	}
+	s.ev.Emit(EventObserved, map[string]any{
+		"domain": host, "type": string(typ), "key": key, "value": value,
+		"result": out.Result, "confidence": round(out.Fact.Confidence), "sources": out.Fact.Sources,
+		"contradicted": len(out.Contradicted),
+	})
+	if len(out.Pruned) > 0 {
+		vals := make([]string, len(out.Pruned))
+		for i, p := range out.Pruned {
+			vals[i] = p.Value
+		}
+		s.ev.Emit(EventPruned, map[string]any{"domain": host, "type": string(typ), "key": key, "values": vals, "reason": "contradicted"})
+	}
+	return out, nil
+}
+
+// Put stores f exactly as given (for imports and for people fixing memory
+// by hand), replacing the same (host, type, key, value). Its confidence
+// must lie in [0, 1]; a fact below Floor is not stored (it would be pruned
+// at once) and Put reports stored=false. Zero Sources counts as 1; zero
+// times are the clock's now.
+func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err error) {
+	host, typ, key, value, err := normalise(f.Domain, string(f.Type), f.Key, f.Value)
+	if err != nil {
+		return Fact{}, false, err
+	}
+	if f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence {
+		return Fact{}, false, &InvalidError{fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence)}
+	}
+	if f.Sources < 0 {
+		return Fact{}, false, &InvalidError{fmt.Sprintf("sources %d is negative", f.Sources)}
+	}
+	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
+	if f.Sources == 0 {
+		f.Sources = 1
+	}
+	now := s.now().UTC()
+	if f.LastSeen.IsZero() {
+		f.LastSeen = now
+	}
+	if f.FirstSeen.IsZero() {
+		f.FirstSeen = f.LastSeen
+	}
+	site := domain.Site(host)
+	k := keyspace.Fact(site, host, string(typ), key, valueHash(value))
+	kept = f.Confidence >= Floor
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		if !kept {
+			return tx.Delete(k)
+		}
+		return put(tx, site, f, valueHash(value))
+	})
+	if err != nil {
+		return Fact{}, false, fmt.Errorf("fact: put %s/%s/%s: %w", host, typ, key, err)
+	}
+	if !kept {
+		s.ev.Emit(EventPruned, map[string]any{"domain": host, "type": string(typ), "key": key, "values": []string{value}, "reason": "below floor"})
+		return f, false, nil
+	}
+	s.ev.Emit(EventObserved, map[string]any{
+		"domain": host, "type": string(typ), "key": key, "value": value,
+		"result": "set", "confidence": round(f.Confidence), "sources": f.Sources,
+	})
+	return f, true, nil
+}
+
+func put(tx kv.Txn, site string, f Fact, vh string) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return tx.Set(keyspace.Fact(site, f.Domain, string(f.Type), f.Key, vh), b, 0)
+}
+
+func confirm(c float64) float64    { return c + Gain*(1-c) }
+func contradict(c float64) float64 { return c * Decay }
+
+func round(c float64) float64 { return float64(int64(c*1000+0.5)) / 1000 }
+
+// related reports whether memory kept for host r applies on host h: the same
+// host, or one a subdomain of the other (www.example.com and example.com),
+// but not siblings (mail.example.com and docs.example.com).
+func related(h, r string) bool { return domain.Within(h, r) || domain.Within(r, h) }
+
+// List returns every fact kept for host and the hosts related to it (host
+// or URL; "" lists every site), most confident first.
+func (s *Store) List(ctx context.Context, host string) ([]Fact, error) {
+	fs, err := s.list(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("fact: list %s: %w", host, err)
+	}
+	return fs, nil
+}
+
+// Confident returns the facts for host that reach the prompt (confidence at
+// least MinConfidence), most confident first.
+func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
+	fs, err := s.list(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("fact: recall %s: %w", host, err)
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Confidence >= s.minC {
+			out = append(out, f)
+		}
+	}
+	s.ev.Emit(EventRecall, map[string]any{"domain": host, "count": len(out), "min_confidence": s.minC})
+	return out, nil
+}
+
+func (s *Store) list(ctx context.Context, host string) ([]Fact, error) {
+	var h string
+	if host != "" {
+		var err error
+		if h, err = domain.Host(host); err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+	}
+	var out []Fact
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		decode := func(k, v []byte) error {
+			var f Fact
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			if h == "" || related(h, f.Domain) {
+				out = append(out, f)
+			}
+			return nil
+		}
+		if h != "" {
+			return r.Scan(keyspace.Facts(domain.Site(h)), kv.ScanOptions{}, decode)
+		}
+		var keys [][]byte
+		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if keyspace.IsFact(k) {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			v, err := r.Get(k)
+			if err != nil {
+				return err
+			}
+			if err := decode(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, func(a, b Fact) int {
+		switch {
+		case a.Confidence != b.Confidence:
+			if a.Confidence > b.Confidence {
+				return -1
+			}
+			return 1
+		case !a.LastSeen.Equal(b.LastSeen):
+			return b.LastSeen.Compare(a.LastSeen)
+		}
+		return strings.Compare(a.Domain+"\x00"+string(a.Type)+"\x00"+a.Key+"\x00"+a.Value,
+			b.Domain+"\x00"+string(b.Type)+"\x00"+b.Key+"\x00"+b.Value)
+	})
+	return out, nil
+}
