@@ -13,6 +13,12 @@
 //	id/lesson/<id>                           → <site> the lesson is stored under
 //	due/lesson/<yyyy-mm-dd>/<id>             → "" learned lessons by last_used (pruning)
 //
+//	run/<id>                                 → run manifest (JSON)           (see run.go)
+//	runidx/all/<started>/<id>                → "" every run, by start time
+//	runidx/status/<status>/<started>/<id>    → "" runs by status
+//	runidx/session/<session>/<started>/<id>  → "" runs by session id
+//	plan/<run>/<n>                           → planner iteration n (JSON)    (see plan.go)
+//
 //	site/<site>/                             ── one site's memory; <site> is "-" for
 //	                                            memory bound to no site (global lessons)
 //	site/<site>/lesson/<id>                  → lesson (JSON)
@@ -27,9 +33,10 @@
 //	site/<site>/trajectory/rec/<id>          → trajectory (JSON), TTL  (see trajectory.go)
 //	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
 //	site/<site>/trajectory/gen               → token changed by every trajectory write
-//	site/<site>/session/...                  session history (see session.go)
+//	site/<site>/session/<when>/<shash>       → session (JSON), newest last  (see session.go)
+//	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
-// Secondary indexes outside the site ranges (id/, due/) are kept in the same
+// Secondary indexes outside the site ranges (id/, due/, runidx/) are kept in the same
 // transaction as the record they point at; forgetting a site deletes its
 // entries there before it drops the range.
 package keyspace
