@@ -197,6 +197,12 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 		out = Outcome{}
 		var rivals []Fact
 		var found *Fact
+		// Read the observed value's own key first: a read of a missing key
+		// still makes two concurrent first observations conflict, which a
+		// scan of an empty range would not.
+		if _, err := tx.Get(keyspace.Fact(site, host, string(typ), key, vh)); err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
 		err := tx.Scan(keyspace.FactValues(site, host, string(typ), key), kv.ScanOptions{}, func(k, v []byte) error {
 			var f Fact
 			if err := json.Unmarshal(v, &f); err != nil {
@@ -325,25 +331,34 @@ func contradict(c float64) float64 { return c * Decay }
 
 func round(c float64) float64 { return float64(int64(c*1000+0.5)) / 1000 }
 
-// related reports whether memory kept for host r applies on host h: the same
-// host, or one a subdomain of the other (www.example.com and example.com),
-// but not siblings (mail.example.com and docs.example.com).
+// related reports whether memory kept for host r is about host h, for
+// listing: the same host, or one a subdomain of the other.
 func related(h, r string) bool { return domain.Within(h, r) || domain.Within(r, h) }
+
+// applies reports whether memory kept for host r applies on host h, for the
+// prompt: r is h or a parent domain of h, "www." aside. So memory of
+// example.com applies on mail.example.com, and www.example.com and
+// example.com share memory, but mail.example.com's is not used on
+// docs.example.com or on example.com.
+func applies(h, r string) bool {
+	return domain.Within(strings.TrimPrefix(h, "www."), strings.TrimPrefix(r, "www."))
+}
 
 // List returns every fact kept for host and the hosts related to it (host
 // or URL; "" lists every site), most confident first.
 func (s *Store) List(ctx context.Context, host string) ([]Fact, error) {
-	fs, err := s.list(ctx, host)
+	fs, err := s.list(ctx, host, related)
 	if err != nil {
 		return nil, fmt.Errorf("fact: list %s: %w", host, err)
 	}
 	return fs, nil
 }
 
-// Confident returns the facts for host that reach the prompt (confidence at
-// least MinConfidence), most confident first.
+// Confident returns the facts that reach the prompt on host (or URL): those
+// kept for host or a parent domain of it ("www." aside) with confidence at
+// least MinConfidence, most confident first.
 func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
-	fs, err := s.list(ctx, host)
+	fs, err := s.list(ctx, host, applies)
 	if err != nil {
 		return nil, fmt.Errorf("fact: recall %s: %w", host, err)
 	}
@@ -357,7 +372,7 @@ func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
 	return out, nil
 }
 
-func (s *Store) list(ctx context.Context, host string) ([]Fact, error) {
+func (s *Store) list(ctx context.Context, host string, match func(h, r string) bool) ([]Fact, error) {
 	var h string
 	if host != "" {
 		var err error
@@ -372,7 +387,7 @@ func (s *Store) list(ctx context.Context, host string) ([]Fact, error) {
 			if err := json.Unmarshal(v, &f); err != nil {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
-			if h == "" || related(h, f.Domain) {
+			if h == "" || match(h, f.Domain) {
 				out = append(out, f)
 			}
 			return nil

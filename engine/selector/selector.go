@@ -1,0 +1,373 @@
+// Package selector is the selector cache: for an element identity (ARIA
+// role + accessible name, on a host, optionally scoped to one page path) it
+// remembers the selectors that found the element, ranked by how often they
+// worked and demoted when they failed, so an agent skips trial and error on
+// pages it knows.
+//
+// Ranking: score = successes − 2·failures (a failure outweighs a success:
+// a selector that broke is likely to break again). Only selectors with a
+// positive score are offered to the prompt (Known); Lookup and List show
+// them all. Ties go to the more recent success.
+//
+// Path scope: a selector recorded without a path holds on every page of its
+// host; one recorded with a path holds only on pages whose normalised path
+// is the same. Paths are normalised so that one template of page shares its
+// selectors: query and fragment dropped, trailing slash dropped, and any
+// segment that looks like an id (all digits, or a long hex or uuid-like run)
+// replaced by "*": /product/12345/reviews → /product/*/reviews.
+package selector
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// FailureWeight is how many successes one failure cancels.
+const FailureWeight = 2
+
+// Event names this package emits.
+const (
+	EventRecorded = "selector_recorded" // fields: domain, path, role, name, selector, ok, score
+	EventRecall   = "selector_recall"   // fields: domain, path, count
+)
+
+// Selector is one known selector for one element.
+type Selector struct {
+	Domain      string    `json:"domain"`         // host
+	Path        string    `json:"path,omitempty"` // normalised page path; "" = every page
+	Role        string    `json:"role"`
+	Name        string    `json:"name"`
+	Selector    string    `json:"selector"`
+	Successes   int       `json:"successes"`
+	Failures    int       `json:"failures"`
+	FirstSeen   time.Time `json:"first_seen"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	LastFailure time.Time `json:"last_failure,omitzero"`
+}
+
+// Score ranks selectors: successes − FailureWeight·failures.
+func (s *Selector) Score() int { return s.Successes - FailureWeight*s.Failures }
+
+// InvalidError reports an observation that cannot be stored.
+type InvalidError struct{ Problem string }
+
+func (e *InvalidError) Error() string { return "invalid selector: " + e.Problem }
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// Options configure a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives memory events; nil drops them.
+	Events event.Func
+}
+
+// Store keeps selectors in a kv.Store.
+type Store struct {
+	db  kv.Store
+	now func() time.Time
+	ev  event.Func
+}
+
+// New returns a Store over db.
+func New(db kv.Store, opts Options) *Store {
+	s := &Store{db: db, now: opts.Now, ev: opts.Events}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Observation is one use of a selector for an element.
+type Observation struct {
+	Domain   string // host or URL
+	Path     string // page path (or URL) to scope the selector to; "" = every page
+	Role     string // ARIA role: button, link, textbox, ...
+	Name     string // accessible name
+	Selector string
+	Failed   bool // the selector did not find the element, or found the wrong one
+}
+
+// NormalisePath returns the path scope for a page path or URL ("" for none).
+func NormalisePath(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ""
+	}
+	if strings.Contains(p, "://") {
+		if u, err := url.Parse(p); err == nil {
+			p = u.EscapedPath()
+		}
+	}
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if idLike(s) {
+			segs[i] = "*"
+		}
+	}
+	p = strings.Join(segs, "/")
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+	}
+	return p
+}
+
+// idLike reports whether a path segment is an identifier rather than a name.
+func idLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	digits, hex, other := 0, 0, 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F'):
+			hex++
+		case r == '-':
+		default:
+			other++
+		}
+	}
+	if other > 0 {
+		return false
+	}
+	return hex == 0 && digits > 0 || digits > 0 && digits+hex >= 8
+}
+
+func normIdentity(role, name string) (r, n, key string) {
+	r = strings.ToLower(strings.TrimSpace(role))
+	n = strings.Join(strings.Fields(name), " ")
+	return r, n, strings.ToLower(n)
+}
+
+func selHash(sel string) string {
+	h := fnv.New64a()
+	h.Write([]byte(sel))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+func pathPart(p string) string {
+	if p == "" {
+		return keyspace.AnyPath
+	}
+	return p
+}
+
+// Record notes one use of a selector: a success, or with Failed a failure.
+// A selector first seen failing is remembered too (with a negative score),
+// so it is not offered again.
+func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
+	host, err := domain.Host(o.Domain)
+	if err != nil {
+		return Selector{}, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	role, name, nameKey := normIdentity(o.Role, o.Name)
+	sel := strings.TrimSpace(o.Selector)
+	switch {
+	case role == "":
+		return Selector{}, &InvalidError{"the element's role is empty (button, link, textbox, ...)"}
+	case name == "":
+		return Selector{}, &InvalidError{"the element's accessible name is empty"}
+	case sel == "":
+		return Selector{}, &InvalidError{"the selector is empty"}
+	}
+	path := NormalisePath(o.Path)
+	site := domain.Site(host)
+	key := keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel))
+	now := s.now().UTC()
+	var out Selector
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		out = Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now}
+		v, err := tx.Get(key)
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(v, &out); err != nil {
+				return fmt.Errorf("decode %s: %w", key, err)
+			}
+		case !errors.Is(err, kv.ErrNotFound):
+			return err
+		}
+		if o.Failed {
+			out.Failures++
+			out.LastFailure = now
+		} else {
+			out.Successes++
+			out.LastSuccess = now
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		return tx.Set(key, b, 0)
+	})
+	if err != nil {
+		return Selector{}, fmt.Errorf("selector: record %s %s %q: %w", host, role, name, err)
+	}
+	s.ev.Emit(EventRecorded, map[string]any{
+		"domain": host, "path": path, "role": role, "name": name, "selector": sel,
+		"ok": !o.Failed, "score": out.Score(),
+	})
+	return out, nil
+}
+
+// related reports whether memory kept for host r is about host h, for
+// listing: the same host, or one a subdomain of the other.
+func related(h, r string) bool { return domain.Within(h, r) || domain.Within(r, h) }
+
+// applies reports whether memory kept for host r applies on host h, for the
+// prompt: r is h or a parent domain of h, "www." aside. So memory of
+// example.com applies on mail.example.com, and www.example.com and
+// example.com share memory, but mail.example.com's is not used on
+// docs.example.com or on example.com.
+func applies(h, r string) bool {
+	return domain.Within(strings.TrimPrefix(h, "www."), strings.TrimPrefix(r, "www."))
+}
+
+// Known returns the selectors worth offering on the page at pageURL: those
+// kept for its host or a parent domain ("www." aside), scoped to every page or to this page's path, with a
+// positive score, best first. At most limit (0 = all), one line per
+// selector; an element may have several.
+func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selector, error) {
+	host, err := domain.Host(pageURL)
+	if err != nil {
+		return nil, &InvalidError{fmt.Sprintf("url: %v", err)}
+	}
+	path := ""
+	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
+		path = NormalisePath(u.EscapedPath())
+	}
+	all, err := s.scan(ctx, host, applies)
+	if err != nil {
+		return nil, fmt.Errorf("selector: known %s: %w", pageURL, err)
+	}
+	var out []Selector
+	for _, sl := range all {
+		if sl.Score() > 0 && (sl.Path == "" || sl.Path == path) {
+			out = append(out, sl)
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	s.ev.Emit(EventRecall, map[string]any{"domain": host, "path": path, "count": len(out)})
+	return out, nil
+}
+
+// Lookup returns every known selector for one element on a page (pageURL
+// may be a host), best first, failing ones included (last).
+func (s *Store) Lookup(ctx context.Context, pageURL, role, name string) ([]Selector, error) {
+	host, err := domain.Host(pageURL)
+	if err != nil {
+		return nil, &InvalidError{fmt.Sprintf("url: %v", err)}
+	}
+	path := ""
+	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
+		path = NormalisePath(u.EscapedPath())
+	}
+	r, _, nk := normIdentity(role, name)
+	all, err := s.scan(ctx, host, applies)
+	if err != nil {
+		return nil, fmt.Errorf("selector: lookup %s %s %q: %w", pageURL, role, name, err)
+	}
+	var out []Selector
+	for _, sl := range all {
+		if sl.Role == r && strings.ToLower(sl.Name) == nk && (sl.Path == "" || sl.Path == path) {
+			out = append(out, sl)
+		}
+	}
+	return out, nil
+}
+
+// List returns every selector kept for host and related hosts ("" = every
+// site), best first.
+func (s *Store) List(ctx context.Context, host string) ([]Selector, error) {
+	h := ""
+	if host != "" {
+		var err error
+		if h, err = domain.Host(host); err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+	}
+	out, err := s.scan(ctx, h, related)
+	if err != nil {
+		return nil, fmt.Errorf("selector: list %s: %w", host, err)
+	}
+	return out, nil
+}
+
+func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {
+	var out []Selector
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		decode := func(k, v []byte) error {
+			var sl Selector
+			if err := json.Unmarshal(v, &sl); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			if host == "" || match(host, sl.Domain) {
+				out = append(out, sl)
+			}
+			return nil
+		}
+		if host != "" {
+			return r.Scan(keyspace.Selectors(domain.Site(host)), kv.ScanOptions{}, decode)
+		}
+		var keys [][]byte
+		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if keyspace.IsSelector(k) {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			v, err := r.Get(k)
+			if err != nil {
+				return err
+			}
+			if err := decode(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, func(a, b Selector) int {
+		if c := cmp.Compare(b.Score(), a.Score()); c != 0 {
+			return c
+		}
+		if c := b.LastSuccess.Compare(a.LastSuccess); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Domain+a.Path+a.Role+a.Name+a.Selector, b.Domain+b.Path+b.Role+b.Name+b.Selector)
+	})
+	return out, nil
+}

@@ -1,0 +1,148 @@
+package selector
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/kv"
+)
+
+var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
+
+func openDisk(t *testing.T, dir string) kv.Store {
+	t.Helper()
+	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func names(ss []Selector) string {
+	var b []string
+	for _, s := range ss {
+		b = append(b, s.Selector)
+	}
+	return strings.Join(b, " ")
+}
+
+func TestRankingByScoreAndDemotion(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openDisk(t, dir)
+	now := t0
+	s := New(db, Options{Now: func() time.Time { return now }})
+	rec := func(sel string, failed bool) Selector {
+		t.Helper()
+		now = now.Add(time.Minute)
+		out, err := s.Record(ctx, Observation{Domain: "www.shop.example", Role: "Button", Name: " Search ", Selector: sel, Failed: failed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	rec("#search", false)
+	rec("#search", false)
+	rec("#search", false)
+	rec("[data-testid=search]", false)
+	rec("[data-testid=search]", false)
+	if got := rec("#search", true); got.Successes != 3 || got.Failures != 1 || got.Score() != 1 {
+		t.Fatalf("after one failure: %+v score %d", got, got.Score())
+	}
+	rec("button.old", true)
+	db.Close()
+
+	db = openDisk(t, dir)
+	defer db.Close()
+	s = New(db, Options{Now: func() time.Time { return now }})
+	got, err := s.Lookup(ctx, "https://www.shop.example/", "button", "search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(got) != "[data-testid=search] #search button.old" {
+		t.Fatalf("lookup order = %q", names(got))
+	}
+	known, err := s.Known(ctx, "https://www.shop.example/anything", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(known) != "[data-testid=search] #search" {
+		t.Fatalf("known = %q, want the two with a positive score", names(known))
+	}
+	if known[0].Role != "button" || known[0].Name != "Search" {
+		t.Errorf("identity not normalised: %q %q", known[0].Role, known[0].Name)
+	}
+}
+
+func TestPathScope(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	for _, o := range []Observation{
+		{Domain: "shop.example", Role: "link", Name: "Cart", Selector: "#cart"},
+		{Domain: "shop.example", Path: "https://shop.example/product/123/?ref=x", Role: "button", Name: "Add to cart", Selector: "#add"},
+		{Domain: "shop.example", Path: "/checkout", Role: "button", Name: "Pay", Selector: "#pay"},
+		{Domain: "mail.shop.example", Role: "button", Name: "Send", Selector: "#send"},
+	} {
+		if _, err := s.Record(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	known, err := s.Known(ctx, "https://shop.example/product/987?x=1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(known); got != "#add #cart" && got != "#cart #add" {
+		t.Fatalf("on a product page: %q, want #cart and #add", got)
+	}
+	known, err = s.Known(ctx, "https://mail.shop.example/inbox", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(known); got != "#cart #send" && got != "#send #cart" {
+		t.Fatalf("on mail.shop.example: %q, want the site-wide #cart and #send", got)
+	}
+}
+
+func TestNormalisePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                   "",
+		"/":                                  "/",
+		"/search/":                           "/search",
+		"/product/12345/reviews?page=2#top":  "/product/*/reviews",
+		"https://x.example/u/9f8e7d6c5b4a/a": "/u/*/a",
+		"/orders/3f2b1c9e-1111-2222-3333-444455556666": "/orders/*",
+		"/blog/cafe": "/blog/cafe",
+		"settings":   "/settings",
+	} {
+		if got := NormalisePath(in); got != want {
+			t.Errorf("NormalisePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	db, err := kv.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db, Options{})
+	for _, c := range []struct {
+		o    Observation
+		want string
+	}{
+		{Observation{Domain: "a.com", Name: "Go", Selector: "#go"}, "invalid selector: the element's role is empty (button, link, textbox, ...)"},
+		{Observation{Domain: "a.com", Role: "button", Selector: "#go"}, "invalid selector: the element's accessible name is empty"},
+		{Observation{Domain: "a.com", Role: "button", Name: "Go"}, "invalid selector: the selector is empty"},
+		{Observation{Role: "button", Name: "Go", Selector: "#go"}, "invalid selector: domain: empty domain"},
+	} {
+		_, err := s.Record(context.Background(), c.o)
+		if err == nil || !IsInvalid(err) || err.Error() != c.want {
+			t.Errorf("%+v: err = %v, want %q", c.o, err, c.want)
+		}
+	}
+}
