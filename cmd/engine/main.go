@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -35,10 +36,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "engine: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
 	}
 	return 1
+}
+
+// isCobraUsage recognises the usage errors cobra returns as plain errors
+// (a missing required flag, an unknown command or argument count).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"required flag", "unknown command", "accepts ", "requires at least", "unknown flag", "unknown shorthand flag"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // usageError marks an error in how the command was called (a bad flag, an

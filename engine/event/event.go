@@ -9,10 +9,13 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -23,14 +26,32 @@ type Event struct {
 	Fields map[string]any
 }
 
-// MarshalJSON renders {"event": Name, ...Fields}.
+// MarshalJSON renders {"event": Name, ...Fields}: the name first, then the
+// fields in key order, so lines read alike and grep well.
 func (e Event) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(e.Fields)+1)
-	for k, v := range e.Fields {
-		m[k] = v
+	name, err := json.Marshal(e.Name)
+	if err != nil {
+		return nil, err
 	}
-	m["event"] = e.Name
-	return json.Marshal(m)
+	var b bytes.Buffer
+	b.WriteString(`{"event":`)
+	b.Write(name)
+	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+		if k == "event" {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(e.Fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("event %s: field %s: %w", e.Name, k, err)
+		}
+		b.WriteByte(',')
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Func receives events. A nil Func drops them.

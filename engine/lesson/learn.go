@@ -204,6 +204,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			FailedCommand: failed,
 			ErrorPattern:  pattern,
 			Source:        SourceLearned,
+			UseCount:      1, // the run it was learned from is its first use
 		}
 		if where != "" {
 			l.Domain = domain.Site(where)
