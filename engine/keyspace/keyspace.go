@@ -34,6 +34,7 @@
 //	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
 //	site/<site>/trajectory/gen               → token changed by every trajectory write
 //	site/<site>/session/<when>/<shash>       → session (JSON), newest last  (see session.go)
+//	site/<site>/session-gen                  → write counter that serialises session writes
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
 // Secondary indexes outside the site ranges (id/, due/, runidx/) are kept in the same

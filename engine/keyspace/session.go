@@ -8,6 +8,10 @@ import (
 // Sessions: the rolling history of the last runs on a site.
 //
 //	site/<site>/session/<when>/<shash> → session (JSON)
+//	site/<site>/session-gen            → write counter (decimal): every write
+//	                                     reads and bumps it, so concurrent
+//	                                     writers conflict and the trim to the
+//	                                     newest N never misses a new record
 //
 // <when> is 16 hex digits of the session's end time in Unix nanoseconds, so
 // a reverse scan reads the newest first; <shash> is 16 hex digits of the
@@ -21,6 +25,9 @@ func Session(site string, when time.Time, recordHash string) []byte {
 
 // Sessions is the range of one site's sessions.
 func Sessions(site string) []byte { return []byte("site/" + esc(site) + "/session/") }
+
+// SessionGen is the key every session write of a site reads and bumps.
+func SessionGen(site string) []byte { return []byte("site/" + esc(site) + "/session-gen") }
 
 // Stamp renders t as 16 hex digits of Unix nanoseconds, so keys sort by
 // time. Times before 1970 sort as 1970.

@@ -1,0 +1,359 @@
+// Package session is the rolling session history: the last few runs on each
+// site (what the agent was asked, what it accomplished, where it ended up),
+// so the next run on the site continues where the previous ones left off.
+//
+// Sessions are kept per site (the registrable domain, eTLD+1): a run that
+// starts on example.com and ends on app.example.com is one site's history.
+// Each record keeps the host it ended on. Recording a session trims the
+// site's history to the newest Keep (default 5) in the same transaction.
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// DefaultKeep is how many sessions a site keeps.
+const DefaultKeep = 5
+
+// EventRecorded is the memory event emitted when a session is recorded.
+const EventRecorded = "session_recorded"
+
+// Session is one finished run as the next runs on the site see it. The
+// fields are the trajectory-memory design's Session, in snake_case.
+type Session struct {
+	// ID groups related runs: orchestrator-provided (--session-id) or, when
+	// empty, derived from the record.
+	ID string `json:"id"`
+	// RunID is the run registry's id of the run, when it has one.
+	RunID string `json:"run_id,omitempty"`
+	// Domain is the host the run ended on.
+	Domain     string    `json:"domain"`
+	Goal       string    `json:"goal"`
+	Outcome    string    `json:"outcome"` // the agent's own words
+	Success    bool      `json:"success"`
+	FinalURL   string    `json:"final_url"`
+	Timestamp  time.Time `json:"timestamp"` // when the run ended
+	TurnsUsed  int       `json:"turns_used"`
+	DurationMS int64     `json:"duration_ms"`
+}
+
+// InvalidError reports a session that cannot be stored, naming the problem.
+type InvalidError struct{ Problem string }
+
+func (e *InvalidError) Error() string { return "invalid session: " + e.Problem }
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// Options configure a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives memory events; nil drops them.
+	Events event.Func
+	// Keep is how many sessions a site keeps (default 5).
+	Keep int
+}
+
+// Store is the session history over a kv.Store. It is safe for concurrent
+// use.
+type Store struct {
+	db   kv.Store
+	opts Options
+}
+
+// New returns the session history kept in db.
+func New(db kv.Store, opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
+	return &Store{db: db, opts: opts}
+}
+
+// normalize fills defaults and checks s before it is stored.
+func (st *Store) normalize(s *Session) error {
+	s.ID = strings.TrimSpace(s.ID)
+	s.RunID = strings.TrimSpace(s.RunID)
+	s.Goal = strings.TrimSpace(s.Goal)
+	s.Outcome = strings.TrimSpace(s.Outcome)
+	s.FinalURL = strings.TrimSpace(s.FinalURL)
+	if s.Goal == "" {
+		return &InvalidError{"the goal is empty"}
+	}
+	if s.FinalURL != "" {
+		if _, err := domain.Host(s.FinalURL); err != nil {
+			return &InvalidError{fmt.Sprintf("final_url: %v", err)}
+		}
+	}
+	d := s.Domain
+	if d == "" {
+		d = s.FinalURL
+	}
+	if d == "" {
+		return &InvalidError{"no domain: give the domain or the final URL"}
+	}
+	h, err := domain.Host(d)
+	if err != nil {
+		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	if domain.Site(h) == keyspace.Global {
+		return &InvalidError{fmt.Sprintf("domain %q is not a site", d)}
+	}
+	s.Domain = h
+	if s.TurnsUsed < 0 {
+		return &InvalidError{fmt.Sprintf("turns_used %d is negative", s.TurnsUsed)}
+	}
+	if s.DurationMS < 0 {
+		return &InvalidError{fmt.Sprintf("duration_ms %d is negative", s.DurationMS)}
+	}
+	if s.Timestamp.IsZero() {
+		s.Timestamp = st.opts.Now()
+	}
+	s.Timestamp = s.Timestamp.UTC()
+	if s.ID == "" {
+		s.ID = "s" + hash(s)[:12]
+	}
+	return nil
+}
+
+// hash is the hex SHA-256 of the record: the tail of its key.
+func hash(s *Session) string {
+	b, _ := json.Marshal(s)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func key(s *Session) []byte {
+	return keyspace.Session(domain.Site(s.Domain), s.Timestamp, hash(s)[:16])
+}
+
+// Record stores a finished run's session and trims the site's history to
+// the newest Keep. It returns the stored session (with defaults filled in).
+func (st *Store) Record(ctx context.Context, s Session) (Session, error) {
+	if err := st.normalize(&s); err != nil {
+		return Session{}, err
+	}
+	site := domain.Site(s.Domain)
+	b, err := json.Marshal(s)
+	if err != nil {
+		return Session{}, fmt.Errorf("session: record %s: encode: %w", s.ID, err)
+	}
+	err = st.db.Update(ctx, func(tx kv.Txn) error {
+		if err := tx.Set(key(&s), b, 0); err != nil {
+			return err
+		}
+		return st.trim(tx, site)
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("session: record %s on %s: %w", s.ID, site, err)
+	}
+	st.opts.Events.Emit(EventRecorded, map[string]any{
+		"id": s.ID, "domain": s.Domain, "goal": s.Goal, "success": s.Success,
+	})
+	return s, nil
+}
+
+// trim deletes a site's sessions beyond the newest Keep, in tx. It first
+// reads and bumps the site's write counter: two concurrent writers would
+// otherwise each miss the other's new record (a phantom) and leave more
+// than Keep.
+func (st *Store) trim(tx kv.Txn, site string) error {
+	gen := 0
+	v, err := tx.Get(keyspace.SessionGen(site))
+	switch {
+	case err == nil:
+		gen, _ = strconv.Atoi(string(v))
+	case !errors.Is(err, kv.ErrNotFound):
+		return err
+	}
+	if err := tx.Set(keyspace.SessionGen(site), []byte(strconv.Itoa(gen+1)), 0); err != nil {
+		return err
+	}
+	var old [][]byte
+	n := 0
+	err = tx.Scan(keyspace.Sessions(site), kv.ScanOptions{Reverse: true, KeysOnly: true}, func(k, _ []byte) error {
+		n++
+		if n > st.opts.Keep {
+			old = append(old, slices.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range old {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recent returns up to n of the newest sessions on host's site, newest
+// first; n <= 0 means all that are kept.
+func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, error) {
+	h, err := domain.Host(host)
+	if err != nil {
+		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	site := domain.Site(h)
+	var out []Session
+	err = st.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
+		return scanSite(r, site, n, func(s Session) { out = append(out, s) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session: recent %s: %w", site, err)
+	}
+	return out, nil
+}
+
+func scanSite(r kv.Reader, site string, limit int, fn func(Session)) error {
+	return r.Scan(keyspace.Sessions(site), kv.ScanOptions{Reverse: true, Limit: max(limit, 0)}, func(k, v []byte) error {
+		var s Session
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+		fn(s)
+		return nil
+	})
+}
+
+// Filter selects sessions for List. Zero values select everything.
+type Filter struct {
+	Domain    string // sessions on this host's site
+	SessionID string // sessions with this id
+	Limit     int    // at most this many
+}
+
+// List returns the sessions that pass f, newest first. Without a domain it
+// visits each site's (short) history in turn.
+func (st *Store) List(ctx context.Context, f Filter) ([]Session, error) {
+	var sites []string
+	if f.Domain != "" {
+		h, err := domain.Host(f.Domain)
+		if err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+		sites = []string{domain.Site(h)}
+	}
+	var out []Session
+	err := st.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
+		visit := func(site string) error {
+			return scanSite(r, site, 0, func(s Session) {
+				if f.SessionID == "" || s.ID == f.SessionID {
+					out = append(out, s)
+				}
+			})
+		}
+		if sites != nil {
+			return visit(sites[0])
+		}
+		return EachSite(r, visit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session: list: %w", err)
+	}
+	slices.SortStableFunc(out, func(a, b Session) int { return b.Timestamp.Compare(a.Timestamp) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// EachSite calls fn for every site that has memory, in key order, with one
+// small seek per site (it never reads a site's whole range).
+func EachSite(r kv.Reader, fn func(site string) error) error {
+	start := keyspace.SitesPrefix()
+	for {
+		var next []byte
+		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{Start: start, KeysOnly: true, Limit: 1}, func(k, _ []byte) error {
+			next = slices.Clone(k)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		site, err := keyspace.SiteOf(next)
+		if err != nil {
+			return err
+		}
+		if err := fn(site); err != nil {
+			return err
+		}
+		start = kv.PrefixEnd(keyspace.SitePrefix(site))
+		if start == nil {
+			return nil
+		}
+	}
+}
+
+// Prepare validates sessions for Import; an invalid one is reported by its
+// position.
+func (st *Store) Prepare(sessions []Session) ([]Session, error) {
+	out := make([]Session, 0, len(sessions))
+	for i, s := range sessions {
+		if err := st.normalize(&s); err != nil {
+			return nil, fmt.Errorf("sessions[%d]: %w", i, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Import writes sessions prepared by Prepare beside the stored ones (the
+// same session imported twice is stored once) and trims each site's
+// history to the newest Keep.
+func (st *Store) Import(ctx context.Context, sessions []Session) error {
+	bySite := map[string][]Session{}
+	var sites []string
+	for _, s := range sessions {
+		site := domain.Site(s.Domain)
+		if _, ok := bySite[site]; !ok {
+			sites = append(sites, site)
+		}
+		bySite[site] = append(bySite[site], s)
+	}
+	for _, site := range sites {
+		err := st.db.Update(ctx, func(tx kv.Txn) error {
+			for _, s := range bySite[site] {
+				b, err := json.Marshal(s)
+				if err != nil {
+					return err
+				}
+				if err := tx.Set(key(&s), b, 0); err != nil {
+					return err
+				}
+			}
+			return st.trim(tx, site)
+		})
+		if err != nil {
+			return fmt.Errorf("session: import %s: %w", site, err)
+		}
+	}
+	return nil
+}
