@@ -1,0 +1,241 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/plugins/builtin"
+	"github.com/engine-dev/engine/plugins/shared"
+)
+
+// proc is one running plugin subprocess.
+type proc struct {
+	c      candidate
+	client *plugin.Client
+	rpc    plugin.ClientProtocol
+	log    interface{ Warn(string, ...any) }
+
+	mu     sync.Mutex
+	dead   error // why the process is gone, once it is
+	killed bool
+}
+
+var versionRE = regexp.MustCompile(`Plugin version: (\d+), Client versions: \[([\d ]*)\]`)
+
+// label names the plugin in errors: `browser plugin "chromedp" (builtin)`.
+func (c candidate) label(kind string) string {
+	where := c.source
+	if c.path != "" {
+		where = c.path
+	}
+	if kind == "" {
+		return fmt.Sprintf("plugin %q (%s)", c.name, where)
+	}
+	return fmt.Sprintf("%s plugin %q (%s)", kind, c.name, where)
+}
+
+// command is how the plugin is started: built-ins re-run the engine binary
+// with argv[0] "engine" (so a testscript test binary dispatches to the
+// engine too), externals run their executable.
+func (c candidate) command(o Options) (*exec.Cmd, error) {
+	if c.source == SourceBuiltin {
+		self, err := o.self()
+		if err != nil {
+			return nil, fmt.Errorf("finding the engine binary for built-in plugin %q: %w (set $%s)", c.name, err, EnvSelf)
+		}
+		return &exec.Cmd{Path: self, Args: []string{"engine", builtin.Command, c.kind, c.name}}, nil
+	}
+	return exec.Command(c.path), nil
+}
+
+// start launches the plugin and completes the handshake.
+func start(ctx context.Context, o Options, c candidate) (*proc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd, err := c.command(o)
+	if err != nil {
+		return nil, err
+	}
+	setPdeathsig(cmd)
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  shared.Handshake,
+		VersionedPlugins: shared.HostPluginSets(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           newPluginLogger(o.Logger, c.name),
+		StartTimeout:     o.startTimeout(),
+	}
+	if c.source != SourceBuiltin {
+		if f := o.checksums(); f != "" {
+			sc, err := secureConfig(f, c.path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.label(""), err)
+			}
+			cfg.SecureConfig = sc
+		}
+	}
+	client := plugin.NewClient(cfg)
+	p := &proc{c: c, client: client, log: o.logger().With("plugin", c.name)}
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, p.startError(err)
+	}
+	p.rpc = rpc
+	return p, nil
+}
+
+// startError explains a failed start.
+func (p *proc) startError(err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		return fmt.Errorf("%s: refusing to start: its sha256 does not match the pinned checksum: %w", p.c.label(""), ErrChecksum)
+	case versionRE.MatchString(msg):
+		m := versionRE.FindStringSubmatch(msg)
+		return fmt.Errorf("%s: plugin speaks protocol version %s, this engine speaks version %s: %w",
+			p.c.label(""), m[1], strings.ReplaceAll(strings.TrimSpace(m[2]), " ", ", "), ErrVersionMismatch)
+	case strings.Contains(msg, "Unrecognized remote plugin message"),
+		strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%s: handshake failed (is it an engine plugin for protocol version %d?): %v", p.c.label(""), shared.ProtocolVersion, err)
+	}
+	return fmt.Errorf("%s: starting: %w", p.c.label(""), err)
+}
+
+// dispense returns the kind's client on the running process.
+func (p *proc) dispense(kind string) (any, error) {
+	raw, err := p.rpc.Dispense(kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.c.label(kind), err)
+	}
+	return raw, nil
+}
+
+// describeAny asks the plugin what it is: a browser, else an LLM.
+func (p *proc) describeAny(ctx context.Context) (shared.Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	raw, err := p.dispense(shared.KindBrowser)
+	if err != nil {
+		return shared.Info{}, err
+	}
+	info, err := raw.(*shared.BrowserClient).Describe(ctx)
+	if shared.IsUnimplemented(err) {
+		raw, err = p.dispense(shared.KindLLM)
+		if err != nil {
+			return shared.Info{}, err
+		}
+		info, err = raw.(*shared.ModelClient).Describe(ctx)
+	}
+	if err != nil {
+		return shared.Info{}, fmt.Errorf("%s: Describe: %v", p.c.label(""), err)
+	}
+	return info, nil
+}
+
+// checkInfo checks a Describe answer against the kind asked for and the
+// negotiated protocol version.
+func (p *proc) checkInfo(kind string, info shared.Info) error {
+	if info.Kind != kind {
+		return fmt.Errorf("%s is a %q plugin, not a %s plugin", p.c.label(""), info.Kind, kind)
+	}
+	if nv := p.client.NegotiatedVersion(); info.ProtocolVersion != nv {
+		return fmt.Errorf("%s: plugin describes protocol version %d but handshook version %d: %w",
+			p.c.label(kind), info.ProtocolVersion, nv, ErrVersionMismatch)
+	}
+	return nil
+}
+
+// call runs one RPC with the per-call timeout and turns transport failures
+// into the host's errors: a timeout kills the plugin, a dead plugin fails
+// this and every later call.
+func (p *proc) call(ctx context.Context, kind, method string, timeout time.Duration, f func(context.Context) error) error {
+	p.mu.Lock()
+	dead := p.dead
+	p.mu.Unlock()
+	if dead != nil {
+		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, dead)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := f(cctx)
+	if err == nil {
+		return nil
+	}
+	if _, ok := engine.AsActionError(err); ok {
+		return err
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, ctx.Err())
+	case cctx.Err() == context.DeadlineExceeded:
+		p.markDead(fmt.Errorf("killed after a call timed out: %w", ErrTimeout))
+		p.kill()
+		return fmt.Errorf("%s: %s timed out after %v; the plugin was killed: %w", p.c.label(kind), method, timeout, ErrTimeout)
+	case shared.IsTransport(err) || p.client.Exited():
+		p.markDead(fmt.Errorf("the plugin process died: %w", ErrPluginDied))
+		p.kill()
+		return fmt.Errorf("%s: %s: the plugin process died mid-call (%v): %w", p.c.label(kind), method, err, ErrPluginDied)
+	}
+	return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, err)
+}
+
+func (p *proc) markDead(err error) {
+	p.mu.Lock()
+	if p.dead == nil {
+		p.dead = err
+	}
+	p.mu.Unlock()
+}
+
+// kill ends the process at once (SIGKILL, no grace period: a hung plugin
+// would not answer anyway) and releases go-plugin's resources.
+func (p *proc) kill() {
+	p.mu.Lock()
+	if p.killed {
+		p.mu.Unlock()
+		return
+	}
+	p.killed = true
+	p.mu.Unlock()
+	if rc := p.client.ReattachConfig(); rc != nil && rc.Pid > 0 && !p.client.Exited() {
+		_ = syscall.Kill(rc.Pid, syscall.SIGKILL)
+	}
+	p.client.Kill()
+}
+
+// stop ends the process gracefully: go-plugin closes the connection and
+// waits up to 2s for the plugin to exit before killing it.
+func (p *proc) stop() {
+	p.mu.Lock()
+	if p.killed {
+		p.mu.Unlock()
+		return
+	}
+	p.killed = true
+	p.mu.Unlock()
+	p.client.Kill()
+}
+
+// pid is the plugin process's id (0 when not running), for tests.
+func (p *proc) pid() int {
+	if rc := p.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// errorsCause is the error itself; kept for symmetry with errors.As users.
+func errorsCause(err error) error { return err }
