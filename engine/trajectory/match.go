@@ -1,0 +1,625 @@
+package trajectory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// entry is a trajectory's compact match-index record: all matching needs,
+// without the steps.
+type entry struct {
+	ID         string     `json:"id"`
+	Host       string     `json:"host"`
+	Tokens     []string   `json:"tokens"` // template tokens: literal words and "{n}"
+	Slots      []slotSpec `json:"slots"`  // slot n-1
+	RecordedAt int64      `json:"recorded_at"`
+	ExpiresAt  int64      `json:"expires_at"`
+	DurationMs int64      `json:"duration_ms,omitempty"`
+	Verified   float64    `json:"verified"`
+}
+
+type slotSpec struct {
+	Kind  slotKind `json:"kind"`
+	Words int      `json:"words"`
+}
+
+func entryOf(t *Trajectory) entry {
+	e := entry{
+		ID: t.ID, Host: t.Domain, Tokens: strings.Fields(t.Template),
+		RecordedAt: t.RecordedAt.Unix(), ExpiresAt: t.ExpiresAt.Unix(),
+		DurationMs: t.DurationMs, Verified: t.VerifiedShare(),
+	}
+	for _, p := range t.Params {
+		e.Slots = append(e.Slots, slotSpec{Kind: slotKind(p.Kind), Words: p.Words})
+	}
+	return e
+}
+
+// compiled is an entry ready to match: literal words as dictionary ids.
+type compiled struct {
+	entry
+	lits   []int32 // distinct literal word ids
+	nText  int
+	weight int // |lits| + slots: the smallest the template's token set can be
+}
+
+// siteIndex is one site's match index in memory.
+type siteIndex struct {
+	gen      string
+	entries  []compiled
+	dict     map[string]int32
+	postings [][]int32 // literal id → entries holding it
+	heavy    []int32   // entries that could reach the threshold on slots alone
+}
+
+func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
+	ix := &siteIndex{gen: gen, dict: map[string]int32{}}
+	ix.entries = make([]compiled, 0, len(ents))
+	for _, e := range ents {
+		c := compiled{entry: e}
+		for _, tok := range e.Tokens {
+			if isSlotToken(tok) {
+				continue
+			}
+			id, ok := ix.dict[tok]
+			if !ok {
+				id = int32(len(ix.dict))
+				ix.dict[tok] = id
+				ix.postings = append(ix.postings, nil)
+			}
+			if !slices.Contains(c.lits, id) {
+				c.lits = append(c.lits, id)
+			}
+		}
+		for _, sl := range e.Slots {
+			if sl.Kind == slotText {
+				c.nText++
+			}
+		}
+		c.weight = len(c.lits) + len(e.Slots)
+		n := int32(len(ix.entries))
+		for _, id := range c.lits {
+			ix.postings[id] = append(ix.postings[id], n)
+		}
+		if c.weight > 0 && float64(len(e.Slots))/float64(c.weight) >= s.opts.Threshold {
+			ix.heavy = append(ix.heavy, n)
+		}
+		ix.entries = append(ix.entries, c)
+	}
+	return ix
+}
+
+// index returns the site's match index, from the cache when no write has
+// changed the site since it was built.
+func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
+	var ix *siteIndex
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		g, err := r.Get(keyspace.TrajectoryGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		gen := string(g)
+		s.mu.Lock()
+		cached := s.cache[site]
+		s.mu.Unlock()
+		if cached != nil && cached.gen == gen {
+			ix = cached
+			return nil
+		}
+		var ents []entry
+		err = r.Scan(keyspace.TrajectoryIndexes(site), kv.ScanOptions{}, func(k, v []byte) error {
+			var e entry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			ents = append(ents, e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		ix = s.buildIndex(gen, ents)
+		s.mu.Lock()
+		s.cache[site] = ix
+		s.mu.Unlock()
+		return nil
+	})
+	return ix, err
+}
+
+// Binding is one parameter of the matched template bound for the new goal.
+type Binding struct {
+	Param    int    `json:"param"`    // slot number: {1} is 1
+	Kind     string `json:"kind"`     // text, number or quoted
+	Recorded string `json:"recorded"` // the value in the recorded run
+	Value    string `json:"value"`    // the value for the new goal (Recorded when unbound)
+	Bound    bool   `json:"bound"`    // the new goal gave a value
+}
+
+// Match is the best recorded trajectory for a goal.
+type Match struct {
+	Trajectory Trajectory `json:"trajectory"`
+	Similarity float64    `json:"similarity"`
+	Score      float64    `json:"score"` // the weighted blend, or Similarity when unweighted
+	Bindings   []Binding  `json:"bindings"`
+	// Steps are the trajectory's steps with the bound values swapped in:
+	// what to replay for the new goal.
+	Steps []Step `json:"steps"`
+	// Candidates is how many index entries were scored to find it.
+	Candidates int `json:"candidates"`
+}
+
+// Match returns the best trajectory for goal on host (or URL), or nil when
+// none reaches the threshold.
+func (s *Store) Match(ctx context.Context, host, goal string) (*Match, error) {
+	ms, err := s.Matches(ctx, host, goal, 1)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	return &ms[0], nil
+}
+
+// scored is one candidate's result.
+type scored struct {
+	idx        int32
+	sim, score float64
+	exact      bool // recorded on the very host asked about
+	binds      []bind
+}
+
+type bind struct {
+	bound      bool
+	start, end int // byte span in the goal
+	text       string
+}
+
+// Matches returns up to limit trajectories for goal on host, best first
+// (limit 0 means 1).
+func (s *Store) Matches(ctx context.Context, host, goal string, limit int) ([]Match, error) {
+	h, err := domain.Host(host)
+	if err != nil {
+		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	if strings.TrimSpace(goal) == "" {
+		return nil, &InvalidError{"the goal is empty"}
+	}
+	limit = max(limit, 1)
+	site := domain.Site(h)
+	ix, err := s.index(ctx, site)
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: match %s %q: %w", h, goal, err)
+	}
+	best, evaluated := s.rank(ix, h, goal, limit)
+	var out []Match
+	for _, sc := range best {
+		e := &ix.entries[sc.idx]
+		t, err := s.get(ctx, site, e.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted or expired since the index was read
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trajectory: match %s %q: read %s: %w", h, goal, e.ID, err)
+		}
+		out = append(out, bindMatch(t, goal, sc, evaluated))
+	}
+	fields := map[string]any{"domain": h, "goal": goal, "candidates": evaluated, "id": ""}
+	if len(out) > 0 {
+		fields["id"] = out[0].Trajectory.ID
+		fields["similarity"] = round(out[0].Similarity)
+		fields["score"] = round(out[0].Score)
+		fields["template"] = out[0].Trajectory.Template
+		var bound []string
+		for _, b := range out[0].Bindings {
+			if b.Bound {
+				bound = append(bound, fmt.Sprintf("{%d}=%s", b.Param, b.Value))
+			}
+		}
+		fields["bindings"] = bound
+	}
+	s.opts.Events.Emit(EventMatched, fields)
+	return out, nil
+}
+
+func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// rank scores the candidates and returns the best limit of them.
+func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int) {
+	now := s.opts.Now().Unix()
+	parts := parseGoal(goal)
+	ids := make([]int32, len(parts))
+	var gids []int32
+	for i, p := range parts {
+		ids[i] = -1
+		if p.kind == pWord {
+			if id, ok := ix.dict[p.norm]; ok {
+				ids[i] = id
+				if !slices.Contains(gids, id) {
+					gids = append(gids, id)
+				}
+			}
+		}
+	}
+	acc := make([]uint16, len(ix.entries))
+	type cand struct {
+		idx int32
+		ub  float64
+	}
+	var cands []cand
+	consider := func(n int32) {
+		e := &ix.entries[n]
+		if e.ExpiresAt <= now || !applies(host, e.Host) || e.weight == 0 {
+			return
+		}
+		ub := float64(int(acc[n])+len(e.Slots)) / float64(e.weight)
+		if ub >= s.opts.Threshold {
+			cands = append(cands, cand{n, ub})
+		}
+	}
+	for _, id := range gids {
+		for _, n := range ix.postings[id] {
+			acc[n]++
+		}
+	}
+	const done = ^uint16(0)
+	for _, id := range gids {
+		for _, n := range ix.postings[id] {
+			if acc[n] != done {
+				consider(n)
+				acc[n] = done // consider once
+			}
+		}
+	}
+	for _, n := range ix.heavy {
+		if acc[n] != done {
+			consider(n)
+			acc[n] = done
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.ub > b.ub:
+			return -1
+		case a.ub < b.ub:
+			return 1
+		}
+		return int(a.idx) - int(b.idx)
+	})
+	var best []scored
+	sc := &scratch{}
+	evaluated := 0
+	ttl := s.opts.TTL.Seconds()
+	for _, c := range cands {
+		if len(best) == limit {
+			worst := best[len(best)-1]
+			bound := c.ub
+			if s.opts.Weighted {
+				bound = 0.6*c.ub + 0.4
+			}
+			if bound < worst.score {
+				break
+			}
+		}
+		e := &ix.entries[c.idx]
+		evaluated++
+		sim, binds := sc.similarity(e, parts, ids)
+		if sim < s.opts.Threshold {
+			continue
+		}
+		r := scored{idx: c.idx, sim: sim, score: sim, exact: e.Host == host, binds: binds}
+		if s.opts.Weighted {
+			recency := 1 - float64(now-e.RecordedAt)/ttl
+			recency = min(max(recency, 0), 1)
+			speed := 0.5
+			if e.DurationMs > 0 {
+				speed = 1 / (1 + float64(e.DurationMs)/60000)
+			}
+			r.score = 0.6*sim + 0.2*recency + 0.1*speed + 0.1*e.Verified
+		}
+		at, _ := slices.BinarySearchFunc(best, r, func(a, b scored) int { return better(ix, a, b) })
+		best = slices.Insert(best, at, r)
+		if len(best) > limit {
+			best = best[:limit]
+		}
+	}
+	return best, evaluated
+}
+
+// better orders a before b (returns < 0) when a ranks higher: score, then
+// one recorded on the host asked about over one of a parent domain, then
+// the newer recording, then the more verified, then the id.
+func better(ix *siteIndex, a, b scored) int {
+	if a.score != b.score {
+		if a.score > b.score {
+			return -1
+		}
+		return 1
+	}
+	if a.exact != b.exact {
+		if a.exact {
+			return -1
+		}
+		return 1
+	}
+	ea, eb := &ix.entries[a.idx], &ix.entries[b.idx]
+	if ea.RecordedAt != eb.RecordedAt {
+		if ea.RecordedAt > eb.RecordedAt {
+			return -1
+		}
+		return 1
+	}
+	if ea.Verified != eb.Verified {
+		if ea.Verified > eb.Verified {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(ea.ID, eb.ID)
+}
+
+// scratch holds buffers reused across candidates.
+type scratch struct {
+	used   []bool
+	others []string
+}
+
+// maxWords is the longest run of words a text slot recorded with k words
+// binds: "padel" may become "tennis balls" but not a whole sentence.
+func maxWords(k int) int { return max(3, 2*k) }
+
+// similarity is the Jaccard similarity of e's template and the goal once
+// the goal is bound to it, and the bindings (one per slot).
+//
+// Numbers and quoted values of the goal bind the template's number and
+// quoted slots in order. The goal's words that are not literal words of
+// the template form runs (split by literal words, quoted values and bound
+// numbers; stop words trimmed from their edges); when there are as many
+// runs as text slots, and none is longer than maxWords, they bind the text
+// slots in order. A bound slot counts as one shared token; an unbound text
+// slot counts as the words it stood for, missing from the goal.
+func (sc *scratch) similarity(e *compiled, parts []part, ids []int32) (float64, []bind) {
+	if cap(sc.used) < len(parts) {
+		sc.used = make([]bool, len(parts))
+	}
+	used := sc.used[:len(parts)]
+	clear(used)
+	binds := make([]bind, len(e.Slots))
+	isLit := func(i int) bool { return ids[i] >= 0 && slices.Contains(e.lits, ids[i]) }
+
+	// Numbers and quoted values, in order.
+	for _, k := range []slotKind{slotNumber, slotQuoted} {
+		want := pNumber
+		if k == slotQuoted {
+			want = pQuoted
+		}
+		p := 0
+		for si, sl := range e.Slots {
+			if sl.Kind != k {
+				continue
+			}
+			for p < len(parts) && parts[p].kind != want {
+				p++
+			}
+			if p == len(parts) {
+				break
+			}
+			binds[si] = bind{bound: true, start: parts[p].start, end: parts[p].end, text: parts[p].text}
+			used[p] = true
+			p++
+		}
+	}
+	// Runs of free words for the text slots. Only a goal anchored on the
+	// template (sharing at least half its literal words) binds them:
+	// otherwise "search {1}" would read any short goal as a search.
+	if e.nText > 0 && anchored(e, parts, ids) {
+		type run struct{ a, b int } // parts[a:b]
+		var runs [8]run
+		nr := 0
+		ok := true
+		for i := 0; i < len(parts); {
+			free := func(i int) bool {
+				return !used[i] && (parts[i].kind == pNumber || parts[i].kind == pWord && !isLit(i))
+			}
+			if !free(i) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(parts) && free(j) {
+				j++
+			}
+			a, b := i, j
+			for a < b && parts[a].kind == pWord && stopwords[parts[a].norm] {
+				a++
+			}
+			for b > a && parts[b-1].kind == pWord && stopwords[parts[b-1].norm] {
+				b--
+			}
+			if a < b {
+				if nr == len(runs) {
+					ok = false
+					break
+				}
+				runs[nr] = run{a, b}
+				nr++
+			}
+			i = j
+		}
+		if ok && nr == e.nText {
+			r := 0
+			for _, sl := range e.Slots {
+				if sl.Kind != slotText {
+					continue
+				}
+				if runs[r].b-runs[r].a > maxWords(sl.Words) {
+					ok = false
+					break
+				}
+				r++
+			}
+			if ok {
+				r = 0
+				for si, sl := range e.Slots {
+					if sl.Kind != slotText {
+						continue
+					}
+					ru := runs[r]
+					r++
+					binds[si] = bind{bound: true, start: parts[ru.a].start, end: parts[ru.b-1].end}
+					for k := ru.a; k < ru.b; k++ {
+						used[k] = true
+					}
+				}
+			}
+		}
+	}
+	// Count the sets.
+	inter, eSize := 0, len(e.lits)
+	for si, sl := range e.Slots {
+		if binds[si].bound {
+			inter++
+			eSize++
+		} else if sl.Kind == slotText {
+			eSize += sl.Words
+		} else {
+			eSize++
+		}
+	}
+	boundSlots := inter
+	sc.others = sc.others[:0]
+	var seenLits [32]int32
+	nl := 0
+	for i, p := range parts {
+		if used[i] {
+			continue
+		}
+		if p.kind == pWord && isLit(i) {
+			if !slices.Contains(seenLits[:nl], ids[i]) && nl < len(seenLits) {
+				seenLits[nl] = ids[i]
+				nl++
+			}
+			continue
+		}
+		if !slices.Contains(sc.others, p.norm) {
+			sc.others = append(sc.others, p.norm)
+		}
+	}
+	inter += nl
+	gSize := nl + boundSlots + len(sc.others)
+	union := eSize + gSize - inter
+	if union == 0 {
+		return 0, binds
+	}
+	return float64(inter) / float64(union), binds
+}
+
+// anchored reports whether the goal holds at least half of e's literal
+// words (and at least one, when e has any).
+func anchored(e *compiled, parts []part, ids []int32) bool {
+	if len(e.lits) == 0 {
+		return true
+	}
+	n := 0
+	for _, l := range e.lits {
+		for i := range parts {
+			if ids[i] == l {
+				n++
+				break
+			}
+		}
+	}
+	return n > 0 && 2*n >= len(e.lits)
+}
+
+// bindMatch builds the Match: bindings against the record's parameters,
+// and the steps with bound values swapped in.
+func bindMatch(t Trajectory, goal string, sc scored, evaluated int) Match {
+	m := Match{Trajectory: t, Similarity: sc.sim, Score: sc.score, Candidates: evaluated}
+	m.Steps = slices.Clone(t.Steps)
+	for i, p := range t.Params {
+		b := Binding{Param: i + 1, Kind: p.Kind, Recorded: p.Value, Value: p.Value}
+		if i < len(sc.binds) && sc.binds[i].bound {
+			b.Bound = true
+			if sc.binds[i].text != "" {
+				b.Value = sc.binds[i].text
+			} else {
+				b.Value = goal[sc.binds[i].start:sc.binds[i].end]
+			}
+		}
+		m.Bindings = append(m.Bindings, b)
+		if !b.Bound || b.Value == b.Recorded {
+			continue
+		}
+		for k := range m.Steps {
+			st := &m.Steps[k]
+			if st.Secret {
+				continue
+			}
+			st.Value = replaceWord(st.Value, b.Recorded, b.Value)
+			st.URL = replaceInURL(st.URL, b.Recorded, b.Value)
+		}
+	}
+	return m
+}
+
+// replaceWord replaces, case-insensitively, every occurrence of from in s
+// that is not part of a longer word: "5" in "top 5" but not in "15".
+func replaceWord(s, from, to string) string {
+	if from == "" || s == "" {
+		return s
+	}
+	ls, lf := strings.ToLower(s), strings.ToLower(from)
+	if len(ls) != len(s) {
+		// Lower-casing changed byte lengths: fall back to exact matches.
+		ls, lf = s, from
+	}
+	var b strings.Builder
+	i := 0
+	for {
+		j := strings.Index(ls[i:], lf)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(lf)
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (j == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after)) {
+			b.WriteString(s[i:j])
+			b.WriteString(to)
+		} else {
+			b.WriteString(s[i:end])
+		}
+		i = end
+	}
+	if i == 0 {
+		return s
+	}
+	b.WriteString(s[i:])
+	return b.String()
+}
+
+// replaceInURL swaps a value in a URL in the forms a URL carries it: as
+// written, query-escaped (padel+rackets) and path-escaped (padel%20rackets).
+func replaceInURL(u, from, to string) string {
+	if u == "" {
+		return u
+	}
+	u = replaceWord(u, url.QueryEscape(from), url.QueryEscape(to))
+	u = replaceWord(u, url.PathEscape(from), url.PathEscape(to))
+	if !strings.ContainsFunc(from, unicode.IsSpace) {
+		u = replaceWord(u, from, to)
+	}
+	return u
+}
+

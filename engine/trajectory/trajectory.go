@@ -1,0 +1,432 @@
+// Package trajectory is the trajectory memory: the recorded steps of
+// successful runs, matched against a new goal on the same site so the agent
+// can follow (or adapt) a known path instead of exploring blind.
+//
+// Matching is word-overlap (Jaccard) similarity between goal templates, at
+// or above a threshold (0.5 by default). Unlike a plain bag of words, a goal
+// is read as a template with parameters: numbers, quoted values, and the
+// words a step typed in ("search padel rackets" where the run typed "padel
+// rackets" becomes "search {1}"). A new goal binds the parameters ("search
+// tennis balls" binds {1} = "tennis balls") and the match returns the steps
+// rewritten with the bound values, ready to replay. See Match.
+//
+// Records expire after a TTL (30 days by default). A new successful run of
+// the same template on the same host replaces the older one.
+//
+// Secrets: a value typed into a password field (by its input type, its
+// accessible name or its selector) or a step marked secret is never stored:
+// the step keeps SecretPlaceholder, and the value is scrubbed from the goal
+// and every other step.
+package trajectory
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Defaults from the trajectory memory design.
+const (
+	DefaultThreshold = 0.5
+	DefaultTTL       = 30 * 24 * time.Hour
+)
+
+// SecretPlaceholder replaces a secret value in a stored trajectory.
+const SecretPlaceholder = "{{secret}}"
+
+// Event names this package emits.
+const (
+	EventRecorded = "trajectory_recorded" // fields: domain, id, goal, template, steps, replaced, secrets
+	EventMatched  = "trajectory_matched"  // fields: domain, goal, id, similarity, score, candidates (or id "" when none)
+)
+
+// ErrNotFound is returned for an id no trajectory has.
+var ErrNotFound = errors.New("no such trajectory")
+
+// Step is one action of a recorded run.
+type Step struct {
+	Action    string `json:"action"`               // click, type, select, navigate, press, ...
+	Role      string `json:"role,omitempty"`       // target element's ARIA role
+	Name      string `json:"name,omitempty"`       // target element's accessible name
+	Selector  string `json:"selector,omitempty"`   // selector that found the target
+	Value     string `json:"value,omitempty"`      // text typed or option chosen
+	URL       string `json:"url,omitempty"`        // page the step ran on
+	Verified  bool   `json:"verified"`             // its effect was checked
+	Secret    bool   `json:"secret,omitempty"`     // the value is a secret (stored as SecretPlaceholder)
+	InputType string `json:"input_type,omitempty"` // the target input's type ("password" makes it secret)
+}
+
+// Trajectory is one successful run's recording.
+type Trajectory struct {
+	ID         string    `json:"id"`
+	Domain     string    `json:"domain"` // host the run was on
+	Goal       string    `json:"goal"`
+	Template   string    `json:"template"` // the goal with parameters as {1}, {2}, ...
+	Params     []Param   `json:"params,omitempty"`
+	Steps      []Step    `json:"steps"`
+	RunID      string    `json:"run_id,omitempty"`
+	DurationMs int64     `json:"duration_ms,omitempty"`
+	RecordedAt time.Time `json:"recorded_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	// Runs counts the successful runs of this template on this host; the
+	// record holds the latest.
+	Runs int `json:"runs"`
+}
+
+// VerifiedShare is the share of steps that were verified.
+func (t *Trajectory) VerifiedShare() float64 {
+	if len(t.Steps) == 0 {
+		return 0
+	}
+	n := 0
+	for _, s := range t.Steps {
+		if s.Verified {
+			n++
+		}
+	}
+	return float64(n) / float64(len(t.Steps))
+}
+
+// InvalidError reports a trajectory that cannot be stored.
+type InvalidError struct{ Problem string }
+
+func (e *InvalidError) Error() string { return "invalid trajectory: " + e.Problem }
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// Options configure a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives memory events; nil drops them.
+	Events event.Func
+	// Threshold is the similarity a match needs; zero means 0.5.
+	Threshold float64
+	// TTL is how long a trajectory is kept; zero means 30 days.
+	TTL time.Duration
+	// Weighted ranks matches by the weighted blend (similarity 60 %,
+	// recency 20 %, speed 10 %, verification 10 %) instead of similarity
+	// alone.
+	Weighted bool
+}
+
+// Store keeps trajectories in a kv.Store. It is safe for concurrent use.
+// It caches each site's match index in memory and reloads it when another
+// writer changed the site (every write rewrites the site's generation key).
+type Store struct {
+	db   kv.Store
+	opts Options
+
+	mu    sync.Mutex
+	cache map[string]*siteIndex
+}
+
+// New returns a Store over db.
+func New(db kv.Store, opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Threshold <= 0 {
+		opts.Threshold = DefaultThreshold
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	return &Store{db: db, opts: opts, cache: map[string]*siteIndex{}}
+}
+
+// secretName matches accessible names and selectors of secret inputs.
+var secretName = regexp.MustCompile(`(?i)\b(password|passwd|passcode|passphrase|pass phrase|pin|pin code|cvv|cvc|csc|security code|one[- ]time (code|password)|otp|2fa|totp|verification code)\b|type\s*=\s*["']?password`)
+
+// isSecret reports whether a step's value must not be stored.
+func isSecret(s *Step) bool {
+	return s.Secret || strings.EqualFold(strings.TrimSpace(s.InputType), "password") ||
+		secretName.MatchString(s.Name) || secretName.MatchString(s.Selector)
+}
+
+// prepare validates t, scrubs its secrets and fills in its template, id and
+// times. It returns the number of secret values scrubbed.
+func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {
+	host, err := domain.Host(t.Domain)
+	if err != nil {
+		return t, 0, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	t.Domain = host
+	t.Goal = strings.Join(strings.Fields(t.Goal), " ")
+	if t.Goal == "" {
+		return t, 0, &InvalidError{"the goal is empty"}
+	}
+	if len(t.Steps) == 0 {
+		return t, 0, &InvalidError{"a trajectory needs at least one step; this one has none"}
+	}
+	if t.DurationMs < 0 {
+		return t, 0, &InvalidError{fmt.Sprintf("duration_ms %d is negative", t.DurationMs)}
+	}
+	steps := make([]Step, len(t.Steps))
+	var secrets []string
+	for i, st := range t.Steps {
+		st.Action = strings.ToLower(strings.TrimSpace(st.Action))
+		if st.Action == "" {
+			return t, 0, &InvalidError{fmt.Sprintf("step %d has no action", i+1)}
+		}
+		st.Role = strings.ToLower(strings.TrimSpace(st.Role))
+		st.Name = strings.Join(strings.Fields(st.Name), " ")
+		if isSecret(&st) {
+			st.Secret = true
+			if v := st.Value; v != "" && v != SecretPlaceholder {
+				secrets = append(secrets, v)
+				st.Value = SecretPlaceholder
+			}
+		}
+		steps[i] = st
+	}
+	// Scrub secret values wherever else they appear. Very short secrets
+	// (under 4 characters) are only removed from their own step: scrubbing
+	// "12" everywhere would mangle the record.
+	scrub := func(s string) string {
+		for _, sec := range secrets {
+			if len(sec) >= 4 {
+				s = strings.ReplaceAll(s, sec, SecretPlaceholder)
+			}
+		}
+		return s
+	}
+	t.Goal = scrub(t.Goal)
+	var values []string
+	for i := range steps {
+		steps[i].URL = scrub(steps[i].URL)
+		steps[i].Selector = scrub(steps[i].Selector)
+		if !steps[i].Secret {
+			steps[i].Value = scrub(steps[i].Value)
+			if steps[i].Value != "" {
+				values = append(values, steps[i].Value)
+			}
+		}
+	}
+	t.Steps = steps
+	tokens, params := templateOf(t.Goal, values)
+	t.Template = templateString(tokens)
+	t.Params = params
+	if t.RecordedAt.IsZero() {
+		t.RecordedAt = s.opts.Now()
+	}
+	t.RecordedAt = t.RecordedAt.UTC().Truncate(time.Second)
+	t.ExpiresAt = t.RecordedAt.Add(s.opts.TTL)
+	sum := sha256.Sum256([]byte(host + "\n" + t.Template))
+	t.ID = "traj_" + hex.EncodeToString(sum[:8])
+	return t, len(secrets), nil
+}
+
+// Record stores a successful run's trajectory and returns it as stored
+// (with its id, template, parameters and expiry). A trajectory of the same
+// template on the same host is replaced; Runs counts them. A trajectory
+// whose expiry has already passed is rejected.
+func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
+	t, nSecrets, err := s.prepare(t)
+	if err != nil {
+		return Trajectory{}, err
+	}
+	now := s.opts.Now()
+	ttl := t.ExpiresAt.Sub(now)
+	if ttl <= 0 {
+		return Trajectory{}, &InvalidError{fmt.Sprintf("recorded_at %s is more than %s ago: it has expired", t.RecordedAt.Format(time.RFC3339), s.opts.TTL)}
+	}
+	site := domain.Site(t.Domain)
+	ent := entryOf(&t)
+	idx, err := json.Marshal(ent)
+	if err != nil {
+		return Trajectory{}, err
+	}
+	gen := newGen()
+	replaced := false
+	var stored Trajectory
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		stored, replaced = t, false
+		stored.Runs = max(t.Runs, 1)
+		old, err := tx.Get(keyspace.Trajectory(site, t.ID))
+		switch {
+		case err == nil:
+			var o Trajectory
+			if err := json.Unmarshal(old, &o); err == nil {
+				replaced = true
+				stored.Runs = o.Runs + 1
+			}
+		case !errors.Is(err, kv.ErrNotFound):
+			return err
+		}
+		rec, err := json.Marshal(stored)
+		if err != nil {
+			return err
+		}
+		if err := tx.Set(keyspace.Trajectory(site, t.ID), rec, ttl); err != nil {
+			return err
+		}
+		if err := tx.Set(keyspace.TrajectoryIndex(site, t.ID), idx, ttl); err != nil {
+			return err
+		}
+		return tx.Set(keyspace.TrajectoryGen(site), []byte(gen), 0)
+	})
+	if err != nil {
+		return Trajectory{}, fmt.Errorf("trajectory: record %s %q: %w", t.Domain, t.Goal, err)
+	}
+	s.opts.Events.Emit(EventRecorded, map[string]any{
+		"domain": t.Domain, "id": t.ID, "goal": t.Goal, "template": t.Template,
+		"steps": len(t.Steps), "replaced": replaced, "runs": stored.Runs, "secrets": nSecrets,
+	})
+	return stored, nil
+}
+
+func newGen() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// related reports whether memory kept for host r is about host h, for
+// listing: the same host, or one a subdomain of the other.
+func related(h, r string) bool { return domain.Within(h, r) || domain.Within(r, h) }
+
+// applies reports whether memory kept for host r applies on host h, for
+// matching: r is h or a parent domain of h, "www." aside.
+func applies(h, r string) bool {
+	return domain.Within(strings.TrimPrefix(h, "www."), strings.TrimPrefix(r, "www."))
+}
+
+// Get returns one trajectory by id; host (or URL) names its site.
+func (s *Store) Get(ctx context.Context, host, id string) (Trajectory, error) {
+	h, err := domain.Host(host)
+	if err != nil {
+		return Trajectory{}, &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	t, err := s.get(ctx, domain.Site(h), id)
+	if err != nil {
+		return Trajectory{}, fmt.Errorf("trajectory: get %s %s: %w", h, id, err)
+	}
+	return t, nil
+}
+
+func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
+	v, err := kv.Get(ctx, s.db, keyspace.Trajectory(site, id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Trajectory{}, ErrNotFound
+	}
+	if err != nil {
+		return Trajectory{}, err
+	}
+	var t Trajectory
+	if err := json.Unmarshal(v, &t); err != nil {
+		return Trajectory{}, fmt.Errorf("decode: %w", err)
+	}
+	if !s.opts.Now().Before(t.ExpiresAt) {
+		return Trajectory{}, ErrNotFound
+	}
+	return t, nil
+}
+
+// Delete removes one trajectory.
+func (s *Store) Delete(ctx context.Context, host, id string) error {
+	h, err := domain.Host(host)
+	if err != nil {
+		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	site := domain.Site(h)
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		if _, err := tx.Get(keyspace.Trajectory(site, id)); err != nil {
+			if errors.Is(err, kv.ErrNotFound) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if err := tx.Delete(keyspace.Trajectory(site, id)); err != nil {
+			return err
+		}
+		if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
+			return err
+		}
+		return tx.Set(keyspace.TrajectoryGen(site), []byte(newGen()), 0)
+	})
+	if err != nil {
+		return fmt.Errorf("trajectory: delete %s %s: %w", h, id, err)
+	}
+	return nil
+}
+
+// List returns the unexpired trajectories of host and related hosts ("" =
+// every site), newest first.
+func (s *Store) List(ctx context.Context, host string) ([]Trajectory, error) {
+	h := ""
+	if host != "" {
+		var err error
+		if h, err = domain.Host(host); err != nil {
+			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		}
+	}
+	now := s.opts.Now()
+	var out []Trajectory
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		decode := func(k, v []byte) error {
+			var t Trajectory
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			if now.Before(t.ExpiresAt) && (h == "" || related(h, t.Domain)) {
+				out = append(out, t)
+			}
+			return nil
+		}
+		if h != "" {
+			return r.Scan(keyspace.Trajectories(domain.Site(h)), kv.ScanOptions{}, decode)
+		}
+		var keys [][]byte
+		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if keyspace.IsTrajectory(k) {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			v, err := r.Get(k)
+			if errors.Is(err, kv.ErrNotFound) {
+				continue // expired between the scan and the read
+			}
+			if err != nil {
+				return err
+			}
+			if err := decode(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: list %s: %w", host, err)
+	}
+	slices.SortStableFunc(out, func(a, b Trajectory) int {
+		if c := b.RecordedAt.Compare(a.RecordedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
