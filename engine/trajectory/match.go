@@ -622,4 +622,3 @@ func replaceInURL(u, from, to string) string {
 	}
 	return u
 }
-
