@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/kv"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
+		return []*cobra.Command{a.factsCommand()}
+	})
+	querySubcommands = append(querySubcommands, (*app).queryFactsCommand)
+}
+
+// knowledge is the open data dir with the clock and the --events sink, for
+// the fact, selector, trajectory and context commands.
+type knowledge struct {
+	db          kv.Store
+	now         func() time.Time
+	emit        event.Func
+	closeEvents func() error
+}
+
+func (a *app) openKnowledge(ctx context.Context) (*knowledge, error) {
+	now, err := a.now()
+	if err != nil {
+		return nil, err
+	}
+	emit, closeEvents, err := a.events()
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openDB(ctx)
+	if err != nil {
+		closeEvents()
+		return nil, err
+	}
+	return &knowledge{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
+}
+
+func (k *knowledge) Close() error { return errors.Join(k.db.Close(), k.closeEvents()) }
+
+func (k *knowledge) facts() *fact.Store {
+	return fact.New(k.db, fact.Options{Now: k.now, Events: k.emit})
+}
+
+func (k *knowledge) selectors() *selector.Store {
+	return selector.New(k.db, selector.Options{Now: k.now, Events: k.emit})
+}
+
+func (k *knowledge) trajectories(weighted bool) *trajectory.Store {
+	return trajectory.New(k.db, trajectory.Options{Now: k.now, Events: k.emit, Weighted: weighted})
+}
+
+// knowledgeErr maps bad input reported by the fact, selector and trajectory
+// memories to exit status 2.
+func knowledgeErr(err error) error {
+	if fact.IsInvalid(err) || selector.IsInvalid(err) || trajectory.IsInvalid(err) {
+		return &usageError{err}
+	}
+	return err
+}
+
+func seen(n int) string {
+	if n == 1 {
+		return "seen once"
+	}
+	return fmt.Sprintf("seen %d times", n)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *app) factsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "facts",
+		Short: "Observe or set app-knowledge facts by hand",
+		Long: `Facts are what the agent knows about a site: timing, selector, pattern and
+quirk facts, each with a confidence. Observing the same (type, key, value)
+again confirms it: c <- c + 0.3*(1-c), from 0.5 for a new fact. A different
+value for the same (type, key) contradicts it: c <- c*0.5; below 0.1 it is
+pruned. Facts at 0.6 or more reach the prompt.`,
+	}
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand())
+	return c
+}
+
+func (a *app) factsObserveCommand() *cobra.Command {
+	var o fact.Observation
+	var typ string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "observe --domain D --type T --key K --value V",
+		Short: "Record one sighting of a fact (confirms it, or contradicts rival values)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Type = fact.Type(typ)
+			k, err := a.openKnowledge(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			out, err := k.facts().Observe(cmd.Context(), o)
+			if err != nil {
+				return knowledgeErr(err)
+			}
+			if asJSON {
+				if out.Contradicted == nil {
+					out.Contradicted = []fact.Fact{}
+				}
+				if out.Pruned == nil {
+					out.Pruned = []fact.Fact{}
+				}
+				return printJSON(a.stdout, out)
+			}
+			f := out.Fact
+			fmt.Fprintf(a.stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+				out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
+			for _, r := range out.Contradicted {
+				fmt.Fprintf(a.stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
+			}
+			for _, r := range out.Pruned {
+				fmt.Fprintf(a.stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Domain, "domain", "", "host (or URL) the fact was seen on (required)")
+	f.StringVar(&typ, "type", "", "timing, selector, pattern or quirk (required)")
+	f.StringVar(&o.Key, "key", "", "what the fact is about, e.g. search-box (required)")
+	f.StringVar(&o.Value, "value", "", "the fact, e.g. \"[data-testid='search']\" (required)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	for _, n := range []string{"domain", "type", "key", "value"} {
+		c.MarkFlagRequired(n)
+	}
+	return c
+}
+
+func (a *app) factsSetCommand() *cobra.Command {
+	var f fact.Fact
+	var typ string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "set --domain D --type T --key K --value V --confidence C",
+		Short: "Store a fact with a given confidence (for fixing memory by hand)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.Type = fact.Type(typ)
+			k, err := a.openKnowledge(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			got, kept, err := k.facts().Put(cmd.Context(), f)
+			if err != nil {
+				return knowledgeErr(err)
+			}
+			if asJSON {
+				return printJSON(a.stdout, map[string]any{"fact": got, "kept": kept})
+			}
+			if !kept {
+				fmt.Fprintf(a.stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+				got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.Domain, "domain", "", "host (or URL) the fact is about (required)")
+	fl.StringVar(&typ, "type", "", "timing, selector, pattern or quirk (required)")
+	fl.StringVar(&f.Key, "key", "", "what the fact is about (required)")
+	fl.StringVar(&f.Value, "value", "", "the fact (required)")
+	fl.Float64Var(&f.Confidence, "confidence", 0, "confidence in [0, 1] (required)")
+	fl.IntVar(&f.Sources, "sources", 1, "how many observations back it")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	for _, n := range []string{"domain", "type", "key", "value", "confidence"} {
+		c.MarkFlagRequired(n)
+	}
+	return c
+}
+
+func (a *app) queryFactsCommand() *cobra.Command {
+	var host string
+	var confident, asJSON bool
+	c := &cobra.Command{
+		Use:   "facts [--domain D] [--confident]",
+		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if confident && host == "" {
+				return usagef("--confident needs --domain: which facts reach the prompt depends on the host")
+			}
+			k, err := a.openKnowledge(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			s := k.facts()
+			var fs []fact.Fact
+			if confident {
+				fs, err = s.Confident(cmd.Context(), host)
+			} else {
+				fs, err = s.List(cmd.Context(), host)
+			}
+			if err != nil {
+				return knowledgeErr(err)
+			}
+			if asJSON {
+				if fs == nil {
+					fs = []fact.Fact{}
+				}
+				return printJSON(a.stdout, fs)
+			}
+			t := newTable(a.stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "PROMPT")
+			for _, f := range fs {
+				prompt := "no"
+				if f.Confidence >= s.MinConfidence() {
+					prompt = "yes"
+				}
+				t.row(f.Domain, f.Type, truncate(f.Key, 30), truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
+					f.Sources, f.LastSeen.Format(time.DateOnly), prompt)
+			}
+			return t.flush()
+		},
+	}
+	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
