@@ -243,6 +243,7 @@ func scanSite(r kv.Reader, site string, limit int, fn func(Session)) error {
 type Filter struct {
 	Domain    string // sessions on this host's site
 	SessionID string // sessions with this id
+	Success   *bool  // only sessions that succeeded (true) or failed (false)
 	Limit     int    // at most this many
 }
 
@@ -262,7 +263,7 @@ func (st *Store) List(ctx context.Context, f Filter) ([]Session, error) {
 		out = out[:0]
 		visit := func(site string) error {
 			return scanSite(r, site, 0, func(s Session) {
-				if f.SessionID == "" || s.ID == f.SessionID {
+				if (f.SessionID == "" || s.ID == f.SessionID) && (f.Success == nil || s.Success == *f.Success) {
 					out = append(out, s)
 				}
 			})

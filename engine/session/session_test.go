@@ -135,6 +135,10 @@ func TestListFiltersAcrossSites(t *testing.T) {
 	if g := goals(p1); g != "b1,a1" {
 		t.Fatalf("p1 = %s", g)
 	}
+	yes := true
+	if ok, _ := st.List(ctx, Filter{Success: &yes}); len(ok) != 0 {
+		t.Fatalf("no session succeeded, got %s", goals(ok))
+	}
 	a, _ := st.List(ctx, Filter{Domain: "www.a.com", Limit: 1})
 	if g := goals(a); g != "a2" {
 		t.Fatalf("a.com limit 1 = %s", g)

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/kv"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
+		return []*cobra.Command{a.runsCommand()}
+	})
+	querySubcommands = append(querySubcommands, (*app).queryRunsCommand)
+}
+
+// runDB is an open data dir with the clock and the --events sink, for the
+// session, run and plan commands.
+type runDB struct {
+	db          kv.Store
+	now         func() time.Time
+	emit        event.Func
+	closeEvents func() error
+}
+
+func (a *app) openRunDB(ctx context.Context) (*runDB, error) {
+	now, err := a.now()
+	if err != nil {
+		return nil, err
+	}
+	emit, closeEvents, err := a.events()
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openDB(ctx)
+	if err != nil {
+		closeEvents()
+		return nil, err
+	}
+	return &runDB{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
+}
+
+func (d *runDB) Close() error { return errors.Join(d.db.Close(), d.closeEvents()) }
+
+func (d *runDB) runs() *run.Store { return run.New(d.db, run.Options{Now: d.now, Events: d.emit}) }
+func (d *runDB) sessions() *session.Store {
+	return session.New(d.db, session.Options{Now: d.now, Events: d.emit})
+}
+func (d *runDB) plans() *plan.Store { return plan.New(d.db, plan.Options{Now: d.now, Events: d.emit}) }
+
+// memErr maps a bad-input error of the session, run and plan memories to
+// exit status 2.
+func memErr(err error) error {
+	if run.IsInvalid(err) || session.IsInvalid(err) || plan.IsInvalid(err) {
+		return &usageError{err}
+	}
+	return err
+}
+
+// runFilterFlags are the list filters of `engine runs` and `engine query runs`.
+type runFilterFlags struct {
+	domain, status, session string
+	limit                   int
+	asJSON                  bool
+}
+
+func (f *runFilterFlags) add(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&f.domain, "domain", "", "runs on this domain and its subdomains")
+	fl.StringVar(&f.status, "status", "", "running, completed or failed")
+	fl.StringVar(&f.session, "session", "", "runs of this session id")
+	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first)")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
+}
+
+func (a *app) listRuns(ctx context.Context, f runFilterFlags) error {
+	if f.limit < 0 {
+		return usagef("--limit %d is negative", f.limit)
+	}
+	filter := run.Filter{Domain: f.domain, SessionID: f.session, Limit: f.limit}
+	if f.status != "" {
+		st, err := run.ParseStatus(f.status)
+		if err != nil {
+			return &usageError{err}
+		}
+		filter.Status = st
+	}
+	d, err := a.openRunDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ms, err := d.runs().List(ctx, filter)
+	if err != nil {
+		return memErr(err)
+	}
+	if f.asJSON {
+		if ms == nil {
+			ms = []run.Manifest{}
+		}
+		return printJSON(a.stdout, ms)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(a.stdout, "no runs")
+		return nil
+	}
+	t := newTable(a.stdout, "RUN", "STATUS", "STARTED", "DOMAIN", "SESSION", "TURNS", "GOAL")
+	for _, m := range ms {
+		t.row(m.RunID, m.Status, m.StartedAt.Format(time.RFC3339), m.Domain, dash(m.SessionID), m.TurnCount, truncate(m.Goal, 50))
+	}
+	return t.flush()
+}
+
+func (a *app) queryRunsCommand() *cobra.Command {
+	var f runFilterFlags
+	c := &cobra.Command{
+		Use:   "runs [--domain D] [--status S] [--session ID] [--limit N] [--json]",
+		Short: "List registered runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.listRuns(cmd.Context(), f) },
+	}
+	f.add(c)
+	return c
+}
+
+func (a *app) runsCommand() *cobra.Command {
+	var f runFilterFlags
+	c := &cobra.Command{
+		Use:   "runs [--domain D] [--status S] [--session ID] [--limit N] [--json]",
+		Short: "List runs (newest first); show, create, update, complete, resume and fork them",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.listRuns(cmd.Context(), f) },
+	}
+	f.add(c)
+	c.AddCommand(a.runsShowCommand(), a.runsCreateCommand(), a.runsUpdateCommand(), a.runsCompleteCommand(),
+		a.runsScenarioCommand("resume"), a.runsScenarioCommand("fork"))
+	return c
+}
+
+func (a *app) printRun(asJSON bool, m *run.Manifest) error {
+	if asJSON {
+		return printJSON(a.stdout, m)
+	}
+	t := newTable(a.stdout, "FIELD", "VALUE")
+	t.row("run_id", m.RunID)
+	t.row("status", m.Status)
+	t.row("goal", m.Goal)
+	t.row("domain", m.Domain)
+	t.row("session_id", dash(m.SessionID))
+	t.row("parent_run_id", dash(m.ParentRunID))
+	t.row("start_url", dash(m.StartURL))
+	t.row("current_url", dash(m.CurrentURL))
+	t.row("final_url", dash(m.FinalURL))
+	t.row("started_at", m.StartedAt.Format(time.RFC3339))
+	t.row("updated_at", m.UpdatedAt.Format(time.RFC3339))
+	completed := "-"
+	if !m.CompletedAt.IsZero() {
+		completed = m.CompletedAt.Format(time.RFC3339)
+	}
+	t.row("completed_at", completed)
+	success := "-"
+	if m.Success != nil {
+		success = fmt.Sprint(*m.Success)
+	}
+	t.row("success", success)
+	t.row("turn_count", m.TurnCount)
+	t.row("summary", dash(m.Summary))
+	t.row("result", dash(m.Result))
+	t.row("reason", dash(m.Reason))
+	t.row("artifact_paths", dash(strings.Join(m.ArtifactPaths, ", ")))
+	return t.flush()
+}
+
+func (a *app) runsShowCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show RUN_ID",
+		Short: "Show one run's manifest",
+		Args:  exactArgs(1, "RUN_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := a.openRunDB(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			m, err := d.runs().Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.printRun(asJSON, m)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) runsCreateCommand() *cobra.Command {
+	var (
+		in     run.Start
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "create --goal TEXT (--url URL | --domain D) [--id ID] [--session ID] [--parent RUN_ID]",
+		Short: "Register a run as running; prints its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := a.openRunDB(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			m, err := d.runs().Start(cmd.Context(), in)
+			if err != nil {
+				return memErr(err)
+			}
+			if asJSON {
+				return printJSON(a.stdout, m)
+			}
+			fmt.Fprintln(a.stdout, m.RunID)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&in.Goal, "goal", "", "what the run is asked to do (required)")
+	f.StringVar(&in.StartURL, "url", "", "the URL the run starts at")
+	f.StringVar(&in.Domain, "domain", "", "the domain the run is on (default: the start URL's host)")
+	f.StringVar(&in.RunID, "id", "", "the run id (default: run_<unix ms>_<random>)")
+	f.StringVar(&in.SessionID, "session", "", "a session id grouping related runs")
+	f.StringVar(&in.ParentRunID, "parent", "", "the run this one resumes or forks")
+	f.BoolVar(&asJSON, "json", false, "print the manifest as JSON")
+	c.MarkFlagRequired("goal")
+	return c
+}
+
+func (a *app) runsUpdateCommand() *cobra.Command {
+	var (
+		p      run.Progress
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "update RUN_ID [--url URL] [--turns N] [--artifact PATH]... [--summary TEXT]",
+		Short: "Record a running run's progress",
+		Args:  exactArgs(1, "RUN_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := a.openRunDB(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			m, err := d.runs().Update(cmd.Context(), args[0], p)
+			if err != nil {
+				return memErr(err)
+			}
+			return a.printRun(asJSON, m)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&p.CurrentURL, "url", "", "the URL the run is at now")
+	f.IntVar(&p.TurnCount, "turns", 0, "turns taken so far")
+	f.StringArrayVar(&p.ArtifactPaths, "artifact", nil, "an artifact path to add (repeatable)")
+	f.StringVar(&p.Summary, "summary", "", "a summary so far")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) runsCompleteCommand() *cobra.Command {
+	var (
+		c                 run.Completion
+		success, failed   bool
+		noSession, asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "complete RUN_ID (--success | --failed) [--final-url URL] [--summary TEXT] [--result TEXT] [--reason TEXT] [--turns N]",
+		Short: "Finish a running run and add it to its site's session history",
+		Long: `Finish a running run: completed with --success, failed with --failed.
+The run is also recorded in its site's session history (what the next run
+on the site sees), unless --no-session is given.`,
+		Args: exactArgs(1, "RUN_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if success == failed {
+				return usagef("give exactly one of --success and --failed")
+			}
+			c.Success = success
+			d, err := a.openRunDB(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			m, err := d.runs().Complete(cmd.Context(), args[0], c)
+			if err != nil {
+				return memErr(err)
+			}
+			if !noSession {
+				if _, err := d.sessions().Record(cmd.Context(), m.Session()); err != nil {
+					return fmt.Errorf("run %s completed, but recording its session failed: %w", m.RunID, err)
+				}
+			}
+			return a.printRun(asJSON, m)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&success, "success", false, "the run reached its goal")
+	f.BoolVar(&failed, "failed", false, "the run did not reach its goal")
+	f.StringVar(&c.FinalURL, "final-url", "", "where the browser ended up (default: the last current URL)")
+	f.StringVar(&c.Summary, "summary", "", "what the run accomplished, in the agent's words")
+	f.StringVar(&c.Result, "result", "", "the run's result")
+	f.StringVar(&c.Reason, "reason", "", "why it ended (e.g. why it failed)")
+	f.IntVar(&c.TurnCount, "turns", 0, "turns taken")
+	f.StringArrayVar(&c.ArtifactPaths, "artifact", nil, "an artifact path to add (repeatable)")
+	f.BoolVar(&noSession, "no-session", false, "do not add the run to the session history")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (a *app) runsScenarioCommand(kind string) *cobra.Command {
+	var (
+		goal   string
+		asJSON bool
+	)
+	short := "Print the scenario that continues a run at its final URL, in the same session"
+	if kind == "fork" {
+		short = "Print the scenario that branches off a run at its final URL, in a new session"
+	}
+	c := &cobra.Command{
+		Use:   kind + " RUN_ID [--goal TEXT]",
+		Short: short,
+		Args:  exactArgs(1, "RUN_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := a.openRunDB(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			var sc *run.Scenario
+			if kind == "fork" {
+				sc, err = d.runs().Fork(cmd.Context(), args[0], goal)
+			} else {
+				sc, err = d.runs().Resume(cmd.Context(), args[0], goal)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(a.stdout, sc)
+			}
+			t := newTable(a.stdout, "FIELD", "VALUE")
+			t.row("goal", sc.Goal)
+			t.row("start_url", sc.StartURL)
+			t.row("session_id", dash(sc.SessionID))
+			t.row("parent_run_id", sc.ParentRunID)
+			return t.flush()
+		},
+	}
+	c.Flags().StringVar(&goal, "goal", "", "the new run's goal (default: the run's goal)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
