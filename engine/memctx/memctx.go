@@ -455,7 +455,9 @@ func quote(s string) string {
 
 func factSection(fs []fact.Fact) candidate {
 	c := candidate{name: Knowledge, heading: KnowledgeHeading,
-		more: func(n int) string { return fmt.Sprintf("(%s not shown)", plural(n, "less confident fact", "less confident facts")) }}
+		more: func(n int) string {
+			return fmt.Sprintf("(%s not shown)", plural(n, "less confident fact", "less confident facts"))
+		}}
 	for _, f := range fs {
 		c.items = append(c.items, fmt.Sprintf("- [%s] %s: %s (confidence %.2f)", f.Type, f.Key, oneLine(f.Value), f.Confidence))
 	}
