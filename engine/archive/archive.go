@@ -1,0 +1,358 @@
+// Package archive moves whole memory in and out of a data dir: export to
+// one versioned JSON document, import from that document, from a two-tier
+// memory.json or from a browser-agent-driver .agent-memory directory, and
+// forget one site's memory of every kind.
+//
+// Import is all or nothing for bad input: every file is parsed and every
+// record validated before the first write, and a problem is reported with
+// the file (and the line or record) it is in.
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Format and Version identify an export document.
+const (
+	Format  = "engine-export"
+	Version = 1
+)
+
+// Document is the export format: every store's records, each kind in its
+// own store's JSON form.
+type Document struct {
+	Format       string                  `json:"format"`
+	Version      int                     `json:"version"`
+	ExportedAt   time.Time               `json:"exported_at"`
+	Lessons      []lesson.Lesson         `json:"lessons"`
+	Facts        []fact.Fact             `json:"facts"`
+	Selectors    []selector.Selector     `json:"selectors"`
+	Trajectories []trajectory.Trajectory `json:"trajectories"`
+	Sessions     []session.Session       `json:"sessions"`
+	Runs         []run.Manifest          `json:"runs"`
+	Plans        []plan.History          `json:"plans"`
+}
+
+// Options configure a Memory.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives the stores' memory events; nil drops them.
+	Events event.Func
+}
+
+// Memory is every store over one kv.Store.
+type Memory struct {
+	db           kv.Store
+	now          func() time.Time
+	Lessons      *lesson.Store
+	Facts        *fact.Store
+	Selectors    *selector.Store
+	Trajectories *trajectory.Store
+	Sessions     *session.Store
+	Runs         *run.Store
+	Plans        *plan.Store
+}
+
+// New opens every store over db.
+func New(db kv.Store, opts Options) *Memory {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	now, ev := opts.Now, opts.Events
+	return &Memory{
+		db: db, now: now,
+		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
+		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
+		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
+		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev}),
+		Sessions:     session.New(db, session.Options{Now: now, Events: ev}),
+		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
+		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
+	}
+}
+
+// kind is one store as export and import see it. Adding a store to the
+// archive is one entry here and one field in Document.
+type kind struct {
+	name string
+	// count reports how many records of the kind d holds.
+	count func(d *Document) int
+	// export fills the kind's field of d from the store.
+	export func(ctx context.Context, m *Memory, d *Document) error
+	// prepare validates the kind's records in d without writing and
+	// returns the write to do once every kind is valid.
+	prepare func(m *Memory, d *Document) (func(ctx context.Context) error, error)
+}
+
+var kinds = []kind{
+	{
+		name:  "lessons",
+		count: func(d *Document) int { return len(d.Lessons) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Lessons, err = m.Lessons.List(ctx, lesson.Filter{})
+			for i := range d.Lessons {
+				if d.Lessons[i].TriggeredDomains == nil {
+					d.Lessons[i].TriggeredDomains = []string{} // as an import stores it
+				}
+			}
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			ls, err := m.Lessons.Prepare(d.Lessons)
+			return func(ctx context.Context) error { return m.Lessons.Import(ctx, ls) }, err
+		},
+	},
+	{
+		name:  "facts",
+		count: func(d *Document) int { return len(d.Facts) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Facts, err = m.Facts.List(ctx, "")
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			for i, f := range d.Facts {
+				if err := checkFact(f); err != nil {
+					return nil, fmt.Errorf("facts[%d]: %w", i, err)
+				}
+			}
+			return func(ctx context.Context) error {
+				for _, f := range d.Facts {
+					if _, _, err := m.Facts.Put(ctx, f); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, nil
+		},
+	},
+	{
+		name:  "selectors",
+		count: func(d *Document) int { return len(d.Selectors) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Selectors, err = m.Selectors.List(ctx, "")
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			for i, s := range d.Selectors {
+				if err := checkSelector(s); err != nil {
+					return nil, fmt.Errorf("selectors[%d]: %w", i, err)
+				}
+			}
+			return func(ctx context.Context) error {
+				for _, s := range d.Selectors {
+					if err := replaySelector(ctx, m.db, s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, nil
+		},
+	},
+	{
+		name:  "trajectories",
+		count: func(d *Document) int { return len(d.Trajectories) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Trajectories, err = m.Trajectories.List(ctx, "")
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			for i, t := range d.Trajectories {
+				if err := checkTrajectory(t); err != nil {
+					return nil, fmt.Errorf("trajectories[%d]: %w", i, err)
+				}
+			}
+			return func(ctx context.Context) error {
+				for _, t := range d.Trajectories {
+					if _, err := m.Trajectories.Record(ctx, t); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, nil
+		},
+	},
+	{
+		name:  "sessions",
+		count: func(d *Document) int { return len(d.Sessions) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Sessions, err = m.Sessions.List(ctx, session.Filter{})
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			ss, err := m.Sessions.Prepare(d.Sessions)
+			return func(ctx context.Context) error { return m.Sessions.Import(ctx, ss) }, err
+		},
+	},
+	{
+		name:  "runs",
+		count: func(d *Document) int { return len(d.Runs) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Runs, err = m.Runs.All(ctx)
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			rs, err := m.Runs.Prepare(d.Runs)
+			return func(ctx context.Context) error { return m.Runs.Import(ctx, rs) }, err
+		},
+	},
+	{
+		name:  "plans",
+		count: func(d *Document) int { return len(d.Plans) },
+		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+			d.Plans, err = m.Plans.All(ctx)
+			return err
+		},
+		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+			ps, err := m.Plans.Prepare(d.Plans)
+			return func(ctx context.Context) error { return m.Plans.Import(ctx, ps) }, err
+		},
+	},
+}
+
+// Export returns every store's records as one document.
+func (m *Memory) Export(ctx context.Context) (*Document, error) {
+	d := &Document{Format: Format, Version: Version, ExportedAt: m.now().UTC()}
+	for _, k := range kinds {
+		if err := k.export(ctx, m, d); err != nil {
+			return nil, fmt.Errorf("export %s: %w", k.name, err)
+		}
+	}
+	d.fillEmpty()
+	return d, nil
+}
+
+// fillEmpty makes every absent kind an empty list, so the JSON shows it.
+func (d *Document) fillEmpty() {
+	if d.Lessons == nil {
+		d.Lessons = []lesson.Lesson{}
+	}
+	if d.Facts == nil {
+		d.Facts = []fact.Fact{}
+	}
+	if d.Selectors == nil {
+		d.Selectors = []selector.Selector{}
+	}
+	if d.Trajectories == nil {
+		d.Trajectories = []trajectory.Trajectory{}
+	}
+	if d.Sessions == nil {
+		d.Sessions = []session.Session{}
+	}
+	if d.Runs == nil {
+		d.Runs = []run.Manifest{}
+	}
+	if d.Plans == nil {
+		d.Plans = []plan.History{}
+	}
+}
+
+// Counts says how many records of each kind a document holds, in the
+// archive's kind order.
+type Counts []KindCount
+
+// KindCount is one kind's count.
+type KindCount struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
+// String renders "3 lessons, 2 facts, ..." (kinds with none left out).
+func (c Counts) String() string {
+	var parts []string
+	for _, k := range c {
+		if k.Count > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Kind))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Count returns how many records of each kind d holds.
+func (d *Document) Count() Counts {
+	out := make(Counts, len(kinds))
+	for i, k := range kinds {
+		out[i] = KindCount{k.name, k.count(d)}
+	}
+	return out
+}
+
+// InvalidError is bad input to import: a file that does not parse or a
+// record that does not validate. Nothing was written.
+type InvalidError struct {
+	File string // the file it is in ("" when not from a file)
+	Err  error
+}
+
+func (e *InvalidError) Error() string {
+	if e.File == "" {
+		return e.Err.Error()
+	}
+	return e.File + ": " + e.Err.Error()
+}
+
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie)
+}
+
+// Result is what an import wrote and what it left out.
+type Result struct {
+	Imported Counts   `json:"imported"`
+	Skipped  []string `json:"skipped,omitempty"` // records left out, and why
+}
+
+// Import validates every record of d and then writes them all, merging
+// into the memory there is: records with the same identity are replaced.
+// Invalid input writes nothing and returns an *InvalidError naming source,
+// the file d was read from. Trajectories that have already expired are
+// left out (the trajectory store keeps none past its lifetime) and listed
+// in the result.
+func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Result, error) {
+	res := &Result{}
+	in := *d
+	in.Trajectories = nil
+	now := m.now()
+	for _, t := range d.Trajectories {
+		if expired(t.RecordedAt, now) {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("trajectory %q on %s: recorded %s, expired", t.Goal, t.Domain, t.RecordedAt.Format(time.DateOnly)))
+			continue
+		}
+		in.Trajectories = append(in.Trajectories, t)
+	}
+	commits := make([]func(context.Context) error, len(kinds))
+	for i, k := range kinds {
+		commit, err := k.prepare(m, &in)
+		if err != nil {
+			return nil, &InvalidError{File: source, Err: err}
+		}
+		commits[i] = commit
+	}
+	for i, commit := range commits {
+		if err := commit(ctx); err != nil {
+			return nil, fmt.Errorf("import %s: %w", kinds[i].name, err)
+		}
+	}
+	res.Imported = in.Count()
+	return res, nil
+}

@@ -1,0 +1,106 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/engine-dev/engine/engine/lesson"
+)
+
+// Read parses what path holds, without writing anything: an export
+// document, a two-tier memory.json ({"version": 1, "lessons": [...]}), or
+// a browser-agent-driver .agent-memory directory (or a directory holding
+// one). Notes list what was read but left out, and why. Every problem is
+// an *InvalidError naming the file.
+func (m *Memory) Read(path string) (*Document, []string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, &InvalidError{File: path, Err: unwrapPath(err)}
+	}
+	if fi.IsDir() {
+		return m.readAgentMemory(path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, &InvalidError{File: path, Err: unwrapPath(err)}
+	}
+	d, err := ParseFile(b, path)
+	return d, nil, err
+}
+
+// unwrapPath drops the path from an *os.PathError (the caller names the
+// file).
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, os.ErrNotExist) {
+			return errors.New("no such file or directory")
+		}
+		return pe.Err
+	}
+	return err
+}
+
+// ParseFile parses an export document or a memory.json held in b; name is
+// the file it came from, for errors.
+func ParseFile(b []byte, name string) (*Document, error) {
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, &InvalidError{File: name, Err: jsonProblem(b, err)}
+	}
+	if raw, ok := head["format"]; ok {
+		var format string
+		if err := json.Unmarshal(raw, &format); err != nil || format != Format {
+			return nil, &InvalidError{File: name, Err: fmt.Errorf("format %s is not %q", raw, Format)}
+		}
+		var d Document
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil {
+			return nil, &InvalidError{File: name, Err: jsonProblem(b, err)}
+		}
+		if d.Version != Version {
+			return nil, &InvalidError{File: name, Err: fmt.Errorf("export version %d: this engine reads version %d", d.Version, Version)}
+		}
+		d.fillEmpty()
+		return &d, nil
+	}
+	if _, ok := head["lessons"]; ok {
+		ls, err := lesson.ReadFile(bytes.NewReader(b), name)
+		if err != nil {
+			return nil, &InvalidError{Err: err} // lesson.ReadFile names the file
+		}
+		d := &Document{Format: Format, Version: Version, Lessons: ls}
+		d.fillEmpty()
+		return d, nil
+	}
+	return nil, &InvalidError{File: name, Err: errors.New(`neither an engine export ("format": "engine-export") nor a memory.json ("lessons")`)}
+}
+
+// jsonProblem describes a JSON decoding error with the line it is on.
+func jsonProblem(b []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", bytes.Count(b, []byte("\n"))+1)
+	}
+	if off < 0 {
+		return err
+	}
+	line := bytes.Count(b[:min(int(off), len(b))], []byte("\n")) + 1
+	if se != nil && strings.Contains(se.Error(), "unexpected end of JSON input") {
+		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", line)
+	}
+	return fmt.Errorf("line %d: %v", line, err)
+}
