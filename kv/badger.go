@@ -12,6 +12,7 @@ import (
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Options configure Open.
@@ -51,7 +52,10 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
-		WithBlockCacheSize(32 << 20).
+		// Uncompressed tables are read straight from the mmap: no
+		// decompression and no block cache on the read path.
+		WithCompression(options.None).
+		WithBlockCacheSize(0).
 		WithNumCompactors(2)
 	db, err := badger.Open(bopts)
 	if err != nil {
@@ -205,10 +209,9 @@ func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []b
 		iopts.Prefix = prefix
 	}
 	iopts.Reverse = opts.Reverse
-	iopts.PrefetchValues = !opts.KeysOnly
-	if opts.Limit > 0 && opts.Limit < iopts.PrefetchSize {
-		iopts.PrefetchSize = opts.Limit
-	}
+	// Values here are small and live inline in the LSM tree: prefetching
+	// them in goroutines costs more than it saves.
+	iopts.PrefetchValues = false
 	it := t.txn.NewIterator(iopts)
 	defer it.Close()
 

@@ -22,10 +22,14 @@
 //	site/<site>/                             ── one site's memory; <site> is "-" for
 //	                                            memory bound to no site (global lessons)
 //	site/<site>/lesson/<id>                  → lesson (JSON)
-//	site/<site>/lesson-cmd/<cmd>/<id>        → "" lessons by failed_command ("" = none)
+//	site/<site>/lesson-cmd/<cmd>/<use>/<id>  → match entry: lessons by failed_command
+//	                                            ("" = none), most used first
+//	site/<site>/lesson-host/<host>/<use>/<id> → rank entry: lessons by the host they are
+//	                                            bound to, most used first
 //	site/<site>/tier1/<rank>/<id>            → "" Tier 1 order (global site only):
-//	                                            rank = 16 hex digits of ^use_count,
-//	                                            then "0" for seeds, "1" for learned
+//	                                            rank = <use>, then "0" for seeds, "1" for
+//	                                            learned
+//	  <use> is 16 hex digits of ^use_count, so the most used sort first
 //	site/<site>/fact/<host>/<type>/<key>/<vhash>
 //	                                         → fact candidate (JSON)   (see fact.go)
 //	site/<site>/selector/<host>/<path>/<role>/<name>/<shash>

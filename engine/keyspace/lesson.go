@@ -16,14 +16,29 @@ func Lesson(site, id string) []byte {
 // Lessons is the range of one site's lesson records.
 func Lessons(site string) []byte { return []byte("site/" + esc(site) + "/lesson/") }
 
-// LessonByCommand indexes a lesson under its failed_command ("" for none).
-func LessonByCommand(site, cmd, id string) []byte {
-	return []byte("site/" + esc(site) + "/lesson-cmd/" + esc(cmd) + "/" + esc(id))
+// use renders a use count so that keys sort most used first.
+func use(n int) string { return fmt.Sprintf("%016x", ^uint64(n)) }
+
+// LessonByCommand indexes a lesson under its failed_command ("" for none),
+// most used first.
+func LessonByCommand(site, cmd string, useCount int, id string) []byte {
+	return []byte("site/" + esc(site) + "/lesson-cmd/" + esc(cmd) + "/" + use(useCount) + "/" + esc(id))
 }
 
 // LessonsByCommand is the range of one site's lessons for one command.
 func LessonsByCommand(site, cmd string) []byte {
 	return []byte("site/" + esc(site) + "/lesson-cmd/" + esc(cmd) + "/")
+}
+
+// LessonByHost indexes a site-bound lesson under the host it is bound to,
+// most used first.
+func LessonByHost(site, host string, useCount int, id string) []byte {
+	return []byte("site/" + esc(site) + "/lesson-host/" + esc(host) + "/" + use(useCount) + "/" + esc(id))
+}
+
+// LessonsByHost is the range of the lessons bound to exactly host.
+func LessonsByHost(site, host string) []byte {
+	return []byte("site/" + esc(site) + "/lesson-host/" + esc(host) + "/")
 }
 
 // Tier1 orders a Tier 1 lesson: most used first, seeds before learned at
@@ -33,7 +48,7 @@ func Tier1(useCount int, seed bool, id string) []byte {
 	if seed {
 		src = "0"
 	}
-	return []byte(fmt.Sprintf("site/%s/tier1/%016x%s/%s", Global, ^uint64(useCount), src, esc(id)))
+	return []byte("site/" + Global + "/tier1/" + use(useCount) + src + "/" + esc(id))
 }
 
 // Tier1Prefix is the range of the Tier 1 order.

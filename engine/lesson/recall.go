@@ -51,24 +51,11 @@ func Verb(command string) string {
 	return f[0]
 }
 
-// scored is a recall candidate with its match score.
-type scored struct {
-	l     *Lesson
+// candidate is an error-recall candidate, scored from its index entry.
+type candidate struct {
+	m     matchEntry
+	site  string
 	score int
-}
-
-// rank orders candidates best first: higher score, then more uses, more
-// helps, more recently used, and id for a stable order.
-func rank(c []scored) {
-	slices.SortFunc(c, func(a, b scored) int {
-		return cmp.Or(
-			cmp.Compare(b.score, a.score),
-			cmp.Compare(b.l.UseCount, a.l.UseCount),
-			cmp.Compare(b.l.Helped, a.l.Helped),
-			cmp.Compare(b.l.LastUsed, a.l.LastUsed),
-			cmp.Compare(a.l.ID, b.l.ID),
-		)
-	})
 }
 
 // RecallError is Trigger A: the lessons that may help after command failed
@@ -76,11 +63,12 @@ func rank(c []scored) {
 // Options.MaxRecall. A lesson matches when its failed_command is the
 // command's verb or its error_pattern occurs in errText (both compared
 // case-insensitively). Scores: error_pattern found 4, failed_command equal
-// 2, bound to this site 1. Lessons bound to another site never match.
+// 2, bound to this site 1; ties go to the more used, more helpful, more
+// recently used lesson. Lessons bound to another site never match.
 //
-// Only lessons indexed under the verb, or under no command, of the global
-// range and the host's site range are read. A recall is not a use: it
-// changes nothing.
+// Only the index entries filed under the verb, or under no command, in the
+// global range and the host's site range are read, and only the returned
+// lessons are decoded. A recall is not a use: it changes nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
 	errLower := strings.ToLower(errText)
@@ -92,103 +80,135 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		host = h
 	}
 	sites := []string{keyspace.Global}
-	if host != "" {
+	if host != "" && domain.Site(host) != keyspace.Global {
 		sites = append(sites, domain.Site(host))
 	}
-	var cands []scored
+	cmds := []string{verb, ""}
+	if verb == "" {
+		cmds = cmds[1:]
+	}
+	var out []Lesson
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		cands = cands[:0]
+		var cands []candidate
 		for _, site := range sites {
-			for _, cmd := range []string{verb, ""} {
-				err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-					l, err := loadAt(r, site, keyspace.LastPart(k))
-					if err != nil {
-						return err
+			for _, cmd := range cmds {
+				err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
+					id := keyspace.LastPart(k)
+					use, ok := useFromKey(k)
+					m, ok2 := decodeMatch(id, use, v)
+					if !ok || !ok2 {
+						return fmt.Errorf("lesson %s: damaged index entry %q", id, k)
 					}
-					if sc := errorScore(l, verb, errLower, host); sc > 0 {
-						cands = append(cands, scored{l, sc})
+					if sc := errorScore(&m, cmd != "", errLower, host); sc > 0 {
+						cands = append(cands, candidate{m, site, sc})
 					}
 					return nil
 				})
 				if err != nil {
 					return err
 				}
-				if verb == "" {
-					break
-				}
 			}
+		}
+		slices.SortFunc(cands, func(a, b candidate) int {
+			return cmp.Or(
+				cmp.Compare(b.score, a.score),
+				cmp.Compare(b.m.useCount, a.m.useCount),
+				cmp.Compare(b.m.helped, a.m.helped),
+				cmp.Compare(b.m.lastUsed, a.m.lastUsed),
+				cmp.Compare(a.m.id, b.m.id),
+			)
+		})
+		out = make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
+		for _, c := range cands[:min(len(cands), s.opts.MaxRecall)] {
+			l, err := loadAt(r, c.site, c.m.id)
+			if err != nil {
+				return err
+			}
+			out = append(out, *l)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on error: %w", err)
 	}
-	out := s.top(cands)
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
 	return out, nil
 }
 
-func errorScore(l *Lesson, verb, errLower, host string) int {
-	if l.Domain != "" && (host == "" || !domain.Within(host, l.Domain)) {
+// errorScore scores one candidate; 0 means it does not match. cmdMatch is
+// set for entries filed under the failing verb.
+func errorScore(m *matchEntry, cmdMatch bool, errLower, host string) int {
+	if m.domain != "" && (host == "" || !domain.Within(host, m.domain)) {
 		return 0
 	}
 	score := 0
-	if l.ErrorPattern != "" && strings.Contains(errLower, strings.ToLower(l.ErrorPattern)) {
+	if m.pattern != "" && strings.Contains(errLower, m.pattern) {
 		score += 4
 	}
-	if l.FailedCommand != "" {
-		if l.FailedCommand != verb {
-			return 0
-		}
+	if cmdMatch {
 		score += 2
 	}
 	if score == 0 {
 		return 0
 	}
-	if l.Domain != "" {
+	if m.domain != "" {
 		score++
 	}
 	return score
 }
 
 // RecallDomain is Trigger B: the lessons bound to host or to a domain it is
-// within (www.amazon.com gets amazon.com's), the most specific first, at
-// most Options.MaxRecall. Only the host's site range is read.
+// within (www.amazon.com gets amazon.com's), the most specific domain
+// first, then the most used, at most Options.MaxRecall. It reads only the
+// index entries of those domains and decodes only the returned lessons.
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
 		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
 	}
-	var cands []scored
+	site := domain.Site(h)
+	var out []Lesson
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		cands = cands[:0]
-		return r.Scan(keyspace.Lessons(domain.Site(h)), kv.ScanOptions{}, func(k, v []byte) error {
-			l, err := decode(v, keyspace.LastPart(k))
+		out = out[:0]
+		for _, d := range domainsOf(h, site) {
+			left := s.opts.MaxRecall - len(out)
+			if left == 0 {
+				break
+			}
+			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true, Limit: left}, func(k, _ []byte) error {
+				l, err := loadAt(r, site, keyspace.LastPart(k))
+				if err != nil {
+					return err
+				}
+				out = append(out, *l)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			if domain.Within(h, l.Domain) {
-				// A lesson for the exact host beats one for a parent domain.
-				cands = append(cands, scored{l, len(l.Domain)})
-			}
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on domain %s: %w", h, err)
 	}
-	out := s.top(cands)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
 	return out, nil
 }
 
-func (s *Store) top(c []scored) []Lesson {
-	rank(c)
-	out := make([]Lesson, 0, min(len(c), s.opts.MaxRecall))
-	for _, sc := range c[:min(len(c), s.opts.MaxRecall)] {
-		out = append(out, *sc.l)
+// domainsOf lists host and each parent domain down to its site, most
+// specific first: a.b.amazon.com → a.b.amazon.com, b.amazon.com, amazon.com.
+func domainsOf(host, site string) []string {
+	out := []string{host}
+	for d := host; d != site; {
+		_, parent, ok := strings.Cut(d, ".")
+		if !ok || len(parent) < len(site) {
+			break
+		}
+		out = append(out, parent)
+		d = parent
 	}
 	return out
 }

@@ -99,36 +99,43 @@ func siteOf(d string) string {
 	return domain.Site(d)
 }
 
-// indexKeys are the secondary index entries a stored lesson needs.
-func indexKeys(l *Lesson) [][]byte {
+// entry is one secondary index entry of a lesson.
+type entry struct{ key, value []byte }
+
+// indexEntries are the secondary index entries a stored lesson needs. The
+// error-recall entry carries what ranking needs (see matchEntry), so a
+// recall decodes only the lessons it returns.
+func indexEntries(l *Lesson) []entry {
 	site := siteOf(l.Domain)
-	keys := [][]byte{
-		keyspace.LessonID(l.ID),
-		keyspace.LessonByCommand(site, strings.ToLower(l.FailedCommand), l.ID),
+	es := []entry{
+		{keyspace.LessonID(l.ID), []byte(site)},
+		{keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID), encodeMatch(l)},
+	}
+	if l.Domain != "" {
+		es = append(es, entry{keyspace.LessonByHost(site, l.Domain, l.UseCount, l.ID), nil})
 	}
 	if l.Tier() == 1 {
-		keys = append(keys, keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID))
+		es = append(es, entry{keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID), nil})
 	}
 	if l.Source == SourceLearned && l.UseCount < PruneKeepUseCount {
-		keys = append(keys, keyspace.LessonDue(l.LastUsed, l.ID))
+		es = append(es, entry{keyspace.LessonDue(l.LastUsed, l.ID), nil})
 	}
-	return keys
+	return es
 }
 
 // put writes l (whose previous state was old, or nil for a new lesson) and
 // keeps every index in step, in tx.
 func put(tx kv.Txn, old, l *Lesson) error {
-	newKeys := indexKeys(l)
+	newEntries := indexEntries(l)
 	if old != nil {
-		oldRec := keyspace.Lesson(siteOf(old.Domain), old.ID)
 		if siteOf(old.Domain) != siteOf(l.Domain) {
-			if err := tx.Delete(oldRec); err != nil {
+			if err := tx.Delete(keyspace.Lesson(siteOf(old.Domain), old.ID)); err != nil {
 				return err
 			}
 		}
-		for _, k := range indexKeys(old) {
-			if !slices.ContainsFunc(newKeys, func(n []byte) bool { return string(n) == string(k) }) {
-				if err := tx.Delete(k); err != nil {
+		for _, e := range indexEntries(old) {
+			if !slices.ContainsFunc(newEntries, func(n entry) bool { return string(n.key) == string(e.key) }) {
+				if err := tx.Delete(e.key); err != nil {
 					return err
 				}
 			}
@@ -138,16 +145,11 @@ func put(tx kv.Txn, old, l *Lesson) error {
 	if err != nil {
 		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
 	}
-	site := siteOf(l.Domain)
-	if err := tx.Set(keyspace.Lesson(site, l.ID), b, 0); err != nil {
+	if err := tx.Set(keyspace.Lesson(siteOf(l.Domain), l.ID), b, 0); err != nil {
 		return err
 	}
-	for _, k := range newKeys {
-		v := []byte(nil)
-		if strings.HasPrefix(string(k), string(keyspace.LessonIDPrefix())) {
-			v = []byte(site)
-		}
-		if err := tx.Set(k, v, 0); err != nil {
+	for _, e := range newEntries {
+		if err := tx.Set(e.key, e.value, 0); err != nil {
 			return err
 		}
 	}
@@ -159,8 +161,8 @@ func remove(tx kv.Txn, l *Lesson) error {
 	if err := tx.Delete(keyspace.Lesson(siteOf(l.Domain), l.ID)); err != nil {
 		return err
 	}
-	for _, k := range indexKeys(l) {
-		if err := tx.Delete(k); err != nil {
+	for _, e := range indexEntries(l) {
+		if err := tx.Delete(e.key); err != nil {
 			return err
 		}
 	}
