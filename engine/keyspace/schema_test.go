@@ -31,8 +31,8 @@ func TestInitStampsAndRefusesNewer(t *testing.T) {
 }
 
 func TestSiteOfAndEscaping(t *testing.T) {
-	k := LessonByCommand("amazon.com", "a/b", "l1")
-	if string(k) != "site/amazon.com/lesson-cmd/a%2Fb/l1" {
+	k := LessonByCommand("amazon.com", "a/b", 0, "l1")
+	if string(k) != "site/amazon.com/lesson-cmd/a%2Fb/ffffffffffffffff/l1" {
 		t.Fatalf("key = %s", k)
 	}
 	if s, err := SiteOf(k); err != nil || s != "amazon.com" {
