@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 
+	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
 	"github.com/engine-dev/engine/plugins/scripted"
 	"github.com/engine-dev/engine/plugins/shared"
 )
@@ -33,6 +34,7 @@ func (p Plugin) Info() shared.Info {
 }
 
 var registry = []Plugin{
+	{Kind: shared.KindBrowser, Name: "chromedp", NewBrowser: func() shared.Browser { return chromedpbrowser.New() }},
 	{Kind: shared.KindLLM, Name: "scripted", NewModel: func() shared.Model { return scripted.New(nil) }},
 }
 

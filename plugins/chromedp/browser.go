@@ -1,0 +1,289 @@
+// Package chromedp is the default browser backend: it drives Debian's
+// chromium (headless, a fresh profile per run) through chromedp and the
+// DevTools protocol.
+//
+// Refs are "e" + the node's backendDOMNodeId from Accessibility.getFullAXTree;
+// they stay valid for one document, and acting on a ref from an earlier
+// document gives a stale_ref ActionError. Clicks hit-test the click point,
+// so a covered element gives "another element would receive the click: …".
+//
+// Options (OpenRequest.options): chromium_path, headless ("false" shows a
+// window), debug_url (attach to a running Chrome instead of starting one),
+// viewport ("1280x800"), nav_timeout (Go duration, default 30s),
+// max_tree_bytes, max_text_bytes.
+package chromedp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	dp "github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/plugins/shared"
+)
+
+// Version is the chromedp backend's version.
+const Version = "1.0.0"
+
+// Default size bounds of a snapshot.
+const (
+	DefaultMaxTreeBytes = 64 << 10
+	DefaultMaxTextBytes = 16 << 10
+)
+
+// Browser is one chromium with one tab.
+type Browser struct {
+	mu sync.Mutex // one call at a time: one tab, one sequence of actions
+
+	allocCancel context.CancelFunc
+	ctx         context.Context // the tab's chromedp context
+	cancel      context.CancelFunc
+	profile     string // temp --user-data-dir, removed at Close
+	navTimeout  time.Duration
+	maxTree     int
+	maxText     int
+
+	// refs maps each backend node id handed out to the loader (document)
+	// of the snapshot it came from.
+	refs map[cdp.BackendNodeID]cdp.LoaderID
+	// mainFrame is the tab's main frame id.
+	mainFrame cdp.FrameID
+
+	closed bool
+}
+
+// New returns an unopened browser.
+func New() *Browser {
+	return &Browser{refs: map[cdp.BackendNodeID]cdp.LoaderID{}, maxTree: DefaultMaxTreeBytes, maxText: DefaultMaxTextBytes, navTimeout: 30 * time.Second}
+}
+
+// Capabilities of every full browser backend.
+var Capabilities = []string{"navigate", "snapshot", "click", "fill", "type", "press", "select", "hover", "scroll", "wait", "back", "screenshot", "shadow-dom", "iframes"}
+
+// Describe implements shared.Browser.
+func (b *Browser) Describe() shared.Info {
+	return shared.Info{
+		Name:            "chromedp",
+		Version:         Version,
+		Kind:            shared.KindBrowser,
+		Capabilities:    Capabilities,
+		ProtocolVersion: shared.ProtocolVersion,
+		Description:     "headless chromium through the DevTools protocol (default)",
+	}
+}
+
+// FindChromium returns the browser binary: path when given, else the first
+// of chromium, chromium-browser, google-chrome, google-chrome-stable on PATH.
+func FindChromium(path string) (string, error) {
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("chromium %s: %w", path, err)
+		}
+		return path, nil
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no chromium found on PATH (looked for chromium, chromium-browser, google-chrome): install it (apt-get install chromium, or scripts/install-deps.sh) or give its path with --chromium / ENGINE_CHROMIUM")
+}
+
+// SetSnapshotBounds implements shared.SnapshotBounds.
+func (b *Browser) SetSnapshotBounds(maxTree, maxText int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if maxTree > 0 {
+		b.maxTree = maxTree
+	}
+	if maxText > 0 {
+		b.maxText = maxText
+	}
+}
+
+// Open starts chromium (or attaches to debug_url) and opens a tab.
+func (b *Browser) Open(ctx context.Context, o map[string]string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx != nil {
+		return errors.New("chromedp: already open")
+	}
+	if v := o["nav_timeout"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("chromedp: nav_timeout: %w", err)
+		}
+		b.navTimeout = d
+	}
+	for key, dst := range map[string]*int{"max_tree_bytes": &b.maxTree, "max_text_bytes": &b.maxText} {
+		if v := o[key]; v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("chromedp: %s: %q is not a positive number", key, v)
+			}
+			*dst = n
+		}
+	}
+	w, h := 1280, 800
+	if v := o[shared.OptViewport]; v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &w, &h); err != nil {
+			return fmt.Errorf("chromedp: viewport %q: want WIDTHxHEIGHT", v)
+		}
+	}
+
+	var allocCtx context.Context
+	if u := o[shared.OptDebugURL]; u != "" {
+		allocCtx, b.allocCancel = remote.NewAllocator(context.Background(), u)
+	} else {
+		path, err := FindChromium(o[shared.OptChromiumPath])
+		if err != nil {
+			return err
+		}
+		b.profile, err = os.MkdirTemp("", "engine-chromium-")
+		if err != nil {
+			return err
+		}
+		opts := append(dp.DefaultExecAllocatorOptions[:],
+			dp.ExecPath(path),
+			dp.UserDataDir(b.profile),
+			dp.NoSandbox, // we run as root on CI machines
+			dp.DisableGPU,
+			dp.WindowSize(w, h),
+			dp.Flag("disable-background-networking", true),
+			dp.Flag("disable-component-update", true),
+			dp.Flag("disable-sync", true),
+			dp.Flag("disable-quic", true),
+			dp.Flag("no-first-run", true),
+			// No back/forward cache: "back" then always loads the page.
+			dp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
+		)
+		if o[shared.OptHeadless] == "false" {
+			opts = append(opts, dp.Flag("headless", false))
+		}
+		allocCtx, b.allocCancel = dp.NewExecAllocator(context.Background(), opts...)
+	}
+	b.ctx, b.cancel = dp.NewContext(allocCtx)
+
+	// The first Do binds the browser to b.ctx, so it must not carry the
+	// call's deadline; wait for it under the call's context instead.
+	done := make(chan error, 1)
+	go func() { done <- dp.Do(b.ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err == nil {
+		var tree page.GetFrameTreeResult
+		tree, err = dp.Call(b.ctx, page.GetFrameTree, cdp.Empty{})
+		if err == nil {
+			b.mainFrame = tree.FrameTree.Frame.ID
+		}
+	}
+	if err != nil {
+		b.closeLocked()
+		return fmt.Errorf("chromedp: starting chromium: %w", err)
+	}
+	return nil
+}
+
+// callCtx derives a context for one call from the tab's context that also
+// ends when the RPC's context ends (the tab itself lives on).
+func (b *Browser) callCtx(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if b.ctx == nil || b.closed {
+		return nil, nil, errors.New("chromedp: browser is not open")
+	}
+	cctx, cancel := context.WithCancel(b.ctx)
+	if d, ok := ctx.Deadline(); ok {
+		cctx, cancel = context.WithDeadline(b.ctx, d)
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return cctx, func() { stop(); cancel() }, nil
+}
+
+// Navigate implements engine.Browser.
+func (b *Browser) Navigate(ctx context.Context, url string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cctx, cancel, err := b.callCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return b.navigate(cctx, url)
+}
+
+func (b *Browser) navigate(ctx context.Context, url string) error {
+	nctx, cancel := context.WithTimeout(ctx, b.navTimeout)
+	defer cancel()
+	err := dp.Do(nctx, dp.Navigate(url))
+	var le *dp.LoadError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &le):
+		return &engine.ActionError{Code: engine.CodeNavigation, Message: fmt.Sprintf("cannot load %s: %s", url, le.ErrorText)}
+	case ctx.Err() == nil && nctx.Err() != nil:
+		return &engine.ActionError{Code: engine.CodeTimeout, Message: fmt.Sprintf("page %s did not finish loading within %v", url, b.navTimeout)}
+	case strings.Contains(err.Error(), "Cannot navigate to invalid URL"), strings.Contains(err.Error(), "invalid URL"):
+		return &engine.ActionError{Code: engine.CodeNavigation, Message: fmt.Sprintf("cannot load %s: invalid URL", url)}
+	}
+	return err
+}
+
+// Screenshot implements engine.Browser.
+func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cctx, cancel, err := b.callCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	res, err := dp.Call(cctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	if err != nil {
+		return nil, fmt.Errorf("chromedp: screenshot: %w", err)
+	}
+	return res.Data, nil
+}
+
+// Close implements engine.Browser: it closes the tab, ends chromium and
+// removes the profile. Safe to call more than once.
+func (b *Browser) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closeLocked()
+}
+
+func (b *Browser) closeLocked() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.cancel != nil {
+		b.cancel()
+	}
+	if b.allocCancel != nil {
+		b.allocCancel() // waits for chromium to exit
+	}
+	if b.profile != "" {
+		return os.RemoveAll(b.profile)
+	}
+	return nil
+}
+
+// Profile is the temporary profile directory (empty when attached), for
+// tests that look for leftover chromium processes.
+func (b *Browser) Profile() string { return b.profile }

@@ -1,0 +1,296 @@
+package chromedp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	dp "github.com/chromedp/chromedp"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// actionableRoles are the roles a user can act on; each such node gets a ref.
+var actionableRoles = map[string]bool{
+	"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true,
+	"radio": true, "combobox": true, "listbox": true, "option": true, "menuitem": true,
+	"menuitemcheckbox": true, "menuitemradio": true, "tab": true, "switch": true,
+	"slider": true, "spinbutton": true, "treeitem": true, "textField": true,
+	"PopUpButton": true, "ToggleButton": true, "DisclosureTriangle": true,
+}
+
+// transparentRoles are rendered through: their children take their place.
+var transparentRoles = map[string]bool{
+	"generic": true, "none": true, "presentation": true, "GenericContainer": true,
+	"RootWebArea": true, "WebArea": true, "Section": true, "LayoutTable": true,
+	"LayoutTableRow": true, "LayoutTableCell": true, "Pre": true, "Div": true,
+}
+
+// skippedRoles are left out with their subtrees.
+var skippedRoles = map[string]bool{"InlineTextBox": true, "LineBreak": true}
+
+// axValue decodes an AX value's JSON into a string.
+func axValue(v *accessibility.Value) string {
+	if v == nil || len(v.Value) == 0 {
+		return ""
+	}
+	var s any
+	if err := json.Unmarshal([]byte(v.Value), &s); err != nil {
+		return ""
+	}
+	switch x := s.(type) {
+	case string:
+		return x
+	case bool, float64:
+		return fmt.Sprint(x)
+	}
+	return ""
+}
+
+// states lists the node's user-visible states.
+func states(n *accessibility.Node) []string {
+	var out []string
+	for _, p := range n.Properties {
+		v := axValue(p.Value)
+		switch p.Name {
+		case "focused", "disabled", "selected", "required", "readonly", "modal", "busy":
+			if v == "true" {
+				out = append(out, string(p.Name))
+			}
+		case "checked", "pressed":
+			switch v {
+			case "true":
+				out = append(out, string(p.Name))
+			case "mixed":
+				out = append(out, string(p.Name)+"=mixed")
+			}
+		case "expanded":
+			if v == "true" {
+				out = append(out, "expanded")
+			} else if v == "false" {
+				out = append(out, "collapsed")
+			}
+		case "invalid":
+			if v != "" && v != "false" {
+				out = append(out, "invalid")
+			}
+		}
+	}
+	return out
+}
+
+func focusable(n *accessibility.Node) bool {
+	for _, p := range n.Properties {
+		if p.Name == "focusable" && axValue(p.Value) == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// axTree is the accessibility tree of a page, its iframes spliced in.
+type axTree struct {
+	nodes map[accessibility.NodeID]*accessibility.Node
+	// frames maps an iframe element's backend id to the root of its
+	// document's tree.
+	frames map[cdp.BackendNodeID]*accessibility.Node
+}
+
+func (t *axTree) add(nodes []*accessibility.Node) *accessibility.Node {
+	var root *accessibility.Node
+	for _, n := range nodes {
+		t.nodes[n.NodeID] = n
+		if root == nil && n.ParentID == "" {
+			root = n
+		}
+	}
+	return root
+}
+
+// fetchTree reads the main frame's tree and each child frame's (same-origin
+// frames only: a cross-site frame runs in another process and is skipped).
+func fetchTree(ctx context.Context) (*axTree, *accessibility.Node, *cdp.Frame, error) {
+	ft, err := dp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("chromedp: frame tree: %w", err)
+	}
+	res, err := dp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("chromedp: accessibility tree: %w", err)
+	}
+	t := &axTree{nodes: map[accessibility.NodeID]*accessibility.Node{}, frames: map[cdp.BackendNodeID]*accessibility.Node{}}
+	root := t.add(res.Nodes)
+	var walk func(children []*page.FrameTree)
+	walk = func(children []*page.FrameTree) {
+		for _, c := range children {
+			owner, err := dp.Call(ctx, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: c.Frame.ID})
+			if err == nil {
+				if sub, err := dp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: c.Frame.ID}); err == nil && len(sub.Nodes) > 0 {
+					// Node ids are per frame: keep each frame's apart.
+					st := &axTree{nodes: t.nodes, frames: t.frames}
+					for _, n := range sub.Nodes {
+						n.NodeID = accessibility.NodeID(string(c.Frame.ID) + ":" + string(n.NodeID))
+						if n.ParentID != "" {
+							n.ParentID = accessibility.NodeID(string(c.Frame.ID) + ":" + string(n.ParentID))
+						}
+						for i, id := range n.ChildIDs {
+							n.ChildIDs[i] = accessibility.NodeID(string(c.Frame.ID) + ":" + string(id))
+						}
+					}
+					if r := st.add(sub.Nodes); r != nil {
+						t.frames[owner.BackendNodeID] = r
+					}
+				}
+			}
+			walk(c.ChildFrames)
+		}
+	}
+	walk(ft.FrameTree.ChildFrames)
+	if root == nil {
+		return nil, nil, nil, fmt.Errorf("chromedp: accessibility tree has no root")
+	}
+	return t, root, ft.FrameTree.Frame, nil
+}
+
+// renderer turns the tree into the snapshot's tree text, elements and text.
+type renderer struct {
+	t         *axTree
+	maxTree   int
+	maxText   int
+	tree      strings.Builder
+	text      strings.Builder
+	elements  []engine.Element
+	ids       []cdp.BackendNodeID
+	seen      map[cdp.BackendNodeID]bool
+	truncated bool
+}
+
+func (r *renderer) line(depth int, s string) {
+	if r.tree.Len()+len(s)+2*depth+1 > r.maxTree {
+		r.truncated = true
+		return
+	}
+	r.tree.WriteString(strings.Repeat("  ", depth))
+	r.tree.WriteString(s)
+	r.tree.WriteByte('\n')
+}
+
+func (r *renderer) addText(s string) {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return
+	}
+	if r.text.Len()+len(s)+1 > r.maxText {
+		r.truncated = true
+		return
+	}
+	if r.text.Len() > 0 {
+		r.text.WriteByte('\n')
+	}
+	r.text.WriteString(s)
+}
+
+func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
+	if n == nil {
+		return
+	}
+	role := axValue(n.Role)
+	if skippedRoles[role] {
+		return
+	}
+	name := strings.TrimSpace(axValue(n.Name))
+	children := func(d int, pname string) {
+		for _, id := range n.ChildIDs {
+			r.walk(r.t.nodes[id], d, pname)
+		}
+		if sub, ok := r.t.frames[n.BackendDOMNodeID]; ok && n.BackendDOMNodeID != 0 {
+			r.walk(sub, d, pname)
+		}
+	}
+	if n.Ignored {
+		children(depth, parentName)
+		return
+	}
+	if role == "StaticText" {
+		r.addText(name)
+		if name != "" && !strings.Contains(parentName, name) {
+			r.line(depth, "- text "+quote(name))
+		}
+		return
+	}
+	actionable := n.BackendDOMNodeID != 0 && (actionableRoles[role] || (focusable(n) && !transparentRoles[role] && role != "Iframe" && role != "iframe"))
+	if !actionable && transparentRoles[role] && (name == "" || role == "RootWebArea" || role == "WebArea") {
+		children(depth, parentName)
+		return
+	}
+	var b strings.Builder
+	b.WriteString("- ")
+	b.WriteString(role)
+	if name != "" {
+		b.WriteString(" " + quote(name))
+	}
+	if actionable && !r.seen[n.BackendDOMNodeID] {
+		r.seen[n.BackendDOMNodeID] = true
+		ref := fmt.Sprintf("e%d", n.BackendDOMNodeID)
+		el := engine.Element{Ref: ref, Role: role, Name: name, Value: axValue(n.Value), States: states(n)}
+		r.elements = append(r.elements, el)
+		r.ids = append(r.ids, n.BackendDOMNodeID)
+		fmt.Fprintf(&b, " [ref=%s]", ref)
+		if el.Value != "" {
+			b.WriteString(" value=" + quote(el.Value))
+		}
+		for _, s := range el.States {
+			b.WriteString(" [" + s + "]")
+		}
+	}
+	r.line(depth, b.String())
+	children(depth+1, name+"\n"+axValue(n.Value))
+}
+
+func quote(s string) string {
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// Snapshot implements engine.Browser.
+func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cctx, cancel, err := b.callCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	t, root, frame, err := fetchTree(cctx)
+	if err != nil {
+		return nil, err
+	}
+	title, err := dp.Run(cctx, dp.Title())
+	if err != nil {
+		return nil, fmt.Errorf("chromedp: title: %w", err)
+	}
+	r := &renderer{t: t, maxTree: b.maxTree, maxText: b.maxText, seen: map[cdp.BackendNodeID]bool{}}
+	r.walk(root, 0, "")
+	for _, id := range r.ids {
+		b.refs[id] = frame.LoaderID
+	}
+	tree := r.tree.String()
+	if r.truncated {
+		tree += "- … (truncated)\n"
+	}
+	return &engine.Snapshot{
+		URL:       frame.URL + frame.URLFragment,
+		Title:     title,
+		Elements:  r.elements,
+		Tree:      tree,
+		Text:      r.text.String(),
+		Truncated: r.truncated,
+	}, nil
+}
