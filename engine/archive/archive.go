@@ -59,6 +59,7 @@ type Options struct {
 type Memory struct {
 	db           kv.Store
 	now          func() time.Time
+	events       event.Func
 	Lessons      *lesson.Store
 	Facts        *fact.Store
 	Selectors    *selector.Store
@@ -75,7 +76,7 @@ func New(db kv.Store, opts Options) *Memory {
 	}
 	now, ev := opts.Now, opts.Events
 	return &Memory{
-		db: db, now: now,
+		db: db, now: now, events: ev,
 		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
 		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
 		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),

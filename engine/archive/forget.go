@@ -9,6 +9,9 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
+// EventForgotten is the memory event emitted when a site is forgotten.
+const EventForgotten = "site_forgotten"
+
 // Survey counts what memory holds about one site, by kind.
 type Survey struct {
 	Site           string `json:"site"`
@@ -120,5 +123,9 @@ func (m *Memory) Forget(ctx context.Context, host string) (Survey, error) {
 	if err := m.db.DropPrefix(ctx, keyspace.SitePrefix(site)); err != nil {
 		return Survey{}, fmt.Errorf("forget %s: %w", site, err)
 	}
+	m.events.Emit(EventForgotten, map[string]any{
+		"site": site, "lessons": s.Lessons, "facts": s.Facts, "selectors": s.Selectors, "trajectories": s.Trajectories,
+		"sessions": s.Sessions, "runs": s.Runs, "plan_iterations": s.PlanIterations,
+	})
 	return s, nil
 }

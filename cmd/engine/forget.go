@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/archive"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
+		return []*cobra.Command{a.forgetCommand()}
+	})
+}
+
+func (a *app) forgetCommand() *cobra.Command {
+	var (
+		host   string
+		yes    bool
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "forget --domain D --yes",
+		Short: "Drop everything memory holds about one site (every kind); without --yes, say what would go",
+		Long: `Drop everything memory holds about one site: its lessons, facts, selectors,
+trajectories, session history, runs and their planner histories. The site
+is the domain's registrable domain: forgetting www.example.com forgets
+example.com and every subdomain. Lessons bound to no site stay.
+
+Without --yes nothing is dropped: the command lists what would be and
+exits with status 2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			d, err := a.openRunDB(ctx)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
+			if !yes {
+				s, err := m.Survey(ctx, host)
+				if err != nil {
+					return archiveErr(err)
+				}
+				if asJSON {
+					if err := printJSON(a.stdout, s); err != nil {
+						return err
+					}
+				} else {
+					fmt.Fprintf(a.stdout, "would forget %s (and its subdomains): %s\n", s.Site, s)
+				}
+				return usagef("nothing forgotten: add --yes to forget %s", s.Site)
+			}
+			s, err := m.Forget(ctx, host)
+			if err != nil {
+				return archiveErr(err)
+			}
+			if asJSON {
+				return printJSON(a.stdout, s)
+			}
+			fmt.Fprintf(a.stdout, "forgot %s (and its subdomains): %s\n", s.Site, s)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&host, "domain", "", "the domain (or URL) whose site to forget (required)")
+	f.BoolVar(&yes, "yes", false, "really forget it")
+	f.BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	c.MarkFlagRequired("domain")
+	return c
+}
+
+// archiveErr maps bad input to export, import and forget to exit status 2.
+func archiveErr(err error) error {
+	if archive.IsInvalid(err) {
+		return &usageError{err}
+	}
+	return memErr(err)
+}
