@@ -16,7 +16,7 @@ import (
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
-func newStore(t *testing.T) (*Store, kv.Store) {
+func newStore(t testing.TB) (*Store, kv.Store) {
 	t.Helper()
 	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
 	if err != nil {

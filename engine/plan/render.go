@@ -111,9 +111,15 @@ func Render(its []Iteration, maxTokens int) (string, Report) {
 		return "", Report{Fits: true}
 	}
 	full := make([]string, n)
-	short := make([]string, n)
 	for i, it := range its {
 		full[i] = renderFull(it, 0)
+	}
+	if maxTokens <= 0 {
+		s := strings.Join(full, "\n\n")
+		return s, Report{Iterations: n, Full: n, Tokens: Tokens(s), Fits: true}
+	}
+	short := make([]string, n)
+	for i, it := range its {
 		short[i] = renderShort(it)
 	}
 	// compose joins: iterations [0,m) folded, [m,c) short, [c,n) full, with
@@ -130,7 +136,7 @@ func Render(its []Iteration, maxTokens int) (string, Report) {
 		}
 		return strings.Join(parts, "\n\n")
 	}
-	fits := func(s string) bool { return maxTokens <= 0 || Tokens(s) <= maxTokens }
+	fits := func(s string) bool { return Tokens(s) <= maxTokens }
 	done := func(s string, m, c int, clipped bool) (string, Report) {
 		rep.Merged, rep.Summarised, rep.Full = m, c-m, n-c
 		rep.Clipped = clipped
@@ -139,21 +145,21 @@ func Render(its []Iteration, maxTokens int) (string, Report) {
 		return s, rep
 	}
 	// 1. Everything in full; 2. summarise the oldest, newest stays full.
-	// Sizes are summed, not re-rendered, on the way.
+	// Sizes come from prefix sums of the parts' lengths, not re-rendering.
+	shortSum := make([]int, n+1) // runes of short[:i], each with its "\n\n"
+	fullSum := make([]int, n+1)
+	for i := range n {
+		shortSum[i+1] = shortSum[i] + utf8.RuneCountInString(short[i]) + 2
+		fullSum[i+1] = fullSum[i] + utf8.RuneCountInString(full[i]) + 2
+	}
 	size := func(m, c int) int {
-		t := 0
+		t := shortSum[c] - shortSum[m] + fullSum[n] - fullSum[c]
 		if m > 0 {
 			t += utf8.RuneCountInString(renderBlock(its[:m])) + 2
 		}
-		for i := m; i < c; i++ {
-			t += utf8.RuneCountInString(short[i]) + 2
-		}
-		for i := c; i < n; i++ {
-			t += utf8.RuneCountInString(full[i]) + 2
-		}
 		return (t - 2 + 3) / 4
 	}
-	within := func(m, c int) bool { return maxTokens <= 0 || size(m, c) <= maxTokens }
+	within := func(m, c int) bool { return size(m, c) <= maxTokens }
 	for c := 0; c < n; c++ {
 		if within(0, c) {
 			return done(compose(0, c, ""), 0, c, false)
