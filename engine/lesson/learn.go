@@ -199,7 +199,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			}
 		}
 		l := Lesson{
-			Lesson:        fmt.Sprintf("If %s fails with %q, try %s instead.", failed, pattern, recovery),
+			Lesson:        fmt.Sprintf("If %s fails with %q, try %s instead.", failed, pattern, recoveryPhrase(b.Command)),
 			Category:      ErrorRecovery,
 			FailedCommand: failed,
 			ErrorPattern:  pattern,
@@ -262,4 +262,18 @@ func (s *Store) dedupUse(ctx context.Context, id, host string) (*Lesson, error) 
 		s.emitPromoted(l)
 	}
 	return l, nil
+}
+
+// recoveryPhrase names the recovery a lesson advises: the command's verb,
+// plus the key for a key press ("press Escape"). Refs and typed text are
+// particular to one page and one task, so they are left out.
+func recoveryPhrase(command string) string {
+	verb := Verb(command)
+	f := strings.Fields(command)
+	for i, w := range f {
+		if strings.EqualFold(w, verb) && verb == "press" && i+1 < len(f) {
+			return verb + " " + f[i+1]
+		}
+	}
+	return verb
 }

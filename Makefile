@@ -1,0 +1,40 @@
+# engine: the two commands a new user needs are `make demo` and `make test`.
+
+GO      ?= go
+BIN     := bin/engine
+GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
+
+.PHONY: build demo test deps vet fmt-check proto bench clean
+
+## build: the engine binary at bin/engine (built-in plugins included)
+build:
+	$(GO) build -o $(BIN) ./cmd/engine
+
+## demo: build, install chromium if missing, and run the demo on embedded defaults
+demo: deps build
+	./$(BIN) demo
+
+## test: go vet, gofmt check, and every test with the race detector
+test: deps vet fmt-check
+	$(GO) test -race -count=1 ./...
+
+## deps: install what the tests need where it is missing (chromium, protoc, generators)
+deps:
+	sh scripts/install-deps.sh
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## proto: regenerate the plugin protocol's Go code from plugins/proto/*.proto
+proto: deps
+	sh scripts/gen-proto.sh
+
+## bench: every benchmark once (see ARCHITECTURE.md for the figures)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./...
+
+clean:
+	rm -rf bin
