@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
@@ -155,8 +156,25 @@ var kinds = []kind{
 				}
 			}
 			return func(ctx context.Context) error {
+				held := map[string][]selector.Selector{} // by host
 				for _, s := range d.Selectors {
-					if err := replaySelector(ctx, m.db, s); err != nil {
+					h, err := domain.Host(s.Domain)
+					if err != nil {
+						return err
+					}
+					s.Domain = h
+					if _, ok := held[h]; !ok {
+						if held[h], err = m.Selectors.List(ctx, h); err != nil {
+							return err
+						}
+					}
+					var have *selector.Selector
+					for i := range held[h] {
+						if sameSelector(held[h][i], s) {
+							have = &held[h][i]
+						}
+					}
+					if err := replaySelector(ctx, m.db, s, have); err != nil {
 						return err
 					}
 				}
@@ -179,6 +197,14 @@ var kinds = []kind{
 			}
 			return func(ctx context.Context) error {
 				for _, t := range d.Trajectories {
+					// An exported trajectory replaces the one with its id
+					// (Record would count it as one more run).
+					if t.ID != "" {
+						err := m.Trajectories.Delete(ctx, t.Domain, t.ID)
+						if err != nil && !errors.Is(err, trajectory.ErrNotFound) {
+							return err
+						}
+					}
 					if _, err := m.Trajectories.Record(ctx, t); err != nil {
 						return err
 					}

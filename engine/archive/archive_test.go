@@ -144,6 +144,21 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if !bytes.Equal(out, back) {
 		t.Fatalf("export → import → export differs:\n%s\n--- vs\n%s", out, back)
 	}
+	// Importing the same export again changes nothing: every kind is
+	// replaced or merged by identity, not added again.
+	if _, err := b.mem.Import(ctx, d, "export.json"); err != nil {
+		t.Fatal(err)
+	}
+	if again := exportJSON(t, b.mem); !bytes.Equal(out, again) {
+		t.Fatalf("a second import changed memory:\n%s", again)
+	}
+	// And into the original memory, too.
+	if _, err := a.mem.Import(ctx, d, "export.json"); err != nil {
+		t.Fatal(err)
+	}
+	if again := exportJSON(t, a.mem); !bytes.Equal(out, again) {
+		t.Fatalf("importing its own export changed memory:\n%s", again)
+	}
 }
 
 func TestImportIsAllOrNothing(t *testing.T) {

@@ -60,27 +60,43 @@ func checkSelector(s selector.Selector) error {
 	return nil
 }
 
-// replaySelector stores an exported selector through the selector store's
+// sameSelector reports whether two records are the same selector of the
+// same element on the same page scope.
+func sameSelector(a, b selector.Selector) bool {
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	return a.Domain == b.Domain && a.Path == b.Path && norm(a.Role) == norm(b.Role) &&
+		norm(a.Name) == norm(b.Name) && strings.TrimSpace(a.Selector) == strings.TrimSpace(b.Selector)
+}
+
+// replaySelector stores an imported selector through the selector store's
 // only write, Record: one observation per success and failure, each at the
-// time the export says it happened, so counts and times come back as they
-// were. (The selector store has no bulk Put yet; see docs-drafts/runs.md.)
-func replaySelector(ctx context.Context, db kv.Store, s selector.Selector) error {
+// time the record says it happened, so counts and times come back as they
+// were. A selector the store already holds keeps the larger of its and the
+// import's counts (only the difference is replayed), so importing the same
+// export twice changes nothing. (The selector store has no Put yet; see
+// docs-drafts/runs.md.)
+func replaySelector(ctx context.Context, db kv.Store, s selector.Selector, have *selector.Selector) error {
 	type call struct {
 		at     time.Time
 		failed bool
 	}
+	successes, failures := s.Successes, s.Failures
+	if have != nil {
+		successes = max(0, successes-have.Successes)
+		failures = max(0, failures-have.Failures)
+	}
 	var calls []call
 	first := s.FirstSeen
-	for i := range s.Successes {
+	for i := range successes {
 		at := first
-		if i == s.Successes-1 && !s.LastSuccess.IsZero() {
+		if i == successes-1 && !s.LastSuccess.IsZero() {
 			at = s.LastSuccess
 		}
 		calls = append(calls, call{at, false})
 	}
-	for i := range s.Failures {
+	for i := range failures {
 		at := first
-		if i == s.Failures-1 && !s.LastFailure.IsZero() {
+		if i == failures-1 && !s.LastFailure.IsZero() {
 			at = s.LastFailure
 		}
 		calls = append(calls, call{at, true})
