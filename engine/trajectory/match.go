@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -50,6 +51,7 @@ func entryOf(t *Trajectory) entry {
 type compiled struct {
 	entry
 	lits   []int32 // distinct literal word ids
+	host   int32   // index in siteIndex.hosts
 	nText  int
 	weight int // |lits| + slots: the smallest the template's token set can be
 }
@@ -61,13 +63,32 @@ type siteIndex struct {
 	dict     map[string]int32
 	postings [][]int32 // literal id → entries holding it
 	heavy    []int32   // entries that could reach the threshold on slots alone
+	hosts    []string  // distinct hosts of the entries
+	// Per entry, in flat arrays so the candidate scan stays in cache:
+	bounds []bound
+}
+
+// bound is what the candidate scan needs of an entry.
+type bound struct {
+	weight  int32 // |literals| + |slots|
+	slots   int32
+	host    int32
+	expires int64
 }
 
 func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 	ix := &siteIndex{gen: gen, dict: map[string]int32{}}
 	ix.entries = make([]compiled, 0, len(ents))
+	hostIDs := map[string]int32{}
 	for _, e := range ents {
 		c := compiled{entry: e}
+		h, ok := hostIDs[e.Host]
+		if !ok {
+			h = int32(len(ix.hosts))
+			hostIDs[e.Host] = h
+			ix.hosts = append(ix.hosts, e.Host)
+		}
+		c.host = h
 		for _, tok := range e.Tokens {
 			if isSlotToken(tok) {
 				continue
@@ -89,6 +110,7 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 		}
 		c.weight = len(c.lits) + len(e.Slots)
 		n := int32(len(ix.entries))
+		ix.bounds = append(ix.bounds, bound{weight: int32(c.weight), slots: int32(len(e.Slots)), host: h, expires: e.ExpiresAt})
 		for _, id := range c.lits {
 			ix.postings[id] = append(ix.postings[id], n)
 		}
@@ -233,6 +255,9 @@ func (s *Store) Matches(ctx context.Context, host, goal string, limit int) ([]Ma
 
 func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 
+// accPool recycles the per-entry overlap counters of rank.
+var accPool = sync.Pool{New: func() any { return new([]uint16) }}
+
 // rank scores the candidates and returns the best limit of them.
 func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int) {
 	now := s.opts.Now().Unix()
@@ -250,21 +275,30 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 			}
 		}
 	}
-	acc := make([]uint16, len(ix.entries))
-	type cand struct {
-		idx int32
-		ub  float64
+	accp := accPool.Get().(*[]uint16)
+	defer accPool.Put(accp)
+	if cap(*accp) < len(ix.entries) {
+		*accp = make([]uint16, len(ix.entries))
 	}
+	acc := (*accp)[:len(ix.entries)]
+	clear(acc)
 	var cands []cand
+	hostOK := make([]bool, len(ix.hosts))
+	for i, h := range ix.hosts {
+		hostOK[i] = applies(host, h)
+	}
+	bounds := ix.bounds
+	thr := s.opts.Threshold
 	consider := func(n int32) {
-		e := &ix.entries[n]
-		if e.ExpiresAt <= now || !applies(host, e.Host) || e.weight == 0 {
+		bd := bounds[n]
+		if bd.weight == 0 {
 			return
 		}
-		ub := float64(int(acc[n])+len(e.Slots)) / float64(e.weight)
-		if ub >= s.opts.Threshold {
-			cands = append(cands, cand{n, ub})
+		// ub ≥ thr without dividing: the upper bound of the similarity.
+		if float64(int32(acc[n])+bd.slots) < thr*float64(bd.weight) || bd.expires <= now || !hostOK[bd.host] {
+			return
 		}
+		cands = append(cands, cand{n, float64(int32(acc[n])+bd.slots) / float64(bd.weight)})
 	}
 	for _, id := range gids {
 		for _, n := range ix.postings[id] {
@@ -286,20 +320,17 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 			acc[n] = done
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case a.ub > b.ub:
-			return -1
-		case a.ub < b.ub:
-			return 1
-		}
-		return int(a.idx) - int(b.idx)
-	})
+	// Evaluate in falling order of the upper bound, popping from a heap:
+	// usually only a few candidates are scored before the bound falls
+	// below the best found.
+	h := candHeap(cands)
+	h.init()
 	var best []scored
 	sc := &scratch{}
 	evaluated := 0
 	ttl := s.opts.TTL.Seconds()
-	for _, c := range cands {
+	for len(h) > 0 {
+		c := h.pop()
 		if len(best) == limit {
 			worst := best[len(best)-1]
 			bound := c.ub
@@ -333,6 +364,56 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 		}
 	}
 	return best, evaluated
+}
+
+// cand is a candidate entry with the upper bound of its similarity.
+type cand struct {
+	idx int32
+	ub  float64
+}
+
+// candHeap is a max-heap of candidates by upper bound (then index).
+type candHeap []cand
+
+func (h candHeap) less(i, j int) bool {
+	if h[i].ub != h[j].ub {
+		return h[i].ub > h[j].ub
+	}
+	return h[i].idx < h[j].idx
+}
+
+func (h candHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h candHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *candHeap) pop() cand {
+	old := *h
+	c := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+	return c
 }
 
 // better orders a before b (returns < 0) when a ranks higher: score, then

@@ -1,0 +1,103 @@
+package trajectory
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/kv"
+)
+
+var (
+	benchVerbs = []string{"search", "find", "compare", "buy", "review", "track", "list", "open", "filter", "save",
+		"share", "rate", "order", "return", "browse", "check", "watch", "download", "export", "book"}
+	benchCats = []string{"electronics", "garden", "kitchen", "sports", "toys", "books", "music", "shoes", "jewelry", "office",
+		"pets", "beauty", "health", "baby", "tools", "auto", "grocery", "outdoor", "lighting", "furniture",
+		"crafts", "games", "luggage", "watches", "software", "cameras", "phones", "laptops", "tablets", "audio"}
+	benchMods = []string{"sorted by price", "with free shipping", "from top sellers", "on sale today", "with good reviews",
+		"under the budget", "for next week", "in stock nearby", "by newest first", "with gift wrap",
+		"for a birthday", "with express delivery", "in bulk packs", "as a gift card", "from local shops",
+		"with extended warranty", "in recycled packaging", "for small spaces", "with easy returns", "in premium quality"}
+	benchValues = []string{"padel rackets", "tennis balls", "red shoes", "usb cables", "coffee beans", "yoga mats",
+		"desk lamps", "water bottles", "phone cases", "garden hoses", "board games", "wool socks"}
+)
+
+// benchGoal is the i-th distinct goal template of the benchmarks (20·30·20
+// = 12,000 of them) with a typed value.
+func benchGoal(i int, value string) string {
+	v := benchVerbs[i%len(benchVerbs)]
+	c := benchCats[(i/len(benchVerbs))%len(benchCats)]
+	m := benchMods[(i/(len(benchVerbs)*len(benchCats)))%len(benchMods)]
+	return fmt.Sprintf("%s %s in %s %s", v, value, c, m)
+}
+
+// fillBench records n trajectories of distinct templates on one host.
+func fillBench(b *testing.B, db kv.Store, n int) {
+	b.Helper()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	rng := rand.New(rand.NewPCG(1, 2))
+	ctx := context.Background()
+	for i := range n {
+		v := benchValues[rng.IntN(len(benchValues))]
+		_, err := s.Record(ctx, Trajectory{
+			Domain: "www.shop.example", Goal: benchGoal(i, v), DurationMs: int64(5000 + rng.IntN(60000)),
+			RecordedAt: t0.Add(-time.Duration(rng.IntN(20*24)) * time.Hour),
+			Steps: []Step{
+				{Action: "click", Role: "searchbox", Name: "Search", Selector: "#q", URL: "https://www.shop.example/", Verified: true},
+				{Action: "type", Role: "searchbox", Name: "Search", Selector: "#q", Value: v, Verified: true},
+				{Action: "press", Value: "Enter", Verified: rng.IntN(2) == 0},
+				{Action: "click", Role: "link", Name: "Filter", URL: "https://www.shop.example/s?q=" + v},
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMatch matches a goal among n trajectories in one domain with a
+// warm index cache (the agent loop's case: one Store, many steps).
+// Cold loads the index from badger every time (a fresh Store: the CLI's
+// case, and the first match after any write).
+func BenchmarkMatch(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillBench(b, db, n)
+		// A goal of a recorded template with another value, and one that
+		// matches nothing.
+		hit := benchGoal(n/2, "hiking boots")
+		miss := "cancel my newsletter subscription please"
+		ctx := context.Background()
+		now := func() time.Time { return t0 }
+		for _, c := range []struct {
+			name     string
+			goal     string
+			weighted bool
+			want     bool
+		}{{"hit", hit, false, true}, {"weighted", hit, true, true}, {"miss", miss, false, false}} {
+			b.Run(fmt.Sprintf("n=%d/%s/warm", n, c.name), func(b *testing.B) {
+				s := New(db, Options{Now: now, Weighted: c.weighted})
+				for b.Loop() {
+					m, err := s.Match(ctx, "https://www.shop.example/", c.goal)
+					if err != nil || (m != nil) != c.want {
+						b.Fatalf("match %q: %v %v", c.goal, m, err)
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("n=%d/hit/cold", n), func(b *testing.B) {
+			for b.Loop() {
+				s := New(db, Options{Now: now})
+				if m, err := s.Match(ctx, "https://www.shop.example/", hit); err != nil || m == nil {
+					b.Fatalf("match: %v %v", m, err)
+				}
+			}
+		})
+		db.Close()
+	}
+}
