@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
+	"github.com/engine-dev/engine/plugins/llm"
 	"github.com/engine-dev/engine/plugins/scripted"
 	"github.com/engine-dev/engine/plugins/shared"
 )
@@ -33,9 +34,19 @@ func (p Plugin) Info() shared.Info {
 	return p.NewModel().Describe()
 }
 
-var registry = []Plugin{
+var registry = append([]Plugin{
 	{Kind: shared.KindBrowser, Name: "chromedp", NewBrowser: func() shared.Browser { return chromedpbrowser.New() }},
 	{Kind: shared.KindLLM, Name: "scripted", NewModel: func() shared.Model { return scripted.New(nil) }},
+}, llmProviders()...)
+
+// llmProviders lists the langchaingo providers, one plugin each.
+func llmProviders() []Plugin {
+	var out []Plugin
+	for _, p := range llm.Providers {
+		name := p.Name
+		out = append(out, Plugin{Kind: shared.KindLLM, Name: name, NewModel: func() shared.Model { return llm.New(name) }})
+	}
+	return out
 }
 
 // All returns the built-in plugins, browsers first, each kind by name.
