@@ -235,7 +235,7 @@ func (s *Store) normalize(l *Lesson) error {
 	if l.LastUsed == "" {
 		l.LastUsed = l.CreatedAt
 	}
-	td := l.TriggeredDomains[:0:0]
+	td := make([]string, 0, len(l.TriggeredDomains))
 	for _, d := range l.TriggeredDomains {
 		h, err := domain.Host(d)
 		if err != nil {
