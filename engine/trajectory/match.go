@@ -50,11 +50,16 @@ func entryOf(t *Trajectory) entry {
 // compiled is an entry ready to match: literal words as dictionary ids.
 type compiled struct {
 	entry
-	lits   []int32 // distinct literal word ids
-	host   int32   // index in siteIndex.hosts
+	lits   []int32      // distinct literal word ids
+	host   int32        // index in siteIndex.hosts
+	nb     []neighbours // per slot: the literal words around it
 	nText  int
 	weight int // |lits| + slots: the smallest the template's token set can be
 }
+
+// neighbours are the literal words just before and after a slot in its
+// template ("" for none, or for another slot).
+type neighbours struct{ prev, next string }
 
 // siteIndex is one site's match index in memory.
 type siteIndex struct {
@@ -106,6 +111,22 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 		for _, sl := range e.Slots {
 			if sl.Kind == slotText {
 				c.nText++
+			}
+		}
+		c.nb = make([]neighbours, len(e.Slots))
+		for i, tok := range e.Tokens {
+			if !isSlotToken(tok) {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscanf(tok, "{%d}", &n); err != nil || n < 1 || n > len(e.Slots) {
+				continue
+			}
+			if i > 0 && !isSlotToken(e.Tokens[i-1]) {
+				c.nb[n-1].prev = e.Tokens[i-1]
+			}
+			if i+1 < len(e.Tokens) && !isSlotToken(e.Tokens[i+1]) {
+				c.nb[n-1].next = e.Tokens[i+1]
 			}
 		}
 		c.weight = len(c.lits) + len(e.Slots)
@@ -503,11 +524,10 @@ func (sc *scratch) similarity(e *compiled, parts []part, ids []int32) (float64, 
 	// template (sharing at least half its literal words) binds them:
 	// otherwise "search {1}" would read any short goal as a search.
 	if e.nText > 0 && anchored(e, parts, ids) {
-		type run struct{ a, b int } // parts[a:b]
+		type run struct{ a, b, ua, ub int } // parts[a:b], stop words trimmed from parts[ua:ub]
 		var runs [8]run
 		nr := 0
-		ok := true
-		for i := 0; i < len(parts); {
+		for i := 0; i < len(parts) && nr < len(runs); {
 			free := func(i int) bool {
 				return !used[i] && (parts[i].kind == pNumber || parts[i].kind == pWord && !isLit(i))
 			}
@@ -527,38 +547,57 @@ func (sc *scratch) similarity(e *compiled, parts []part, ids []int32) (float64, 
 				b--
 			}
 			if a < b {
-				if nr == len(runs) {
-					ok = false
-					break
-				}
-				runs[nr] = run{a, b}
+				runs[nr] = run{a, b, i, j}
 				nr++
 			}
 			i = j
 		}
-		if ok && nr == e.nText {
-			r := 0
+		take := func(si int, ru run) {
+			binds[si] = bind{bound: true, start: parts[ru.a].start, end: parts[ru.b-1].end}
+			for k := ru.a; k < ru.b; k++ {
+				used[k] = true
+			}
+		}
+		if nr == e.nText {
+			// As many runs as slots: bind them in order, when each fits.
+			fits, r := true, 0
 			for _, sl := range e.Slots {
+				if sl.Kind == slotText {
+					fits = fits && runs[r].b-runs[r].a <= maxWords(sl.Words)
+					r++
+				}
+			}
+			if fits {
+				r = 0
+				for si, sl := range e.Slots {
+					if sl.Kind == slotText {
+						take(si, runs[r])
+						r++
+					}
+				}
+			}
+		} else if nr > 0 {
+			// Otherwise bind each slot to the run that sits where the slot
+			// sits in the template: right after the literal word before it,
+			// or right before the literal word after it. Runs left over
+			// stay words of the goal the template lacks.
+			var taken [8]bool
+			for si, sl := range e.Slots {
 				if sl.Kind != slotText {
 					continue
 				}
-				if runs[r].b-runs[r].a > maxWords(sl.Words) {
-					ok = false
-					break
-				}
-				r++
-			}
-			if ok {
-				r = 0
-				for si, sl := range e.Slots {
-					if sl.Kind != slotText {
+				nb := e.nb[si]
+				for r := range nr {
+					ru := runs[r]
+					if taken[r] || ru.b-ru.a > maxWords(sl.Words) {
 						continue
 					}
-					ru := runs[r]
-					r++
-					binds[si] = bind{bound: true, start: parts[ru.a].start, end: parts[ru.b-1].end}
-					for k := ru.a; k < ru.b; k++ {
-						used[k] = true
+					after := nb.prev != "" && ru.ua > 0 && parts[ru.ua-1].norm == nb.prev
+					before := nb.next != "" && ru.ub < len(parts) && parts[ru.ub].norm == nb.next
+					if after || before {
+						taken[r] = true
+						take(si, ru)
+						break
 					}
 				}
 			}

@@ -433,3 +433,30 @@ func TestConcurrentRecordAndMatch(t *testing.T) {
 		t.Fatalf("after concurrent writes: %+v %v", m, err)
 	}
 }
+
+func TestExtraWordsDoNotUnbindTheParameter(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.record(Trajectory{Domain: "shop.example", Goal: "search padel rackets in electronics sorted by price", Steps: []Step{
+		{Action: "type", Role: "searchbox", Name: "Search", Value: "padel rackets"},
+		{Action: "click", Role: "button", Name: "Sort by price"},
+	}})
+	// "lowest" is a second run of new words; the parameter still binds the
+	// run that sits where it sits in the template (after "search").
+	m := e.match("shop.example", "search tennis balls in electronics sorted by lowest price")
+	if m == nil || !m.Bindings[0].Bound || m.Bindings[0].Value != "tennis balls" || m.Steps[0].Value != "tennis balls" {
+		t.Fatalf("match %+v", m)
+	}
+	// {search,{1},in,electronics,sorted,by,price} vs the same plus "lowest".
+	if want := 7.0 / 8; math.Abs(m.Similarity-want) > 1e-9 {
+		t.Errorf("similarity %v, want %v", m.Similarity, want)
+	}
+	// The seed's example.
+	e.record(Trajectory{Domain: "shop.example", Goal: "Search for smart watch reviews", Steps: []Step{
+		{Action: "click", Role: "searchbox", Name: "Search", Verified: true},
+		{Action: "type", Role: "searchbox", Name: "Search", Value: "smart watch", Verified: true},
+	}})
+	m = e.match("shop.example", "search for fitness tracker reviews")
+	if m == nil || m.Trajectory.Goal != "Search for smart watch reviews" || m.Steps[1].Value != "fitness tracker" || m.Similarity != 1 {
+		t.Fatalf("seed example: %+v", m)
+	}
+}
