@@ -12,6 +12,7 @@ import (
 	"github.com/engine-dev/engine/plugins/llm"
 	"github.com/engine-dev/engine/plugins/scripted"
 	"github.com/engine-dev/engine/plugins/shared"
+	"github.com/engine-dev/engine/plugins/static"
 )
 
 // Command is the hidden engine subcommand that serves a built-in plugin.
@@ -36,6 +37,7 @@ func (p Plugin) Info() shared.Info {
 
 var registry = append([]Plugin{
 	{Kind: shared.KindBrowser, Name: "chromedp", NewBrowser: func() shared.Browser { return chromedpbrowser.New() }},
+	{Kind: shared.KindBrowser, Name: "static", NewBrowser: func() shared.Browser { return static.New() }},
 	{Kind: shared.KindLLM, Name: "scripted", NewModel: func() shared.Model { return scripted.New(nil) }},
 }, llmProviders()...)
 
