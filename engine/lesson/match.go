@@ -8,7 +8,8 @@ import (
 
 // matchEntry is what the error-recall index holds for a lesson, beside the
 // failed_command and use_count its key carries: enough to score and rank a
-// candidate without decoding the lesson.
+// candidate without decoding the lesson, and the lesson itself, so a recall
+// decodes its winners without another read.
 type matchEntry struct {
 	id       string
 	useCount int
@@ -16,17 +17,22 @@ type matchEntry struct {
 	pattern  string // lower-cased error_pattern
 	helped   int
 	lastUsed string
+	record   []byte // the lesson's JSON
 }
 
-// encodeMatch renders l's match entry: domain, pattern, helped and
-// last_used, separated by NUL bytes (none of them can hold one).
-func encodeMatch(l *Lesson) []byte {
-	return []byte(strings.Join([]string{l.Domain, strings.ToLower(l.ErrorPattern), strconv.Itoa(l.Helped), l.LastUsed}, "\x00"))
+// encodeMatch renders l's match entry: domain, pattern, helped, last_used
+// and the lesson's JSON, separated by NUL bytes (the first four cannot hold
+// one, and the JSON comes last).
+func encodeMatch(l *Lesson, record []byte) []byte {
+	head := strings.Join([]string{l.Domain, strings.ToLower(l.ErrorPattern), strconv.Itoa(l.Helped), l.LastUsed, ""}, "\x00")
+	return append([]byte(head), record...)
 }
 
+// decodeMatch parses a match entry; v is only valid during the scan, so the
+// record is copied.
 func decodeMatch(id string, useCount int, v []byte) (matchEntry, bool) {
-	parts := bytes.Split(v, []byte{0})
-	if len(parts) != 4 {
+	parts := bytes.SplitN(v, []byte{0}, 5)
+	if len(parts) != 5 {
 		return matchEntry{}, false
 	}
 	helped, err := strconv.Atoi(string(parts[2]))
@@ -34,7 +40,7 @@ func decodeMatch(id string, useCount int, v []byte) (matchEntry, bool) {
 		return matchEntry{}, false
 	}
 	return matchEntry{id: id, useCount: useCount, domain: string(parts[0]), pattern: string(parts[1]),
-		helped: helped, lastUsed: string(parts[3])}, true
+		helped: helped, lastUsed: string(parts[3]), record: parts[4]}, true
 }
 
 // useFromKey reads the use count from a key's "<use>/<id>" tail.

@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -100,6 +101,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 						return fmt.Errorf("lesson %s: damaged index entry %q", id, k)
 					}
 					if sc := errorScore(&m, cmd != "", errLower, host); sc > 0 {
+						m.record = bytes.Clone(m.record)
 						cands = append(cands, candidate{m, site, sc})
 					}
 					return nil
@@ -120,7 +122,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		})
 		out = make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
 		for _, c := range cands[:min(len(cands), s.opts.MaxRecall)] {
-			l, err := loadAt(r, c.site, c.m.id)
+			l, err := decode(c.m.record, c.m.id)
 			if err != nil {
 				return err
 			}

@@ -105,11 +105,11 @@ type entry struct{ key, value []byte }
 // indexEntries are the secondary index entries a stored lesson needs. The
 // error-recall entry carries what ranking needs (see matchEntry), so a
 // recall decodes only the lessons it returns.
-func indexEntries(l *Lesson) []entry {
+func indexEntries(l *Lesson, record []byte) []entry {
 	site := siteOf(l.Domain)
 	es := []entry{
 		{keyspace.LessonID(l.ID), []byte(site)},
-		{keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID), encodeMatch(l)},
+		{keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID), encodeMatch(l, record)},
 	}
 	if l.Domain != "" {
 		es = append(es, entry{keyspace.LessonByHost(site, l.Domain, l.UseCount, l.ID), nil})
@@ -126,24 +126,24 @@ func indexEntries(l *Lesson) []entry {
 // put writes l (whose previous state was old, or nil for a new lesson) and
 // keeps every index in step, in tx.
 func put(tx kv.Txn, old, l *Lesson) error {
-	newEntries := indexEntries(l)
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
+	}
+	newEntries := indexEntries(l, b)
 	if old != nil {
 		if siteOf(old.Domain) != siteOf(l.Domain) {
 			if err := tx.Delete(keyspace.Lesson(siteOf(old.Domain), old.ID)); err != nil {
 				return err
 			}
 		}
-		for _, e := range indexEntries(old) {
+		for _, e := range indexEntries(old, nil) {
 			if !slices.ContainsFunc(newEntries, func(n entry) bool { return string(n.key) == string(e.key) }) {
 				if err := tx.Delete(e.key); err != nil {
 					return err
 				}
 			}
 		}
-	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
 	}
 	if err := tx.Set(keyspace.Lesson(siteOf(l.Domain), l.ID), b, 0); err != nil {
 		return err
@@ -161,7 +161,7 @@ func remove(tx kv.Txn, l *Lesson) error {
 	if err := tx.Delete(keyspace.Lesson(siteOf(l.Domain), l.ID)); err != nil {
 		return err
 	}
-	for _, e := range indexEntries(l) {
+	for _, e := range indexEntries(l, nil) {
 		if err := tx.Delete(e.key); err != nil {
 			return err
 		}
