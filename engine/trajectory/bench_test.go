@@ -98,6 +98,28 @@ func BenchmarkMatch(b *testing.B) {
 				}
 			}
 		})
+		if n == 10000 {
+			// The agent loop's end of run: record, then the next run's
+			// first match, on one Store (the cache is updated in place).
+			b.Run(fmt.Sprintf("n=%d/record+match", n), func(b *testing.B) {
+				s := New(db, Options{Now: now})
+				if _, err := s.Match(ctx, "www.shop.example", hit); err != nil {
+					b.Fatal(err)
+				}
+				i := 0
+				for b.Loop() {
+					i++
+					_, err := s.Record(ctx, Trajectory{Domain: "www.shop.example", Goal: fmt.Sprintf("open saved list number%d", i),
+						Steps: []Step{{Action: "click", Name: "Lists"}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if m, err := s.Match(ctx, "www.shop.example", hit); err != nil || m == nil {
+						b.Fatalf("match: %v %v", m, err)
+					}
+				}
+			})
+		}
 		db.Close()
 	}
 }

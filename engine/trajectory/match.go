@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -69,6 +70,7 @@ type siteIndex struct {
 	postings [][]int32 // literal id → entries holding it
 	heavy    []int32   // entries that could reach the threshold on slots alone
 	hosts    []string  // distinct hosts of the entries
+	raw      []entry   // the entries as read, to apply this process's own writes
 	// Per entry, in flat arrays so the candidate scan stays in cache:
 	bounds []bound
 }
@@ -82,7 +84,7 @@ type bound struct {
 }
 
 func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
-	ix := &siteIndex{gen: gen, dict: map[string]int32{}}
+	ix := &siteIndex{gen: gen, dict: map[string]int32{}, raw: ents}
 	ix.entries = make([]compiled, 0, len(ents))
 	hostIDs := map[string]int32{}
 	for _, e := range ents {
@@ -118,8 +120,8 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 			if !isSlotToken(tok) {
 				continue
 			}
-			var n int
-			if _, err := fmt.Sscanf(tok, "{%d}", &n); err != nil || n < 1 || n > len(e.Slots) {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(tok, "{"), "}"))
+			if err != nil || n < 1 || n > len(e.Slots) {
 				continue
 			}
 			if i > 0 && !isSlotToken(e.Tokens[i-1]) {
@@ -141,6 +143,31 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 		ix.entries = append(ix.entries, c)
 	}
 	return ix
+}
+
+// applyWrite updates the cached index of site after this Store wrote the
+// entry of id (put, or nil for a delete) in a transaction that read the
+// generation oldGen and wrote newGen. When the cache is not at oldGen
+// (another writer came between), it is left alone: the next match sees the
+// generation changed and reloads. Rebuilding from memory costs far less
+// than reading the index back from the store.
+func (s *Store) applyWrite(site, oldGen, newGen, id string, put *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix := s.cache[site]
+	if ix == nil || ix.gen != oldGen {
+		return
+	}
+	ents := make([]entry, 0, len(ix.raw)+1)
+	for _, e := range ix.raw {
+		if e.ID != id {
+			ents = append(ents, e)
+		}
+	}
+	if put != nil {
+		ents = append(ents, *put)
+	}
+	s.cache[site] = s.buildIndex(newGen, ents)
 }
 
 // index returns the site's match index, from the cache when no write has

@@ -258,9 +258,15 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 	gen := newGen()
 	replaced := false
 	var stored Trajectory
+	var oldGen string
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
 		stored, replaced = t, false
 		stored.Runs = max(t.Runs, 1)
+		g, err := tx.Get(keyspace.TrajectoryGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		oldGen = string(g)
 		old, err := tx.Get(keyspace.Trajectory(site, t.ID))
 		switch {
 		case err == nil:
@@ -287,6 +293,7 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 	if err != nil {
 		return Trajectory{}, fmt.Errorf("trajectory: record %s %q: %w", t.Domain, t.Goal, err)
 	}
+	s.applyWrite(site, oldGen, gen, t.ID, &ent)
 	s.opts.Events.Emit(EventRecorded, map[string]any{
 		"domain": t.Domain, "id": t.ID, "goal": t.Goal, "template": t.Template,
 		"steps": len(t.Steps), "replaced": replaced, "runs": stored.Runs, "secrets": nSecrets,
@@ -348,7 +355,14 @@ func (s *Store) Delete(ctx context.Context, host, id string) error {
 		return &InvalidError{fmt.Sprintf("domain: %v", err)}
 	}
 	site := domain.Site(h)
+	gen := newGen()
+	var oldGen string
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		g, err := tx.Get(keyspace.TrajectoryGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		oldGen = string(g)
 		if _, err := tx.Get(keyspace.Trajectory(site, id)); err != nil {
 			if errors.Is(err, kv.ErrNotFound) {
 				return ErrNotFound
@@ -361,11 +375,12 @@ func (s *Store) Delete(ctx context.Context, host, id string) error {
 		if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
 			return err
 		}
-		return tx.Set(keyspace.TrajectoryGen(site), []byte(newGen()), 0)
+		return tx.Set(keyspace.TrajectoryGen(site), []byte(gen), 0)
 	})
 	if err != nil {
 		return fmt.Errorf("trajectory: delete %s %s: %w", h, id, err)
 	}
+	s.applyWrite(site, oldGen, gen, id, nil)
 	return nil
 }
 

@@ -460,3 +460,34 @@ func TestExtraWordsDoNotUnbindTheParameter(t *testing.T) {
 		t.Fatalf("seed example: %+v", m)
 	}
 }
+
+func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	first := e.record(searchRun())
+	if e.match("shop.example", "search tennis balls") == nil {
+		t.Fatal("no match")
+	}
+	cached := e.s.cache["shop.example"]
+	other := e.record(Trajectory{Domain: "shop.example", Goal: "open my orders", Steps: []Step{{Action: "click", Name: "Orders"}}})
+	now := e.s.cache["shop.example"]
+	if now == cached || len(now.raw) != 2 {
+		t.Fatalf("the cache was not updated in place: %d entries", len(now.raw))
+	}
+	gen, err := kv.Get(ctx, e.db, keyspace.TrajectoryGen("shop.example"))
+	if err != nil || string(gen) != now.gen {
+		t.Fatalf("cached generation %q, stored %q (%v)", now.gen, gen, err)
+	}
+	if m := e.match("shop.example", "open my orders"); m == nil || m.Trajectory.ID != other.ID {
+		t.Fatalf("new trajectory not matched: %+v", m)
+	}
+	if err := e.s.Delete(ctx, "shop.example", first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.s.cache["shop.example"].raw); got != 1 {
+		t.Fatalf("%d cached entries after the delete, want 1", got)
+	}
+	if m := e.match("shop.example", "search tennis balls"); m != nil {
+		t.Fatalf("deleted trajectory matched")
+	}
+}
