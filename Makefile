@@ -4,7 +4,9 @@ GO      ?= go
 BIN     := bin/engine
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps vet fmt-check proto bench clean
+.PHONY: build demo test deps vet fmt-check lint proto bench clean
+
+STATICCHECK_VERSION := v0.8.2
 
 ## build: the engine binary at bin/engine (built-in plugins included)
 build:
@@ -14,8 +16,8 @@ build:
 demo: deps build
 	./$(BIN) demo
 
-## test: go vet, gofmt check, and every test with the race detector
-test: deps vet fmt-check
+## test: go vet, gofmt check, staticcheck, and every test with the race detector
+test: deps vet fmt-check lint
 	$(GO) test -race -count=1 ./...
 
 ## deps: install what the tests need where it is missing (chromium, protoc, generators)
@@ -27,6 +29,12 @@ vet:
 
 fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## lint: staticcheck, pinned, installed into bin/tools when missing
+lint:
+	@[ -x bin/tools/staticcheck ] && bin/tools/staticcheck -version | grep -q "$(STATICCHECK_VERSION:v%=%)" || \
+		GOBIN="$(CURDIR)/bin/tools" $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	bin/tools/staticcheck ./...
 
 ## proto: regenerate the plugin protocol's Go code from plugins/proto/*.proto
 proto: deps

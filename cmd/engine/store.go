@@ -46,12 +46,3 @@ func (a *app) events() (event.Func, func() error, error) {
 	}
 	return j.Write, j.Close, nil
 }
-
-// dataPath joins parts under the data dir, creating nothing.
-func (a *app) dataPath(parts ...string) (string, error) {
-	dir, err := a.resolveDataDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(append([]string{dir}, parts...)...), nil
-}
