@@ -1,0 +1,680 @@
+// Package agent is the browser agent loop with memory: every step is
+// informed by what memory holds for the site, and every run teaches it.
+//
+// Step mode follows the two-tier memory design's decision loop: snapshot →
+// interpret → (domain changed? Trigger B: domain tips) → per-step message
+// with the memory context (engine/memctx) → model tool call → finish? →
+// guardrails (repeated_action) → approval → execute → (error? Trigger A:
+// tips appended to the error) → max_errors / max_steps. Planner mode runs
+// the planner/executor iteration loop instead (planner.go). Replay
+// (replay.go) executes a matching trajectory without the model.
+//
+// The loop holds the memory database only while it touches memory: each
+// memory phase opens it (Config.OpenDB), reads and writes, and closes it,
+// never across a model call or a browser action, so other processes can
+// read the data dir (and see the run's progress) while a run goes.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/kv"
+)
+
+// Mode is how the loop decides.
+type Mode string
+
+// Modes.
+const (
+	StepMode    Mode = "step"
+	PlannerMode Mode = "planner"
+)
+
+// Approval is the approval policy for sensitive actions.
+type Approval string
+
+// Approval policies.
+const (
+	ApproveAuto  Approval = "auto"  // allow every action
+	ApproveAsk   Approval = "ask"   // ask the Approver
+	ApproveNever Approval = "never" // reject every sensitive action
+)
+
+// Stop reasons (Result.Reason starts with one of these).
+const (
+	ReasonFinished       = "finished"
+	ReasonGaveUp         = "gave_up"
+	ReasonMaxSteps       = "max_steps"
+	ReasonMaxErrors      = "max_errors"
+	ReasonRepeatedAction = "repeated_action"
+	ReasonInterrupted    = "interrupted"
+	ReasonBrowserFailed  = "browser_failed"
+	ReasonLLMFailed      = "llm_failed"
+	ReasonUnreachable    = "unreachable"
+)
+
+// Defaults.
+const (
+	DefaultMaxSteps   = 30
+	DefaultMaxErrors  = 5
+	DefaultMaxRepeats = 3
+	// ReplayThreshold is the similarity a trajectory needs to be replayed.
+	ReplayThreshold = 0.8
+)
+
+// ErrInvalid marks bad input (an empty goal or URL, a bad mode).
+var ErrInvalid = errors.New("invalid run")
+
+// ApprovalRequest is what the Approver is asked about.
+type ApprovalRequest struct {
+	Step   int
+	Action string // as the model asked for it, e.g. click "Place order"
+	Why    string // what makes it sensitive, e.g. "buys or pays"
+	URL    string
+}
+
+// Approver decides on one sensitive action under ApproveAsk.
+type Approver func(ctx context.Context, r ApprovalRequest) (bool, error)
+
+// StepInfo reports one step as it ends, for a live display.
+type StepInfo struct {
+	RunID    string
+	Step     int
+	Action   string // what was done ("" for a model answer that was not an action)
+	OK       bool
+	Error    string
+	Replayed bool
+	Skipped  bool
+}
+
+// Config is one run.
+type Config struct {
+	Goal        string
+	StartURL    string
+	RunID       string // "" to generate one
+	SessionID   string
+	ParentRunID string
+
+	Browser engine.Browser
+	Model   engine.Model // may be nil for a replay-only run
+	// OpenDB opens the memory database for one memory phase; the loop
+	// closes it at the end of the phase. Required.
+	OpenDB func(ctx context.Context) (kv.Store, error)
+	// NoMemory runs without reading or teaching memory (a clean baseline);
+	// the run registry and the artifacts are still written.
+	NoMemory bool
+
+	Now    func() time.Time
+	Events event.Func // memory events, besides the run's memory_events.jsonl
+
+	MaxSteps, MaxErrors, MaxRepeats int
+	Approve                         Approval
+	Approver                        Approver
+	Mode                            Mode
+	Replay                          bool
+	// RunsDir is where the run's artifact folder <RunsDir>/<run-id> goes;
+	// "" writes no artifacts.
+	RunsDir string
+	// Budget is the memory context's token budget (0: memctx's default).
+	Budget int
+	// OnStep is called after every step; nil for none.
+	OnStep func(StepInfo)
+}
+
+// Result is how a run went.
+type Result struct {
+	RunID    string       `json:"run_id"`
+	Status   run.Status   `json:"status"`
+	Success  bool         `json:"success"`
+	Reason   string       `json:"reason"`
+	Answer   string       `json:"answer,omitempty"`
+	FinalURL string       `json:"final_url,omitempty"`
+	Dir      string       `json:"dir,omitempty"` // artifact folder
+	Steps    int          `json:"steps"`
+	Errors   int          `json:"errors"`
+	LLMCalls int          `json:"llm_calls"`
+	Usage    engine.Usage `json:"usage"`
+	// Replay.
+	Replayed      int `json:"replayed_steps"`
+	LLMCallsSaved int `json:"llm_calls_saved"`
+	TokensSaved   int `json:"tokens_saved"` // estimated
+	// Learning.
+	LessonsLearned int    `json:"lessons_learned"` // new lessons
+	LessonsUsed    int    `json:"lessons_reused"`  // existing lessons seen again
+	Helped         int    `json:"lessons_helped"`  // attributions recorded
+	TrajectoryID   string `json:"trajectory_id,omitempty"`
+	// Warnings are problems after the run that did not change its outcome.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Shared returns an OpenDB that hands out db and never closes it (tests,
+// benchmarks, and callers that hold the database themselves).
+func Shared(db kv.Store) func(context.Context) (kv.Store, error) {
+	return func(context.Context) (kv.Store, error) { return noClose{db}, nil }
+}
+
+type noClose struct{ kv.Store }
+
+func (noClose) Close() error { return nil }
+
+// Run runs one task to its end. The error is for a run that could not start
+// (bad input, memory that cannot be opened); how a started run ended is in
+// the Result, which is always recorded in the run registry.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if strings.TrimSpace(cfg.Goal) == "" {
+		return nil, fmt.Errorf("%w: the goal is empty", ErrInvalid)
+	}
+	if strings.TrimSpace(cfg.StartURL) == "" {
+		return nil, fmt.Errorf("%w: the start URL is empty", ErrInvalid)
+	}
+	if _, err := domain.Host(cfg.StartURL); err != nil {
+		return nil, fmt.Errorf("%w: start URL: %v", ErrInvalid, err)
+	}
+	if cfg.Browser == nil || cfg.OpenDB == nil {
+		return nil, fmt.Errorf("%w: a browser and a database are required", ErrInvalid)
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = StepMode
+	case StepMode, PlannerMode:
+	default:
+		return nil, fmt.Errorf("%w: mode %q: use step or planner", ErrInvalid, cfg.Mode)
+	}
+	switch cfg.Approve {
+	case "":
+		cfg.Approve = ApproveAsk
+	case ApproveAuto, ApproveAsk, ApproveNever:
+	default:
+		return nil, fmt.Errorf("%w: approve %q: use auto, ask or never", ErrInvalid, cfg.Approve)
+	}
+	if cfg.Model == nil && !cfg.Replay {
+		return nil, fmt.Errorf("%w: a model is required", ErrInvalid)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxErrors <= 0 {
+		cfg.MaxErrors = DefaultMaxErrors
+	}
+	if cfg.MaxRepeats <= 0 {
+		cfg.MaxRepeats = DefaultMaxRepeats
+	}
+	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now()}
+	if err := r.start(ctx); err != nil {
+		r.closeArtifacts()
+		return nil, err
+	}
+	if cfg.Mode == PlannerMode {
+		r.planLoop(ctx)
+	} else {
+		r.stepLoop(ctx)
+	}
+	r.finish(ctx)
+	return r.res, nil
+}
+
+// runner is one run's state.
+type runner struct {
+	cfg     Config
+	res     *Result
+	started time.Time
+	art     *artifacts
+
+	system  string // the system prompt (with Tier 1)
+	lastHost string
+	page    Page
+
+	// The action log, as learning reads it, and the trajectory so far.
+	actions []record
+	// Failure of the previous action, for Trigger A and the message.
+	lastErr     string
+	lastCommand string
+	lastDesc    string // description of the last action, "" before any
+	lastOK      bool
+	lastTips    string // Trigger A's tips for lastErr
+	notes       []string // one-off notes for the next message (rejections, tool errors, replay hand-over)
+	recent      []string
+
+	// Guardrail.
+	repeatKey string
+	repeatFP  uint64
+	repeats   int
+
+	// Attribution: what the previous step showed.
+	shownLessons    []string
+	shownTrajectory string
+
+	// Stop.
+	stopped bool
+
+	// Replay.
+	replay *replayState
+}
+
+func (r *runner) emit(name string, fields map[string]any) {
+	if r.art != nil {
+		r.art.events.Write(event.Event{Name: name, Fields: fields})
+	}
+	r.cfg.Events.Emit(name, fields)
+}
+
+func (r *runner) events() event.Func {
+	return func(e event.Event) { r.emit(e.Name, e.Fields) }
+}
+
+// stop ends the loop with a reason.
+func (r *runner) stop(success bool, reason string) {
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	r.res.Success = success
+	r.res.Reason = reason
+}
+
+// start registers the run, opens its artifacts, loads Tier 1 and loads the
+// start page.
+func (r *runner) start(ctx context.Context) error {
+	var m *run.Manifest
+	var tier1 []lesson.Lesson
+	err := r.withMemory(ctx, func(s *stores) error {
+		var err error
+		m, err = s.runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID, Goal: r.cfg.Goal, StartURL: r.cfg.StartURL})
+		if err != nil {
+			return err
+		}
+		r.res.RunID = m.RunID
+		if r.cfg.RunsDir != "" {
+			r.art, err = openArtifacts(filepath.Join(r.cfg.RunsDir, m.RunID))
+			if err != nil {
+				return err
+			}
+			r.res.Dir = r.art.dir
+			r.art.writeManifest(m)
+		}
+		if r.cfg.NoMemory {
+			return nil
+		}
+		if err := s.lessons.Seed(ctx); err != nil {
+			return err
+		}
+		tier1, err = s.lessons.Tier1(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.system = systemPrompt(r.cfg.Goal, tier1, r.cfg.Mode)
+	if err := r.cfg.Browser.Navigate(ctx, r.cfg.StartURL); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			r.stop(false, ReasonInterrupted)
+		case isActionError(err):
+			r.stop(false, fmt.Sprintf("%s: %s: %v", ReasonUnreachable, r.cfg.StartURL, err))
+		default:
+			r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
+		}
+	}
+	return nil
+}
+
+func isActionError(err error) bool { _, ok := engine.AsActionError(err); return ok }
+
+// systemPrompt is set once a run: who the agent is, the Tier 1 lessons,
+// the goal.
+func systemPrompt(goal string, tier1 []lesson.Lesson, mode Mode) string {
+	var b strings.Builder
+	if mode == PlannerMode {
+		b.WriteString(plannerIntro)
+	} else {
+		b.WriteString(`You are a browser automation agent. Each turn you are shown the current page: its URL, title, type, a short summary, the clickable elements with their refs, and its visible text, with what memory holds about the site. Call exactly one tool per turn. Target an element by its ref (e37) or by its name as listed. Call finish when the goal is reached, or when it cannot be.`)
+	}
+	if t := lesson.Render(lesson.Tier1Heading, tier1); t != "" {
+		b.WriteString("\n\n" + t)
+	}
+	b.WriteString("\n\n## Goal\n\n" + strings.TrimSpace(goal) + "\n")
+	return b.String()
+}
+
+// snapshot takes and interprets the page; a failure stops the run.
+func (r *runner) snapshot(ctx context.Context) bool {
+	s, err := r.cfg.Browser.Snapshot(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.stop(false, ReasonInterrupted)
+		} else {
+			r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
+		}
+		return false
+	}
+	r.page = Interpret(s)
+	r.res.FinalURL = s.URL
+	return true
+}
+
+// stepLoop is step mode.
+func (r *runner) stepLoop(ctx context.Context) {
+	for step := 1; !r.stopped; step++ {
+		if step > r.cfg.MaxSteps {
+			r.stop(false, ReasonMaxSteps)
+			break
+		}
+		if ctx.Err() != nil {
+			r.stop(false, ReasonInterrupted)
+			break
+		}
+		if !r.snapshot(ctx) {
+			break
+		}
+		r.res.Steps = step
+		mc, err := r.memoryPhase(ctx, step)
+		if err != nil {
+			r.stop(false, fmt.Sprintf("memory: %v", err))
+			break
+		}
+		if r.replay != nil && r.replayStep(ctx, step, mc) {
+			continue
+		}
+		msg := r.stepMessage(step, mc)
+		resp, ok := r.complete(ctx, engine.ModelRequest{System: r.system, Messages: []engine.Message{{Role: engine.RoleUser, Content: msg}}, Tools: Tools})
+		if !ok {
+			break
+		}
+		r.act(ctx, step, resp)
+	}
+}
+
+// complete calls the model, counting the call and its tokens.
+func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine.ModelResponse, bool) {
+	resp, err := r.cfg.Model.Complete(ctx, req)
+	r.res.LLMCalls++
+	if err != nil {
+		if ctx.Err() != nil {
+			r.stop(false, ReasonInterrupted)
+		} else {
+			r.stop(false, fmt.Sprintf("%s: %v", ReasonLLMFailed, err))
+		}
+		r.art.llm(r.res.Steps, nil, err)
+		return nil, false
+	}
+	r.res.Usage = r.res.Usage.Add(resp.Usage)
+	r.art.llm(r.res.Steps, resp, nil)
+	return resp, true
+}
+
+// act handles the model's answer for one step.
+func (r *runner) act(ctx context.Context, step int, resp *engine.ModelResponse) {
+	if len(resp.ToolCalls) == 0 {
+		r.toolError(step, "you answered without calling a tool: call exactly one tool (finish to end the task)")
+		return
+	}
+	if len(resp.ToolCalls) > 1 {
+		r.notes = append(r.notes, fmt.Sprintf("You called %d tools; only the first (%s) was run. Call one tool per turn.", len(resp.ToolCalls), resp.ToolCalls[0].Name))
+	}
+	c, err := parseCall(resp.ToolCalls[0])
+	if err != nil {
+		r.toolError(step, err.Error())
+		return
+	}
+	if c.Finish {
+		r.res.Answer = c.Answer
+		if c.Success {
+			r.stop(true, ReasonFinished)
+		} else {
+			r.stop(false, ReasonGaveUp+": "+c.Answer)
+		}
+		r.onStep(StepInfo{Step: step, Action: "finish", OK: c.Success})
+		return
+	}
+	r.perform(ctx, step, c, false)
+}
+
+// toolError tells the model what was wrong with its answer and counts it.
+func (r *runner) toolError(step int, msg string) {
+	r.res.Errors++
+	r.lastErr, r.lastCommand, r.lastOK = msg, "", false
+	r.lastDesc = "(no valid tool call)"
+	r.pushRecent(r.lastDesc + " → error: " + msg)
+	r.onStep(StepInfo{Step: step, Error: msg})
+	r.art.log(record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, URL: r.page.URL})
+	if r.res.Errors >= r.cfg.MaxErrors {
+		r.stop(false, ReasonMaxErrors)
+	}
+	r.shownLessons = nil
+}
+
+// perform runs one action: guardrails, approval, execution, error count.
+func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) bool {
+	el, found := engine.Element{}, true
+	if c.Ref != "" || c.Element != "" {
+		el, found = r.page.Find(c.Ref, c.Element)
+	}
+	target := c.Element
+	if found && el.Name != "" {
+		target = el.Name
+	}
+	a := engine.Action{Kind: c.Kind, Ref: el.Ref, Value: c.Value, Millis: c.Millis}
+	desc := describe(c.Kind, target, c.Value)
+	// Guardrail: the same action on an unchanged page, again and again.
+	if desc == r.repeatKey && r.page.Fingerprint == r.repeatFP {
+		r.repeats++
+	} else {
+		r.repeatKey, r.repeatFP, r.repeats = desc, r.page.Fingerprint, 1
+	}
+	if r.repeats >= r.cfg.MaxRepeats {
+		r.stop(false, fmt.Sprintf("%s: %s %d times on an unchanged page", ReasonRepeatedAction, desc, r.repeats))
+		r.onStep(StepInfo{Step: step, Action: desc, Error: "repeated action"})
+		return false
+	}
+	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
+		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory}
+	if c.Kind == engine.ActPress && el.Ref == "" {
+		rec.Ref = ""
+	}
+	if !found {
+		// An element name the page does not have: the model's mistake, told
+		// like the browser would.
+		return r.failed(ctx, step, rec, desc, &engine.ActionError{Code: engine.CodeNotFound,
+			Message: fmt.Sprintf("no element named %q on this page (use a ref or a name from the list)", c.Element)})
+	}
+	if why := sensitive(c.Kind, el, c.Value); why != "" {
+		approved, err := r.approve(ctx, ApprovalRequest{Step: step, Action: desc, Why: why, URL: r.page.URL})
+		if err != nil {
+			if ctx.Err() != nil {
+				r.stop(false, ReasonInterrupted)
+				return false
+			}
+			approved = false
+		}
+		if !approved {
+			rec.Approval = "rejected"
+			rec.OK = false
+			r.art.log(rec)
+			r.notes = append(r.notes, fmt.Sprintf("The action %s was not approved (it %s) and was skipped. Do not retry it; find another way or finish.", desc, why))
+			r.lastDesc, r.lastErr, r.lastOK = desc, "", false
+			r.pushRecent(desc + " → skipped (not approved)")
+			r.onStep(StepInfo{Step: step, Action: desc, Skipped: true})
+			r.shownLessons = nil
+			return false
+		}
+		rec.Approval = "approved"
+	}
+	err := r.cfg.Browser.Act(ctx, a)
+	if err != nil {
+		if !isActionError(err) {
+			if ctx.Err() != nil {
+				r.stop(false, ReasonInterrupted)
+			} else {
+				r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
+			}
+			rec.Error = err.Error()
+			r.art.log(rec)
+			r.actions = append(r.actions, rec)
+			return false
+		}
+		return r.failed(ctx, step, rec, desc, err)
+	}
+	rec.OK = true
+	r.art.log(rec)
+	r.actions = append(r.actions, rec)
+	r.lastDesc, r.lastErr, r.lastCommand, r.lastOK = desc, "", "", true
+	r.pushRecent(desc + " → ok")
+	r.onStep(StepInfo{Step: step, Action: desc, OK: true, Replayed: replayed})
+	return true
+}
+
+// failed records a failed action.
+func (r *runner) failed(ctx context.Context, step int, rec record, desc string, err error) bool {
+	rec.Error = err.Error()
+	rec.OK = false
+	if png, serr := r.cfg.Browser.Screenshot(ctx); serr == nil {
+		rec.Screenshot = r.art.screenshot(fmt.Sprintf("error-step-%02d.png", step), png)
+	}
+	r.art.log(rec)
+	r.actions = append(r.actions, rec)
+	r.res.Errors++
+	r.lastDesc, r.lastErr, r.lastOK = desc, rec.Error, false
+	r.lastCommand = strings.TrimSpace(rec.Action + " " + rec.Ref + " " + rec.Value)
+	r.pushRecent(desc + " → error: " + rec.Error)
+	r.onStep(StepInfo{Step: step, Action: desc, Error: rec.Error, Replayed: rec.Replayed})
+	if r.res.Errors >= r.cfg.MaxErrors {
+		r.stop(false, ReasonMaxErrors)
+	}
+	return false
+}
+
+func (r *runner) onStep(si StepInfo) {
+	if r.cfg.OnStep != nil {
+		si.RunID = r.res.RunID
+		r.cfg.OnStep(si)
+	}
+}
+
+func (r *runner) pushRecent(s string) {
+	r.recent = append(r.recent, s)
+	if len(r.recent) > 6 {
+		r.recent = r.recent[len(r.recent)-6:]
+	}
+}
+
+func (r *runner) approve(ctx context.Context, req ApprovalRequest) (bool, error) {
+	switch r.cfg.Approve {
+	case ApproveAuto:
+		return true, nil
+	case ApproveNever:
+		return false, nil
+	}
+	if r.cfg.Approver == nil {
+		return false, nil
+	}
+	return r.cfg.Approver(ctx, req)
+}
+
+// describe names an action the way the step message and the guardrail
+// do: click "Search", type "padel rackets" into "Search products",
+// press Enter.
+func describe(kind engine.ActionKind, target, value string) string {
+	s := string(kind)
+	switch {
+	case (kind == engine.ActFill || kind == engine.ActType || kind == engine.ActSelect) && target != "":
+		return fmt.Sprintf("%s %q into %q", s, value, target)
+	case target != "":
+		s += fmt.Sprintf(" %q", target)
+		if value != "" {
+			s += " " + value
+		}
+		return s
+	case value != "":
+		return s + " " + value
+	}
+	return s
+}
+
+// stepMessage builds the per-step message, as the design's "What the LLM
+// actually sees".
+func (r *runner) stepMessage(step int, mc *memctx.Result) string {
+	var b strings.Builder
+	p := &r.page
+	fmt.Fprintf(&b, "Current page:\nURL: %s\nTitle: %s\nType: %s\n\nPage summary:\n%s\n\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
+	p.renderElements(&b)
+	if t := strings.TrimSpace(p.Text); t != "" {
+		b.WriteString("\nVisible text:\n" + clip(t, maxTextChars) + "\n")
+	}
+	if mc != nil && mc.Text != "" {
+		b.WriteString("\n" + mc.Text + "\n")
+	}
+	fmt.Fprintf(&b, "\nProgress: step %d of at most %d; %d errors so far (at most %d).\n", step, r.cfg.MaxSteps, r.res.Errors, r.cfg.MaxErrors)
+	if len(r.recent) > 0 {
+		b.WriteString("Recent actions:\n")
+		for i, s := range r.recent {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+		}
+	}
+	switch {
+	case r.lastDesc == "":
+		b.WriteString("Last action: (none)\n")
+	case r.lastOK:
+		fmt.Fprintf(&b, "Last action: %s → ok\n", r.lastDesc)
+	default:
+		fmt.Fprintf(&b, "Last action: %s → failed\n", r.lastDesc)
+	}
+	for _, n := range r.notes {
+		b.WriteString("\n" + n + "\n")
+	}
+	r.notes = nil
+	if r.lastErr != "" {
+		b.WriteString("\nIMPORTANT - Last action failed:\n" + r.lastErr + "\n")
+		if r.lastTips != "" {
+			b.WriteString("\n" + r.lastTips + "\n")
+		}
+	}
+	b.WriteString("\nCall the appropriate tool for the next action.")
+	return b.String()
+}
+
+// finish ends the run: the final screenshot, post-run learning, the
+// session, the manifest.
+func (r *runner) finish(ctx context.Context) {
+	if !r.stopped {
+		r.stop(false, ReasonMaxSteps)
+	}
+	if r.res.Success {
+		r.res.Status = run.Completed
+	} else {
+		r.res.Status = run.Failed
+	}
+	// Nothing is lost on Ctrl-C: the rest runs on a context that is not
+	// cancelled, with a bound.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if !strings.HasPrefix(r.res.Reason, ReasonBrowserFailed) && !strings.HasPrefix(r.res.Reason, ReasonUnreachable) {
+		if png, err := r.cfg.Browser.Screenshot(fctx); err == nil {
+			r.art.screenshot("final.png", png)
+		}
+	}
+	if err := r.learn(fctx); err != nil {
+		r.res.Warnings = append(r.res.Warnings, "post-run learning: "+err.Error())
+		r.emit("post_run_error", map[string]any{"error": err.Error()})
+	}
+	r.closeArtifacts()
+}
+
+func (r *runner) closeArtifacts() {
+	if r.art != nil {
+		r.art.close()
+	}
+}

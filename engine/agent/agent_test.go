@@ -1,0 +1,376 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/kv"
+)
+
+const goal = "search for padel rackets and open the first result"
+
+func openDisk(t testing.TB) kv.Store {
+	t.Helper()
+	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func config(t testing.TB, db kv.Store, b *shop, m *fakeModel) Config {
+	return Config{Goal: goal, StartURL: "http://shop.test/", Browser: b, Model: m, OpenDB: Shared(db),
+		Approve: ApproveAuto, RunsDir: t.TempDir()}
+}
+
+func mustRun(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestColdRunLearnsAndWarmRunIsShorter(t *testing.T) {
+	db := openDisk(t)
+	cold := &fakeModel{p: naive}
+	res := mustRun(t, config(t, db, newShop(), cold))
+	if !res.Success || res.Reason != ReasonFinished {
+		t.Fatalf("cold run: %+v", res)
+	}
+	if res.Errors != 4 || res.LLMCalls != 11 || res.Steps != 11 {
+		t.Fatalf("cold run: want 11 steps, 11 calls, 4 errors; got %+v", res)
+	}
+	if res.Usage.Total() == 0 {
+		t.Fatal("token usage not counted")
+	}
+	// Trigger A: the fill error came back with tips appended.
+	var sawTipsOnError bool
+	for _, rq := range cold.reqs {
+		msg := rq.Messages[0].Content
+		if strings.Contains(msg, "IMPORTANT - Last action failed:\nanother element would receive the click") &&
+			strings.Contains(msg, lesson.ErrorTipsHeading+"\n- If an overlay or popup is blocking an element, press Escape") {
+			sawTipsOnError = true
+		}
+	}
+	if !sawTipsOnError {
+		t.Fatal("Trigger A: no error message carried the seed tip")
+	}
+	// The system prompt carries Tier 1.
+	if !strings.Contains(cold.reqs[0].System, "## Lessons from experience") {
+		t.Fatalf("no Tier 1 in system prompt:\n%s", cold.reqs[0].System)
+	}
+	if res.LessonsLearned != 1 || res.TrajectoryID == "" {
+		t.Fatalf("post-run learning: %+v", res)
+	}
+	// The action log reads back as engine learn reads it.
+	f, err := os.Open(filepath.Join(res.Dir, ActionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := lesson.ParseActionLog(f, ActionsFile)
+	f.Close()
+	if err != nil || len(acts) != 10 {
+		t.Fatalf("action log: %d actions, %v", len(acts), err)
+	}
+	for _, name := range []string{EventsFile, ManifestFile, "final.png", "error-step-01.png"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, name)); err != nil {
+			t.Errorf("artifact %s: %v", name, err)
+		}
+	}
+	m, err := run.New(db, run.Options{}).Get(context.Background(), res.RunID)
+	if err != nil || m.Status != run.Completed || m.TurnCount != 11 {
+		t.Fatalf("manifest: %+v %v", m, err)
+	}
+
+	warm := &fakeModel{p: naive}
+	res2 := mustRun(t, config(t, db, newShop(), warm))
+	if !res2.Success || res2.Steps >= res.Steps || res2.Errors != 0 {
+		t.Fatalf("warm run not shorter: cold %d steps, warm %+v", res.Steps, res2)
+	}
+	first := warm.reqs[0].Messages[0].Content
+	// Trigger B: the domain's learned tip on the first step, not later.
+	if !strings.Contains(first, lesson.DomainTipsHeading+"\n- If fill fails with \"element is not an input\", try click instead.") {
+		t.Fatalf("Trigger B: no domain tips on step 1:\n%s", first)
+	}
+	if strings.Contains(warm.reqs[1].Messages[0].Content, lesson.DomainTipsHeading) {
+		t.Fatal("Trigger B fired again on the same domain")
+	}
+	for _, want := range []string{"REFERENCE TRAJECTORY", "SESSION HISTORY", "KNOWN SELECTORS"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("warm step 1 lacks %s", want)
+		}
+	}
+	// Attribution: the domain tip was shown at step 1 and step 1 succeeded.
+	if res2.Helped == 0 {
+		t.Fatal("no attribution recorded")
+	}
+	ls, err := lesson.New(db, lesson.Options{}).List(context.Background(), lesson.Filter{Domain: "shop.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	helped := 0
+	for _, l := range ls {
+		helped += l.Helped
+	}
+	if helped == 0 {
+		t.Fatal("lesson.Helped not stored")
+	}
+}
+
+func TestReplay(t *testing.T) {
+	db := openDisk(t)
+	mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
+
+	// Replay: no model calls at all.
+	m := &fakeModel{p: naive}
+	cfg := config(t, db, newShop(), m)
+	cfg.Replay = true
+	res := mustRun(t, cfg)
+	if !res.Success || res.LLMCalls != 0 || res.Replayed != 7 || res.LLMCallsSaved != 7 || res.TokensSaved == 0 {
+		t.Fatalf("replay: %+v", res)
+	}
+
+	// The site changed: the first result has another name. Replay runs up
+	// to it, then the model takes over from there.
+	b := newShop()
+	b.renamed = true
+	m = &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		if strings.Contains(msg, "Title: Padel Racket Ultra 4000") {
+			return "finish", map[string]any{"answer": "opened", "success": true}
+		}
+		if strings.Contains(msg, "Replay of the reference trajectory stopped at its step 6") {
+			return "click", el("Padel Racket Ultra 4000")
+		}
+		return "", nil
+	}}
+	cfg = config(t, db, b, m)
+	cfg.Replay = true
+	res = mustRun(t, cfg)
+	if !res.Success || res.Replayed != 5 || res.LLMCalls != 2 {
+		t.Fatalf("replay fallback: %+v", res)
+	}
+	if !strings.Contains(m.reqs[0].Messages[0].Content, `the expected element is not there: the page has no link "Padel Racket Pro 3000"`) {
+		t.Fatalf("hand-over not told:\n%s", m.reqs[0].Messages[0].Content)
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		cfg    func(c *Config, b *shop)
+		p      policy
+		reason string
+	}{
+		{"max_steps", func(c *Config, b *shop) { c.MaxSteps = 2 }, naive, ReasonMaxSteps},
+		{"max_errors", func(c *Config, b *shop) { c.MaxErrors = 2 }, naive, ReasonMaxErrors},
+		{"repeated_action", nil, func(string, string) (string, map[string]any) { return "press", map[string]any{"key": "Tab"} }, ReasonRepeatedAction},
+		{"unknown tool counted", func(c *Config, b *shop) { c.MaxErrors = 3 }, func(string, string) (string, map[string]any) { return "teleport", nil }, ReasonMaxErrors},
+		{"malformed arguments", func(c *Config, b *shop) { c.MaxErrors = 2 },
+			func(string, string) (string, map[string]any) { return "click", map[string]any{"_raw": "{ref: e1"} }, ReasonMaxErrors},
+		{"unreachable", func(c *Config, b *shop) { c.StartURL = "http://nowhere.test/" }, naive, ReasonUnreachable},
+		{"browser died", func(c *Config, b *shop) {
+			c.OnStep = func(si StepInfo) {
+				if si.Step == 2 {
+					b.mu.Lock()
+					b.dead = true
+					b.mu.Unlock()
+				}
+			}
+		}, naive, ReasonBrowserFailed},
+		{"gave up", nil, func(string, string) (string, map[string]any) {
+			return "finish", map[string]any{"answer": "cannot", "success": false}
+		}, ReasonGaveUp},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDisk(t)
+			b := newShop()
+			m := &fakeModel{p: tc.p}
+			cfg := config(t, db, b, m)
+			if tc.cfg != nil {
+				tc.cfg(&cfg, b)
+			}
+			res := mustRun(t, cfg)
+			if res.Success || !strings.HasPrefix(res.Reason, tc.reason) {
+				t.Fatalf("want %s, got %+v", tc.reason, res)
+			}
+			man, err := run.New(db, run.Options{}).Get(ctx, res.RunID)
+			if err != nil || man.Status != run.Failed || man.Reason != res.Reason {
+				t.Fatalf("manifest: %+v %v", man, err)
+			}
+			if tc.name == "unknown tool counted" {
+				if res.Errors != 3 || !strings.Contains(m.last(), `unknown tool "teleport"`) {
+					t.Fatalf("unknown tool not told: %+v\n%s", res, m.last())
+				}
+			}
+			if tc.name == "malformed arguments" && !strings.Contains(m.last(), "malformed arguments for click") {
+				t.Fatalf("malformed arguments not told:\n%s", m.last())
+			}
+		})
+	}
+}
+
+func TestInterruptedIsRecorded(t *testing.T) {
+	db := openDisk(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newShop()
+	cfg := config(t, db, b, &fakeModel{p: naive})
+	cfg.OnStep = func(si StepInfo) {
+		if si.Step == 3 {
+			cancel()
+		}
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != ReasonInterrupted {
+		t.Fatalf("%+v", res)
+	}
+	m, err := run.New(db, run.Options{}).Get(context.Background(), res.RunID)
+	if err != nil || m.Status != run.Failed || m.Reason != ReasonInterrupted {
+		t.Fatalf("manifest: %+v %v", m, err)
+	}
+}
+
+func TestApproval(t *testing.T) {
+	buy := func(system, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "was not approved"):
+			return "finish", map[string]any{"answer": "stopped before buying", "success": false}
+		case strings.Contains(msg, "Title: Padel Racket Pro 3000"):
+			return "click", el("Buy now")
+		}
+		return naive(system, msg)
+	}
+	for _, mode := range []Approval{ApproveNever, ApproveAsk, ApproveAuto} {
+		t.Run(string(mode), func(t *testing.T) {
+			db := openDisk(t)
+			b := newShop()
+			m := &fakeModel{p: func(s, msg string) (string, map[string]any) {
+				if strings.Contains(msg, `Last action: click "Buy now" → ok`) {
+					return "finish", map[string]any{"answer": "bought", "success": true}
+				}
+				return buy(s, msg)
+			}}
+			cfg := config(t, db, b, m)
+			cfg.Approve = mode
+			var asked []ApprovalRequest
+			cfg.Approver = func(_ context.Context, r ApprovalRequest) (bool, error) { asked = append(asked, r); return false, nil }
+			res := mustRun(t, cfg)
+			bought := false
+			for _, a := range b.acts {
+				if a.Ref == "e20" {
+					bought = true
+				}
+			}
+			if (mode == ApproveAuto) != bought {
+				t.Fatalf("%s: bought=%v %+v", mode, bought, res)
+			}
+			if mode == ApproveAsk && (len(asked) != 1 || asked[0].Why != "buys or pays") {
+				t.Fatalf("ask: %+v", asked)
+			}
+			if mode != ApproveAuto && res.Answer != "stopped before buying" {
+				t.Fatalf("rejection not told: %+v", res)
+			}
+		})
+	}
+}
+
+// While a run is going, another process can open the data dir and see its
+// progress: the loop holds the database only in its memory phases.
+func TestDatabaseFreeDuringModelCalls(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	open := func(ctx context.Context) (kv.Store, error) {
+		return kv.Open(ctx, dir, kv.Options{GCInterval: -1, LockTimeout: 2 * time.Second})
+	}
+	m := &fakeModel{p: naive, block: make(chan struct{}), in: make(chan struct{})}
+	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: m, OpenDB: open, Approve: ApproveAuto}
+	done := make(chan *Result)
+	go func() {
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	for i := 0; i < 3; i++ {
+		<-m.in // the loop is waiting for the model
+		db, err := kv.Open(ctx, dir, kv.Options{GCInterval: -1, LockTimeout: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("call %d: data dir held during a model call: %v", i+1, err)
+		}
+		runs, err := run.New(db, run.Options{}).List(ctx, run.Filter{})
+		db.Close()
+		if err != nil || len(runs) != 1 || runs[0].Status != run.Running || runs[0].TurnCount != i {
+			t.Fatalf("call %d: runs %+v %v", i+1, runs, err)
+		}
+		m.block <- struct{}{}
+	}
+	go func() {
+		for range m.in {
+			m.block <- struct{}{}
+		}
+	}()
+	res := <-done
+	close(m.in)
+	if !res.Success {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestPlannerMode(t *testing.T) {
+	db := openDisk(t)
+	iter := 0
+	m := &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		iter++
+		switch iter {
+		case 1:
+			if !strings.Contains(msg, "No iterations yet.") || !strings.Contains(msg, "BROWSER STATE:") {
+				return "", nil
+			}
+			return "plan", map[string]any{"current_state": "home", "proposed_actions": []string{`click "Accept cookies"`, `fill "Search products" "padel rackets"`}, "task_complete": false}
+		case 2:
+			if !strings.Contains(msg, "=== ITERATION 1 ===") || !strings.Contains(msg, "element is not an input") {
+				return "", nil
+			}
+			return "plan", map[string]any{"proposed_actions": []string{`click "Search products"`, `type "Search products" "padel rackets"`, `press Enter`, `press Escape`, `click "Padel Racket Pro 3000"`}, "task_complete": false}
+		case 3:
+			return "plan", map[string]any{"proposed_actions": []string{}, "task_complete": true, "final_answer": "opened"}
+		}
+		return "", nil
+	}}
+	cfg := config(t, db, newShop(), m)
+	cfg.Mode = PlannerMode
+	res := mustRun(t, cfg)
+	if !res.Success || res.LLMCalls != 3 || res.Errors != 1 || res.Steps != 7 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestActionLogLines(t *testing.T) {
+	db := openDisk(t)
+	res := mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
+	f, err := os.Open(filepath.Join(res.Dir, ActionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan()
+	if !strings.HasPrefix(sc.Text(), `{"step":1,"action":"click","ref":"e2","ok":false,"error":"another element would receive the click: div#cookie-banner","url":"http://shop.test/"`) {
+		t.Fatalf("first line: %s", sc.Text())
+	}
+}

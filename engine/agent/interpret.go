@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"strings"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// Page is the interpretation of one snapshot, as the step message shows it.
+type Page struct {
+	URL, Title string
+	Type       string // search, search_results, form, login, article, listing, page
+	Summary    string
+	Elements   []engine.Element
+	Text       string
+	// Fingerprint changes when the page does (URL, tree); the repeated-
+	// action guardrail compares it.
+	Fingerprint uint64
+}
+
+// maxTextChars bounds the visible text shown in a step message.
+const maxTextChars = 1500
+
+// maxElements bounds the clickable elements listed in a step message.
+const maxElements = 60
+
+// Interpret reads a snapshot as the step message needs it: URL, title, a
+// page type, a short summary, the clickable elements and the visible text.
+func Interpret(s *engine.Snapshot) Page {
+	p := Page{URL: s.URL, Title: s.Title, Elements: s.Elements, Text: s.Text}
+	h := fnv.New64a()
+	h.Write([]byte(s.URL))
+	h.Write([]byte{0})
+	h.Write([]byte(s.Tree))
+	p.Fingerprint = h.Sum64()
+
+	count := map[string]int{}
+	for _, e := range s.Elements {
+		count[e.Role]++
+	}
+	search := count["searchbox"] > 0 || count["combobox"] > 0
+	for _, e := range s.Elements {
+		if strings.Contains(strings.ToLower(e.Name), "search") && (e.Role == "textbox" || e.Role == "button") {
+			search = true
+		}
+	}
+	password := strings.Contains(strings.ToLower(s.Tree), "password")
+	u, _ := url.Parse(s.URL)
+	query := u != nil && u.RawQuery != ""
+	switch {
+	case password:
+		p.Type = "login"
+	case search && query && count["link"] >= 3:
+		p.Type = "search_results"
+	case search:
+		p.Type = "search"
+	case count["textbox"]+count["checkbox"]+count["radio"] >= 3:
+		p.Type = "form"
+	case count["link"] >= 10:
+		p.Type = "listing"
+	case len(s.Text) > 800:
+		p.Type = "article"
+	default:
+		p.Type = "page"
+	}
+	var parts []string
+	for _, r := range []string{"link", "button", "textbox", "searchbox", "combobox", "checkbox"} {
+		if n := count[r]; n > 0 {
+			parts = append(parts, plural(n, r))
+		}
+	}
+	title := s.Title
+	if title == "" {
+		title = "(untitled)"
+	}
+	p.Summary = fmt.Sprintf("%q, a %s page", title, strings.ReplaceAll(p.Type, "_", " "))
+	if len(parts) > 0 {
+		p.Summary += " with " + strings.Join(parts, ", ")
+	}
+	p.Summary += "."
+	return p
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	if strings.HasSuffix(s, "x") {
+		return fmt.Sprintf("%d %ses", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}
+
+// Find resolves a ref or an element name against the page. A name matches
+// an element's accessible name case-insensitively; "ROLE NAME" also pins
+// the role. Exact matches win over prefix matches.
+func (p *Page) Find(ref, name string) (engine.Element, bool) {
+	if ref != "" {
+		for _, e := range p.Elements {
+			if e.Ref == ref {
+				return e, true
+			}
+		}
+		// A ref from an older snapshot: let the browser say what is wrong.
+		return engine.Element{Ref: ref}, true
+	}
+	return p.FindByName("", name)
+}
+
+// FindByName finds the element with role (any when "") and name.
+func (p *Page) FindByName(role, name string) (engine.Element, bool) {
+	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
+	if n == "" {
+		return engine.Element{}, false
+	}
+	match := func(e engine.Element, exact bool) bool {
+		en := strings.ToLower(strings.Join(strings.Fields(e.Name), " "))
+		if role != "" && !strings.EqualFold(e.Role, role) {
+			return false
+		}
+		if exact {
+			return en == n || strings.ToLower(e.Role)+" "+en == n
+		}
+		return en != "" && strings.HasPrefix(en, n)
+	}
+	for _, exact := range []bool{true, false} {
+		for _, e := range p.Elements {
+			if match(e, exact) {
+				return e, true
+			}
+		}
+	}
+	return engine.Element{}, false
+}
+
+// SelectorOf is the selector the engine records for an element: its role
+// and accessible name, which survive re-renders where refs do not.
+func SelectorOf(role, name string) string {
+	return fmt.Sprintf("role=%s[name=%q]", role, name)
+}
+
+// parseSelector reads a selector written by SelectorOf.
+func parseSelector(sel string) (role, name string, ok bool) {
+	rest, ok := strings.CutPrefix(sel, "role=")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.Index(rest, "[name=")
+	if i < 0 || !strings.HasSuffix(rest, "]") {
+		return "", "", false
+	}
+	role = rest[:i]
+	var q string
+	if _, err := fmt.Sscanf(rest[i+len("[name="):len(rest)-1], "%q", &q); err != nil {
+		return "", "", false
+	}
+	return role, q, true
+}
+
+// renderElements lists the clickable elements, one per line.
+func (p *Page) renderElements(b *strings.Builder) {
+	n := 0
+	for _, e := range p.Elements {
+		if n == maxElements {
+			fmt.Fprintf(b, "(%d more not shown)\n", len(p.Elements)-n)
+			break
+		}
+		line := fmt.Sprintf("%s: %s - %s", e.Ref, e.Role, oneLine(e.Name))
+		if e.Value != "" {
+			line += fmt.Sprintf(" (value %q)", clip(oneLine(e.Value), 60))
+		}
+		if len(e.States) > 0 {
+			line += " [" + strings.Join(e.States, ", ") + "]"
+		}
+		b.WriteString(line + "\n")
+		n++
+	}
+	if n == 0 {
+		b.WriteString("(none)\n")
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

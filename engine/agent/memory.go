@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/trajectory"
+)
+
+// stores are the memory stores over one open database.
+type stores struct {
+	lessons      *lesson.Store
+	facts        *fact.Store
+	selectors    *selector.Store
+	trajectories *trajectory.Store
+	sessions     *session.Store
+	runs         *run.Store
+	plans        *plan.Store
+}
+
+// withMemory opens the database for one memory phase, runs fn over the
+// stores and closes it.
+func (r *runner) withMemory(ctx context.Context, fn func(s *stores) error) error {
+	db, err := r.cfg.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	ev := r.events()
+	now := r.cfg.Now
+	s := &stores{
+		lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
+		facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
+		selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
+		trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev}),
+		sessions:     session.New(db, session.Options{Now: now, Events: ev}),
+		runs:         run.New(db, run.Options{Now: now, Events: ev}),
+		plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
+	}
+	ferr := fn(s)
+	if cerr := db.Close(); ferr == nil {
+		ferr = cerr
+	}
+	return ferr
+}
+
+// lessonGate is the lesson source memctx reads: Trigger B only on the step
+// the domain changed, and it keeps the ids of what it returned for
+// attribution. Trigger A is not taken from memctx: its tips are appended to
+// the error itself, as the design draws.
+type lessonGate struct {
+	s       *lesson.Store
+	changed bool
+	shown   []string
+}
+
+func (g *lessonGate) RecallDomain(ctx context.Context, host string) ([]lesson.Lesson, error) {
+	if !g.changed {
+		return nil, nil
+	}
+	ls, err := g.s.RecallDomain(ctx, host)
+	for _, l := range ls {
+		g.shown = append(g.shown, l.ID)
+	}
+	return ls, err
+}
+
+func (g *lessonGate) RecallError(context.Context, string, string, string) ([]lesson.Lesson, error) {
+	return nil, nil
+}
+
+// memoryPhase is the one database visit of a step: attribution for the
+// previous step, Trigger A for its error, the manifest's progress, the
+// memory context for this step (with Trigger B when the domain changed).
+func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, error) {
+	host, _ := domain.Host(r.page.URL)
+	changed := host != r.lastHost
+	r.lastHost = host
+	var mc *memctx.Result
+	err := r.withMemory(ctx, func(s *stores) error {
+		if _, err := s.runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1}); err != nil {
+			return err
+		} else if r.art != nil {
+			if m, err := s.runs.Get(ctx, r.res.RunID); err == nil {
+				r.art.writeManifest(m)
+			}
+		}
+		if r.cfg.NoMemory || host == "" {
+			return nil
+		}
+		if err := r.attribute(ctx, s); err != nil {
+			return err
+		}
+		r.lastTips = ""
+		var tipIDs []string
+		if r.lastErr != "" && r.lastCommand != "" {
+			tips, err := s.lessons.RecallError(ctx, r.lastCommand, r.lastErr, host)
+			if err != nil {
+				return err
+			}
+			r.lastTips = lesson.Render(lesson.ErrorTipsHeading, tips)
+			for _, l := range tips {
+				tipIDs = append(tipIDs, l.ID)
+			}
+		}
+		gate := &lessonGate{s: s.lessons, changed: changed}
+		b := memctx.New(memctx.Sources{
+			Sessions: s.sessions, Trajectories: s.trajectories, Facts: s.facts,
+			Selectors: s.selectors, Lessons: gate,
+		}, memctx.Options{Budget: r.cfg.Budget, Events: r.events()})
+		var err error
+		mc, err = b.Build(ctx, memctx.Request{URL: r.page.URL, Goal: r.cfg.Goal, Step: step})
+		if err != nil {
+			return err
+		}
+		r.shownLessons = append(tipIDs, gate.shown...)
+		r.shownTrajectory = ""
+		if mc.Match != nil {
+			r.shownTrajectory = mc.Match.Trajectory.ID
+		}
+		if step == 1 && r.cfg.Replay && mc.Match != nil {
+			r.startReplay(mc.Match)
+		}
+		if r.replay != nil {
+			return r.replayLookup(ctx, s)
+		}
+		return nil
+	})
+	return mc, err
+}
+
+// attribute records whether the lessons shown at the previous step helped:
+// its action succeeded after they were shown.
+func (r *runner) attribute(ctx context.Context, s *stores) error {
+	if len(r.actions) == 0 {
+		return nil
+	}
+	last := &r.actions[len(r.actions)-1]
+	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "") {
+		return nil
+	}
+	last.attributed = true
+	host, _ := domain.Host(last.URL)
+	helped := []string{}
+	if last.OK {
+		for _, id := range last.Lessons {
+			if _, err := s.lessons.Helped(ctx, id, host); err != nil {
+				return err
+			}
+			helped = append(helped, id)
+			r.res.Helped++
+		}
+	}
+	r.emit("attribution", map[string]any{"step": last.Step, "lessons": last.Lessons, "trajectory": last.Trajectory, "ok": last.OK, "helped": helped})
+	return nil
+}
+
+// learn is post-run learning: lessons from the action log (every run); on
+// success the trajectory, the selectors that worked and the facts
+// observed; the session; the manifest's completion.
+func (r *runner) learn(ctx context.Context) error {
+	var m *run.Manifest
+	err := r.withMemory(ctx, func(s *stores) error {
+		host, _ := domain.Host(r.cfg.StartURL)
+		if !r.cfg.NoMemory {
+			if err := r.attribute(ctx, s); err != nil {
+				return err
+			}
+			learned, err := s.lessons.Learn(ctx, r.learnActions(), host)
+			if err != nil {
+				return err
+			}
+			for _, l := range learned {
+				if l.Created {
+					r.res.LessonsLearned++
+				} else {
+					r.res.LessonsUsed++
+				}
+			}
+			if r.res.Success {
+				if err := r.recordSuccess(ctx, s); err != nil {
+					return err
+				}
+			}
+		}
+		summary := fmt.Sprintf("%d steps, %d errors, %d LLM calls, %d tokens", r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total())
+		if r.res.Replayed > 0 {
+			summary += fmt.Sprintf(", %d steps replayed", r.res.Replayed)
+		}
+		result := r.res.Answer
+		reason := r.res.Reason
+		if r.res.Success {
+			reason = ""
+		}
+		var err error
+		m, err = s.runs.Complete(ctx, r.res.RunID, run.Completion{
+			Success: r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: result,
+			Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(),
+		})
+		if err != nil {
+			return err
+		}
+		if !r.cfg.NoMemory {
+			sess := m.Session()
+			if r.res.Answer != "" {
+				sess.Outcome = r.res.Answer
+			}
+			if _, err := s.sessions.Record(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if m != nil && r.art != nil {
+		r.art.writeManifest(m)
+	}
+	return err
+}
+
+// learnActions is the action log as lesson learning reads it: the browser
+// actions that ran (rejected ones were not run).
+func (r *runner) learnActions() []lesson.Action {
+	var out []lesson.Action
+	for _, a := range r.actions {
+		if a.Approval == "rejected" {
+			continue
+		}
+		out = append(out, lesson.Action{Step: a.Step, Command: strings.Join(strings.Fields(a.Action+" "+a.Ref+" "+a.Value), " "), OK: a.OK, Error: a.Error, URL: a.URL})
+	}
+	return out
+}
+
+// recordSuccess records what a successful run teaches: its trajectory,
+// the selectors that found its elements, and the facts it observed.
+func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
+	host, err := domain.Host(r.cfg.StartURL)
+	if err != nil {
+		return nil
+	}
+	var steps []trajectory.Step
+	for i, a := range r.actions {
+		if !a.OK {
+			if i+1 < len(r.actions) && r.actions[i+1].OK {
+				// A failure the next action recovered from: a quirk of the site.
+				pat := lesson.ErrorPattern(a.Error)
+				if pat != "" {
+					if _, err := s.facts.Observe(ctx, fact.Observation{Domain: a.URL, Type: fact.Quirk, Key: pat,
+						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(r.actions[i+1].Action), r.actions[i+1].Name, r.actions[i+1].Value))}); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true}
+		if a.Role != "" && a.Name != "" {
+			st.Selector = SelectorOf(a.Role, a.Name)
+			if _, err := s.selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
+				return err
+			}
+		}
+		steps = append(steps, st)
+	}
+	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
+	t, err := s.trajectories.Record(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
+		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()})
+	if err != nil {
+		return err
+	}
+	r.res.TrajectoryID = t.ID
+	// The way to the goal, as a pattern fact of the site.
+	var flow []string
+	for _, st := range steps {
+		if st.Action != ToolFinish {
+			flow = append(flow, describe(engineKind(st.Action), st.Name, st.Value))
+		}
+	}
+	if len(flow) > 0 {
+		if _, err := s.facts.Observe(ctx, fact.Observation{Domain: r.res.FinalURL, Type: fact.Pattern, Key: "flow: " + t.Template,
+			Value: clip(strings.Join(flow, " → "), 300)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// samePage reports whether two URLs name the same page, whatever their
+// host and port (a site served on another port is the same site).
+func samePage(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	pa, pb := ua.EscapedPath(), ub.EscapedPath()
+	if pa == "" {
+		pa = "/"
+	}
+	if pb == "" {
+		pb = "/"
+	}
+	return pa == pb && ua.Query().Encode() == ub.Query().Encode()
+}

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/trajectory"
+)
+
+// replayState is a trajectory being replayed.
+type replayState struct {
+	id    string
+	steps []trajectory.Step
+	next  int
+	// target is the element the next step acts on, found in the memory
+	// phase (selector cache first); nil when the step has none or it was
+	// not found.
+	target    *engine.Element
+	notFound  string
+	estTokens int // estimated tokens of one model call this run
+}
+
+// startReplay begins replaying m when it matches closely and every
+// parameter is bound.
+func (r *runner) startReplay(m *trajectory.Match) {
+	if m.Similarity < ReplayThreshold {
+		r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "reason": "similarity below threshold"})
+		return
+	}
+	for _, b := range m.Bindings {
+		if !b.Bound {
+			r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "reason": fmt.Sprintf("parameter {%d} (%q) is not bound by the goal", b.Param, b.Recorded)})
+			return
+		}
+	}
+	for _, s := range m.Steps {
+		if s.Secret {
+			r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "reason": "a step enters a secret"})
+			return
+		}
+	}
+	r.replay = &replayState{id: m.Trajectory.ID, steps: m.Steps}
+	r.emit("replay_started", map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "steps": len(m.Steps)})
+}
+
+// replayLookup finds the next step's element, the selector cache first,
+// then the recorded role and name. It runs in the memory phase.
+func (r *runner) replayLookup(ctx context.Context, s *stores) error {
+	rs := r.replay
+	rs.target, rs.notFound = nil, ""
+	if rs.next >= len(rs.steps) {
+		return nil
+	}
+	st := rs.steps[rs.next]
+	if st.Role == "" && st.Name == "" {
+		return nil
+	}
+	sels, err := s.selectors.Lookup(ctx, r.page.URL, st.Role, st.Name)
+	if err != nil {
+		return err
+	}
+	if st.Selector != "" {
+		sels = append(sels, selectorOnly(st.Selector))
+	}
+	for _, sel := range sels {
+		if role, name, ok := parseSelector(sel.Selector); ok {
+			if e, ok := r.page.FindByName(role, name); ok {
+				rs.target = &e
+				return nil
+			}
+		}
+	}
+	if e, ok := r.page.FindByName(st.Role, st.Name); ok {
+		rs.target = &e
+		return nil
+	}
+	rs.notFound = fmt.Sprintf("the page has no %s %q", st.Role, st.Name)
+	return nil
+}
+
+// replayStep runs the next trajectory step without the model. It returns
+// false when replay handed over to the model (which then decides this
+// step).
+func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bool {
+	rs := r.replay
+	handOver := func(why string) bool {
+		r.emit("replay_handover", map[string]any{"trajectory": rs.id, "at_step": rs.next + 1, "reason": why})
+		r.notes = append(r.notes, fmt.Sprintf("Replay of the reference trajectory stopped at its step %d: %s. Continue the task from here.", rs.next+1, why))
+		r.replay = nil
+		return false
+	}
+	if rs.next >= len(rs.steps) {
+		return handOver("the trajectory ended without finishing")
+	}
+	if r.cfg.Model == nil {
+		// A replay-only run has nobody to hand over to.
+		defer func() {
+			if r.replay == nil && !r.stopped {
+				r.stop(false, "replay_failed: no model to hand over to")
+			}
+		}()
+	}
+	st := rs.steps[rs.next]
+	// Before: the page is the one the step ran on.
+	if st.URL != "" && !samePage(st.URL, r.page.URL) {
+		if rs.next == 0 {
+			return handOver(fmt.Sprintf("the run starts on %s, the trajectory on %s", r.page.URL, st.URL))
+		}
+		return handOver(fmt.Sprintf("after step %d the page is %s, not %s as recorded", rs.next, r.page.URL, st.URL))
+	}
+	// What a model call would have cost here.
+	est := memctx.Tokens(r.system) + memctx.Tokens(r.stepMessage(step, mc)) + 3 + 20
+	if st.Action == ToolFinish {
+		r.res.Answer = st.Value
+		r.res.Replayed++
+		r.res.LLMCallsSaved++
+		r.res.TokensSaved += est
+		r.stop(true, ReasonFinished)
+		r.onStep(StepInfo{Step: step, Action: "finish", OK: true, Replayed: true})
+		r.replay = nil
+		return true
+	}
+	c := call{Kind: engine.ActionKind(st.Action), Value: st.Value}
+	if st.Role != "" || st.Name != "" {
+		if rs.target == nil {
+			return handOver("the expected element is not there: " + rs.notFound)
+		}
+		c.Ref = rs.target.Ref
+	}
+	r.shownLessons, r.shownTrajectory = nil, rs.id
+	if !r.perform(ctx, step, c, true) {
+		if r.stopped {
+			return true
+		}
+		return handOver("the step failed: " + r.lastErr)
+	}
+	rs.next++
+	r.res.Replayed++
+	r.res.LLMCallsSaved++
+	r.res.TokensSaved += est
+	return true
+}
