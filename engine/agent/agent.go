@@ -234,9 +234,9 @@ type runner struct {
 	started time.Time
 	art     *artifacts
 
-	system  string // the system prompt (with Tier 1)
+	system   string // the system prompt (with Tier 1)
 	lastHost string
-	page    Page
+	page     Page
 
 	// The action log, as learning reads it, and the trajectory so far.
 	actions []record
@@ -245,7 +245,7 @@ type runner struct {
 	lastCommand string
 	lastDesc    string // description of the last action, "" before any
 	lastOK      bool
-	lastTips    string // Trigger A's tips for lastErr
+	lastTips    string   // Trigger A's tips for lastErr
 	notes       []string // one-off notes for the next message (rejections, tool errors, replay hand-over)
 	recent      []string
 

@@ -36,7 +36,7 @@ var Tools = []engine.Tool{
 	{Name: "press", Description: "Press a key (Enter, Escape, Tab, ArrowDown, ...), on an element or on the focused one.", Parameters: schema(targetProps+`, "key": {"type": "string"}`, "key")},
 	{Name: "select", Description: "Choose an option of a select element.", Parameters: schema(targetProps+`, "option": {"type": "string"}`, "option")},
 	{Name: "hover", Description: "Move the pointer over an element.", Parameters: schema(targetProps)},
-	{Name: "scroll", Description: "Scroll the page up or down, or scroll an element into view.", Parameters: schema(targetProps+`, "direction": {"type": "string", "enum": ["up", "down"]}`)},
+	{Name: "scroll", Description: "Scroll the page up or down, or scroll an element into view.", Parameters: schema(targetProps + `, "direction": {"type": "string", "enum": ["up", "down"]}`)},
 	{Name: "wait", Description: "Wait for some milliseconds, or until a text appears.", Parameters: schema(`"millis": {"type": "integer"}, "text": {"type": "string"}`)},
 	{Name: "navigate", Description: "Load a URL.", Parameters: schema(`"url": {"type": "string"}`, "url")},
 	{Name: "back", Description: "Go back to the previous page.", Parameters: schema(``)},
