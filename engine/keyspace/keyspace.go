@@ -26,7 +26,7 @@
 //	                                            ("" = none), most used first
 //	site/<site>/lesson-host/<host>/<use>/<id> → rank entry: lessons by the host they are
 //	                                            bound to, most used first
-//	site/<site>/tier1/<rank>/<id>            → "" Tier 1 order (global site only):
+//	site/<site>/tier1/<rank>/<id>            → lesson (JSON) in Tier 1 order (global site only):
 //	                                            rank = <use>, then "0" for seeds, "1" for
 //	                                            learned
 //	  <use> is 16 hex digits of ^use_count, so the most used sort first

@@ -17,13 +17,13 @@ import (
 // Tier1 returns the lessons for every system prompt: tool_fallback and
 // best_practice lessons bound to no site, most used first, seeds before
 // learned at equal use, at most Options.Tier1Cap. It reads only those
-// lessons, through an index kept in that order.
+// lessons, from an index kept in that order that carries their records.
 func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	var out []Lesson
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
-		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{KeysOnly: true, Limit: s.opts.Tier1Cap}, func(k, _ []byte) error {
-			l, err := loadAt(r, keyspace.Global, keyspace.LastPart(k))
+		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{Limit: s.opts.Tier1Cap}, func(k, v []byte) error {
+			l, err := decode(v, keyspace.LastPart(k))
 			if err != nil {
 				return err
 			}

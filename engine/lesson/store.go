@@ -115,7 +115,7 @@ func indexEntries(l *Lesson, record []byte) []entry {
 		es = append(es, entry{keyspace.LessonByHost(site, l.Domain, l.UseCount, l.ID), nil})
 	}
 	if l.Tier() == 1 {
-		es = append(es, entry{keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID), nil})
+		es = append(es, entry{keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID), record})
 	}
 	if l.Source == SourceLearned && l.UseCount < PruneKeepUseCount {
 		es = append(es, entry{keyspace.LessonDue(l.LastUsed, l.ID), nil})
