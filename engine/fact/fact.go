@@ -274,17 +274,11 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 // at once) and Put reports stored=false. Zero Sources counts as 1; zero
 // times are the clock's now.
 func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err error) {
-	host, typ, key, value, err := normalise(f.Domain, string(f.Type), f.Key, f.Value)
+	f, err = check(f)
 	if err != nil {
 		return Fact{}, false, err
 	}
-	if f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence {
-		return Fact{}, false, &InvalidError{fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence)}
-	}
-	if f.Sources < 0 {
-		return Fact{}, false, &InvalidError{fmt.Sprintf("sources %d is negative", f.Sources)}
-	}
-	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
+	host, typ, key, value := f.Domain, f.Type, f.Key, f.Value
 	if f.Sources == 0 {
 		f.Sources = 1
 	}
@@ -316,6 +310,29 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 		"result": "set", "confidence": round(f.Confidence), "sources": f.Sources,
 	})
 	return f, true, nil
+}
+
+// Check reports whether Put would accept f (an *InvalidError naming the
+// problem if not), without storing anything: for importers that check
+// every record before they write any.
+func Check(f Fact) error {
+	_, err := check(f)
+	return err
+}
+
+func check(f Fact) (Fact, error) {
+	host, typ, key, value, err := normalise(f.Domain, string(f.Type), f.Key, f.Value)
+	if err != nil {
+		return Fact{}, err
+	}
+	if f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence {
+		return Fact{}, &InvalidError{fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence)}
+	}
+	if f.Sources < 0 {
+		return Fact{}, &InvalidError{fmt.Sprintf("sources %d is negative", f.Sources)}
+	}
+	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
+	return f, nil
 }
 
 func put(tx kv.Txn, site string, f Fact, vh string) error {

@@ -178,23 +178,76 @@ func pathPart(p string) string {
 	return p
 }
 
+// normalise cleans up and checks the identity parts of a selector.
+func normalise(host, role, name, sel string) (h, r, n, nameKey, s string, err error) {
+	h, err = domain.Host(host)
+	if err != nil {
+		return "", "", "", "", "", &InvalidError{fmt.Sprintf("domain: %v", err)}
+	}
+	r, n, nameKey = normIdentity(role, name)
+	s = strings.TrimSpace(sel)
+	switch {
+	case r == "":
+		return "", "", "", "", "", &InvalidError{"the element's role is empty (button, link, textbox, ...)"}
+	case n == "":
+		return "", "", "", "", "", &InvalidError{"the element's accessible name is empty"}
+	case s == "":
+		return "", "", "", "", "", &InvalidError{"the selector is empty"}
+	}
+	return h, r, n, nameKey, s, nil
+}
+
+// Check reports whether Put would accept sl (an *InvalidError naming the
+// problem if not), without storing anything.
+func Check(sl Selector) error {
+	_, _, err := check(sl)
+	return err
+}
+
+func check(sl Selector) (Selector, string, error) {
+	h, r, n, nk, s, err := normalise(sl.Domain, sl.Role, sl.Name, sl.Selector)
+	if err != nil {
+		return Selector{}, "", err
+	}
+	if sl.Successes < 0 || sl.Failures < 0 {
+		return Selector{}, "", &InvalidError{fmt.Sprintf("successes %d and failures %d must not be negative", sl.Successes, sl.Failures)}
+	}
+	if sl.Successes == 0 && sl.Failures == 0 {
+		return Selector{}, "", &InvalidError{"a selector needs at least one success or failure"}
+	}
+	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, NormalisePath(sl.Path)
+	return sl, nk, nil
+}
+
+// Put stores sl exactly as given (counts and times), replacing the same
+// selector of the same element on the same path scope: for imports and for
+// people fixing memory by hand. A zero FirstSeen is the clock's now.
+func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
+	sl, nk, err := check(sl)
+	if err != nil {
+		return Selector{}, err
+	}
+	if sl.FirstSeen.IsZero() {
+		sl.FirstSeen = s.now().UTC()
+	}
+	key := keyspace.Selector(domain.Site(sl.Domain), sl.Domain, pathPart(sl.Path), sl.Role, nk, selHash(sl.Selector))
+	b, err := json.Marshal(sl)
+	if err != nil {
+		return Selector{}, err
+	}
+	if err := s.db.Update(ctx, func(tx kv.Txn) error { return tx.Set(key, b, 0) }); err != nil {
+		return Selector{}, fmt.Errorf("selector: put %s %s %q: %w", sl.Domain, sl.Role, sl.Name, err)
+	}
+	return sl, nil
+}
+
 // Record notes one use of a selector: a success, or with Failed a failure.
 // A selector first seen failing is remembered too (with a negative score),
 // so it is not offered again.
 func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
-	host, err := domain.Host(o.Domain)
+	host, role, name, nameKey, sel, err := normalise(o.Domain, o.Role, o.Name, o.Selector)
 	if err != nil {
-		return Selector{}, &InvalidError{fmt.Sprintf("domain: %v", err)}
-	}
-	role, name, nameKey := normIdentity(o.Role, o.Name)
-	sel := strings.TrimSpace(o.Selector)
-	switch {
-	case role == "":
-		return Selector{}, &InvalidError{"the element's role is empty (button, link, textbox, ...)"}
-	case name == "":
-		return Selector{}, &InvalidError{"the element's accessible name is empty"}
-	case sel == "":
-		return Selector{}, &InvalidError{"the selector is empty"}
+		return Selector{}, err
 	}
 	path := NormalisePath(o.Path)
 	site := domain.Site(host)

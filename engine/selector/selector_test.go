@@ -146,3 +146,47 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestPutAndCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openDisk(t, dir)
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	in := Selector{Domain: "Shop.Example", Path: "/p/77", Role: "Button", Name: "Buy  now", Selector: "#buy",
+		Successes: 5, Failures: 1, LastSuccess: t0.Add(-time.Hour)}
+	got, err := s.Put(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Domain != "shop.example" || got.Path != "/p/*" || got.Role != "button" || got.Name != "Buy now" || !got.FirstSeen.Equal(t0) {
+		t.Fatalf("put normalised to %+v", got)
+	}
+	// Recording after a Put continues from its counts.
+	rec, err := s.Record(ctx, Observation{Domain: "shop.example", Path: "/p/1", Role: "button", Name: "buy now", Selector: "#buy"})
+	if err != nil || rec.Successes != 6 || rec.Failures != 1 || rec.Score() != 4 {
+		t.Fatalf("record after put: %+v %v", rec, err)
+	}
+	db.Close()
+	db = openDisk(t, dir)
+	defer db.Close()
+	s = New(db, Options{})
+	all, err := s.List(ctx, "shop.example")
+	if err != nil || len(all) != 1 || all[0].Successes != 6 {
+		t.Fatalf("after reopening: %+v %v", all, err)
+	}
+	for _, c := range []struct {
+		sl   Selector
+		want string
+	}{
+		{Selector{Domain: "a.com", Role: "button", Name: "Go", Selector: "#go"}, "invalid selector: a selector needs at least one success or failure"},
+		{Selector{Domain: "a.com", Role: "button", Name: "Go", Selector: "#go", Successes: -1, Failures: 2}, "invalid selector: successes -1 and failures 2 must not be negative"},
+		{Selector{Domain: "a.com", Name: "Go", Selector: "#go", Successes: 1}, "invalid selector: the element's role is empty (button, link, textbox, ...)"},
+	} {
+		if err := Check(c.sl); err == nil || err.Error() != c.want {
+			t.Errorf("Check(%+v) = %v, want %q", c.sl, err, c.want)
+		}
+		if _, err := s.Put(ctx, c.sl); err == nil || !IsInvalid(err) {
+			t.Errorf("Put(%+v) = %v, want an invalid-selector error", c.sl, err)
+		}
+	}
+}

@@ -164,29 +164,40 @@ func isSecret(s *Step) bool {
 
 // prepare validates t, scrubs its secrets and fills in its template, id and
 // times. It returns the number of secret values scrubbed.
-func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {
-	host, err := domain.Host(t.Domain)
-	if err != nil {
-		return t, 0, &InvalidError{fmt.Sprintf("domain: %v", err)}
+// Check reports whether Record would accept t, apart from its expiry (an
+// *InvalidError naming the problem if not), without storing anything: for
+// importers that check every record before they write any.
+func Check(t Trajectory) error {
+	if _, err := domain.Host(t.Domain); err != nil {
+		return &InvalidError{fmt.Sprintf("domain: %v", err)}
 	}
-	t.Domain = host
-	t.Goal = strings.Join(strings.Fields(t.Goal), " ")
-	if t.Goal == "" {
-		return t, 0, &InvalidError{"the goal is empty"}
+	if strings.TrimSpace(t.Goal) == "" {
+		return &InvalidError{"the goal is empty"}
 	}
 	if len(t.Steps) == 0 {
-		return t, 0, &InvalidError{"a trajectory needs at least one step; this one has none"}
+		return &InvalidError{"a trajectory needs at least one step; this one has none"}
 	}
 	if t.DurationMs < 0 {
-		return t, 0, &InvalidError{fmt.Sprintf("duration_ms %d is negative", t.DurationMs)}
+		return &InvalidError{fmt.Sprintf("duration_ms %d is negative", t.DurationMs)}
 	}
+	for i, st := range t.Steps {
+		if strings.TrimSpace(st.Action) == "" {
+			return &InvalidError{fmt.Sprintf("step %d has no action", i+1)}
+		}
+	}
+	return nil
+}
+
+func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {
+	if err := Check(t); err != nil {
+		return t, 0, err
+	}
+	t.Domain, _ = domain.Host(t.Domain)
+	t.Goal = strings.Join(strings.Fields(t.Goal), " ")
 	steps := make([]Step, len(t.Steps))
 	var secrets []string
 	for i, st := range t.Steps {
 		st.Action = strings.ToLower(strings.TrimSpace(st.Action))
-		if st.Action == "" {
-			return t, 0, &InvalidError{fmt.Sprintf("step %d has no action", i+1)}
-		}
 		st.Role = strings.ToLower(strings.TrimSpace(st.Role))
 		st.Name = strings.Join(strings.Fields(st.Name), " ")
 		if isSecret(&st) {
@@ -230,7 +241,7 @@ func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {
 	}
 	t.RecordedAt = t.RecordedAt.UTC().Truncate(time.Second)
 	t.ExpiresAt = t.RecordedAt.Add(s.opts.TTL)
-	sum := sha256.Sum256([]byte(host + "\n" + t.Template))
+	sum := sha256.Sum256([]byte(t.Domain + "\n" + t.Template))
 	t.ID = "traj_" + hex.EncodeToString(sum[:8])
 	return t, len(secrets), nil
 }
