@@ -28,6 +28,8 @@ type BrowserOptions struct {
 	MaxTreeBytes, MaxTextBytes int
 	// Extra are further plugin-specific options, sent as they are.
 	Extra map[string]string
+	// OpenTimeout bounds Open, which launches the browser. Default 60s.
+	OpenTimeout time.Duration
 }
 
 // Browser is a browser plugin running as a subprocess. It implements
@@ -107,8 +109,13 @@ func openBrowser(ctx context.Context, p *proc, opts BrowserOptions) (*Browser, e
 	if opts.MaxTextBytes > 0 {
 		options["max_text_bytes"] = strconv.Itoa(opts.MaxTextBytes)
 	}
-	// Opening launches the browser itself: give it the call timeout.
-	if err := p.call(ctx, shared.KindBrowser, "Open", b.timeout, func(ctx context.Context) error {
+	// Opening launches the browser itself, which can take a while on a
+	// cold machine.
+	openTimeout := opts.OpenTimeout
+	if openTimeout <= 0 {
+		openTimeout = 60 * time.Second
+	}
+	if err := p.call(ctx, shared.KindBrowser, "Open", openTimeout, func(ctx context.Context) error {
 		return rpc.Open(ctx, options)
 	}); err != nil {
 		return nil, err

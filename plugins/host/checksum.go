@@ -13,8 +13,10 @@ import (
 )
 
 // secureConfig reads a sha256sum-style checksum file and returns go-plugin's
-// SecureConfig for the plugin at path. A line names the plugin by its path
-// or by its file name; a path not listed is refused.
+// SecureConfig for the plugin at path. A line names the plugin by its
+// absolute path, or by a path whose file name is the plugin's (as
+// `sha256sum dir/engine-plugin-x` writes it); an exact path wins. A plugin
+// not listed is refused.
 func secureConfig(file, path string) (*plugin.SecureConfig, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -22,6 +24,7 @@ func secureConfig(file, path string) (*plugin.SecureConfig, error) {
 	}
 	defer f.Close()
 	base := filepath.Base(path)
+	var byBase []byte
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -33,17 +36,25 @@ func secureConfig(file, path string) (*plugin.SecureConfig, error) {
 			return nil, fmt.Errorf("checksum file %s:%d: want \"SHA256HEX  NAME\"", file, n)
 		}
 		name := strings.TrimPrefix(fields[1], "*") // sha256sum's binary mark
-		if name != path && name != base {
+		if name != path && filepath.Base(name) != base {
 			continue
 		}
 		sum, err := hex.DecodeString(fields[0])
 		if err != nil || len(sum) != sha256.Size {
 			return nil, fmt.Errorf("checksum file %s:%d: %q is not a sha256 in hex", file, n, fields[0])
 		}
-		return &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}, nil
+		if name == path {
+			return &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}, nil
+		}
+		if byBase == nil {
+			byBase = sum
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("checksum file: %w", err)
+	}
+	if byBase != nil {
+		return &plugin.SecureConfig{Checksum: byBase, Hash: sha256.New()}, nil
 	}
 	return nil, fmt.Errorf("refusing to start: not pinned in checksum file %s: %w", file, ErrChecksum)
 }

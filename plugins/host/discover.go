@@ -124,7 +124,7 @@ func List(ctx context.Context, o Options) ([]Info, error) {
 		info := Info{Info: shared.Info{Name: c.name}, Source: c.source, Path: c.path}
 		d, err := describeExternal(ctx, o, c)
 		if err != nil {
-			info.Error = err.Error()
+			info.Error = strings.TrimPrefix(err.Error(), c.label("")+": ")
 		} else {
 			info.Info = d
 			info.Info.Name = c.name
@@ -152,6 +152,6 @@ func describeExternal(ctx context.Context, o Options, c candidate) (shared.Info,
 	if err != nil {
 		return shared.Info{}, err
 	}
-	defer p.kill()
+	defer p.stop()
 	return p.describeAny(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -19,13 +20,23 @@ type hclogSlog struct {
 	name  string
 	args  []any
 	level hclog.Level
+	// quiet is set once the host ends the plugin on purpose: go-plugin's
+	// complaints about the exit are then expected, and logged at debug.
+	quiet *atomic.Bool
 }
 
 func newPluginLogger(l *slog.Logger, name string) hclog.Logger {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	return &hclogSlog{l: l.With("plugin", name), name: name, level: hclog.Trace}
+	return &hclogSlog{l: l.With("plugin", name), name: name, level: hclog.Trace, quiet: new(atomic.Bool)}
+}
+
+// expectExit marks the plugin's end as intended.
+func expectExit(l hclog.Logger) {
+	if h, ok := l.(*hclogSlog); ok {
+		h.quiet.Store(true)
+	}
 }
 
 func toSlog(level hclog.Level) slog.Level {
@@ -44,6 +55,9 @@ func toSlog(level hclog.Level) slog.Level {
 func (h *hclogSlog) Log(level hclog.Level, msg string, args ...interface{}) {
 	if level == hclog.Off || level < h.level && level != hclog.NoLevel {
 		return
+	}
+	if h.quiet.Load() && level > hclog.Debug && (msg == "plugin failed to exit gracefully" || msg == "plugin process exited") {
+		level = hclog.Debug
 	}
 	all := append(append([]any{}, h.args...), args...)
 	// hclog's "@module" and timestamps from parsed plugin lines add noise.

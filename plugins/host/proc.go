@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/engine-dev/engine/engine"
@@ -23,7 +24,7 @@ type proc struct {
 	c      candidate
 	client *plugin.Client
 	rpc    plugin.ClientProtocol
-	log    interface{ Warn(string, ...any) }
+	hlog   hclog.Logger
 
 	mu     sync.Mutex
 	dead   error // why the process is gone, once it is
@@ -68,12 +69,13 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		return nil, err
 	}
 	setPdeathsig(cmd)
+	hlog := newPluginLogger(o.Logger, c.name)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  shared.Handshake,
 		VersionedPlugins: shared.HostPluginSets(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           newPluginLogger(o.Logger, c.name),
+		Logger:           hlog,
 		StartTimeout:     o.startTimeout(),
 	}
 	if c.source != SourceBuiltin {
@@ -86,9 +88,10 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		}
 	}
 	client := plugin.NewClient(cfg)
-	p := &proc{c: c, client: client, log: o.logger().With("plugin", c.name)}
+	p := &proc{c: c, client: client, hlog: hlog}
 	rpc, err := client.Client()
 	if err != nil {
+		expectExit(hlog)
 		client.Kill()
 		return nil, p.startError(err)
 	}
@@ -210,6 +213,7 @@ func (p *proc) kill() {
 	}
 	p.killed = true
 	p.mu.Unlock()
+	expectExit(p.hlog)
 	if rc := p.client.ReattachConfig(); rc != nil && rc.Pid > 0 && !p.client.Exited() {
 		_ = syscall.Kill(rc.Pid, syscall.SIGKILL)
 	}
@@ -226,6 +230,7 @@ func (p *proc) stop() {
 	}
 	p.killed = true
 	p.mu.Unlock()
+	expectExit(p.hlog)
 	p.client.Kill()
 }
 

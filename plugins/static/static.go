@@ -118,7 +118,10 @@ func (b *Browser) Open(_ context.Context, o map[string]string) error {
 			*dst = n
 		}
 	}
-	b.client = &http.Client{Jar: jar, Timeout: timeout}
+	// file:// URLs read local files, handy for saved pages and demos.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.RegisterProtocol("file", http.NewFileTransport(http.Dir("/")))
+	b.client = &http.Client{Jar: jar, Timeout: timeout, Transport: tr}
 	b.opened = true
 	return nil
 }
