@@ -58,9 +58,9 @@ func fillBench(b *testing.B, db kv.Store, n int) {
 }
 
 // BenchmarkMatch matches a goal among n trajectories in one domain with a
-// warm index cache (the agent loop's case: one Store, many steps).
-// Cold loads the index from badger every time (a fresh Store: the CLI's
-// case, and the first match after any write).
+// warm index cache (the agent loop's case: many steps in one process).
+// Cold loads the index from badger every time (the CLI's case: one match
+// per process, and the first match after another process wrote).
 func BenchmarkMatch(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
@@ -92,6 +92,7 @@ func BenchmarkMatch(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("n=%d/hit/cold", n), func(b *testing.B) {
 			for b.Loop() {
+				resetCache()
 				s := New(db, Options{Now: now})
 				if m, err := s.Match(ctx, "https://www.shop.example/", hit); err != nil || m == nil {
 					b.Fatalf("match: %v %v", m, err)

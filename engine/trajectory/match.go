@@ -145,6 +145,62 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 	return ix
 }
 
+// indexCache holds recently used match indexes, process-wide, keyed by
+// site and threshold (the index's slot-only candidates depend on it). It
+// keeps at most cacheSites of them, dropping the least recently used.
+type indexCache struct {
+	mu    sync.Mutex
+	clock uint64
+	m     map[string]*cached
+}
+
+type cached struct {
+	ix   *siteIndex
+	used uint64
+}
+
+// cacheSites bounds the cache: an agent visits a handful of sites at a time.
+const cacheSites = 32
+
+var shared = &indexCache{m: map[string]*cached{}}
+
+func (s *Store) cacheKey(site string) string {
+	return site + "\x00" + strconv.FormatFloat(s.opts.Threshold, 'g', -1, 64)
+}
+
+func (c *indexCache) get(key string) *siteIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[key]
+	if e == nil {
+		return nil
+	}
+	c.clock++
+	e.used = c.clock
+	return e.ix
+}
+
+func (c *indexCache) put(key string, ix *siteIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.put1(key, ix)
+}
+
+func (c *indexCache) put1(key string, ix *siteIndex) {
+	c.clock++
+	c.m[key] = &cached{ix: ix, used: c.clock}
+	for len(c.m) > cacheSites {
+		var oldest string
+		var at uint64 = ^uint64(0)
+		for k, e := range c.m {
+			if e.used < at {
+				oldest, at = k, e.used
+			}
+		}
+		delete(c.m, oldest)
+	}
+}
+
 // applyWrite updates the cached index of site after this Store wrote the
 // entry of id (put, or nil for a delete) in a transaction that read the
 // generation oldGen and wrote newGen. When the cache is not at oldGen
@@ -152,39 +208,40 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 // generation changed and reloads. Rebuilding from memory costs far less
 // than reading the index back from the store.
 func (s *Store) applyWrite(site, oldGen, newGen, id string, put *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ix := s.cache[site]
-	if ix == nil || ix.gen != oldGen {
+	key := s.cacheKey(site)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	e := shared.m[key]
+	if e == nil || e.ix.gen != oldGen || oldGen == "" {
 		return
 	}
-	ents := make([]entry, 0, len(ix.raw)+1)
-	for _, e := range ix.raw {
-		if e.ID != id {
-			ents = append(ents, e)
+	ents := make([]entry, 0, len(e.ix.raw)+1)
+	for _, en := range e.ix.raw {
+		if en.ID != id {
+			ents = append(ents, en)
 		}
 	}
 	if put != nil {
 		ents = append(ents, *put)
 	}
-	s.cache[site] = s.buildIndex(newGen, ents)
+	shared.put1(key, s.buildIndex(newGen, ents))
 }
 
 // index returns the site's match index, from the cache when no write has
 // changed the site since it was built.
 func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
 	var ix *siteIndex
+	key := s.cacheKey(site)
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		g, err := r.Get(keyspace.TrajectoryGen(site))
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
 		gen := string(g)
-		s.mu.Lock()
-		cached := s.cache[site]
-		s.mu.Unlock()
-		if cached != nil && cached.gen == gen {
-			ix = cached
+		// A site without a generation token has no trajectories (or they
+		// were forgotten): never share an index for it.
+		if c := shared.get(key); c != nil && gen != "" && c.gen == gen {
+			ix = c
 			return nil
 		}
 		var ents []entry
@@ -200,9 +257,9 @@ func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
 			return err
 		}
 		ix = s.buildIndex(gen, ents)
-		s.mu.Lock()
-		s.cache[site] = ix
-		s.mu.Unlock()
+		if gen != "" {
+			shared.put(key, ix)
+		}
 		return nil
 	})
 	return ix, err

@@ -30,7 +30,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine/domain"
@@ -129,14 +128,15 @@ type Options struct {
 }
 
 // Store keeps trajectories in a kv.Store. It is safe for concurrent use.
-// It caches each site's match index in memory and reloads it when another
-// writer changed the site (every write rewrites the site's generation key).
+//
+// Match indexes are cached in memory for the whole process (see
+// indexCache), shared by every Store, so a caller that opens the database
+// and a new Store for every step (as the agent loop does) still matches
+// from memory. A cached index is used only while the site's generation key
+// holds the random token it was built at; every write changes the token.
 type Store struct {
 	db   kv.Store
 	opts Options
-
-	mu    sync.Mutex
-	cache map[string]*siteIndex
 }
 
 // New returns a Store over db.
@@ -150,7 +150,7 @@ func New(db kv.Store, opts Options) *Store {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
-	return &Store{db: db, opts: opts, cache: map[string]*siteIndex{}}
+	return &Store{db: db, opts: opts}
 }
 
 // secretName matches accessible names and selectors of secret inputs.

@@ -468,9 +468,9 @@ func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
 	if e.match("shop.example", "search tennis balls") == nil {
 		t.Fatal("no match")
 	}
-	cached := e.s.cache["shop.example"]
+	cached := shared.get(e.s.cacheKey("shop.example"))
 	other := e.record(Trajectory{Domain: "shop.example", Goal: "open my orders", Steps: []Step{{Action: "click", Name: "Orders"}}})
-	now := e.s.cache["shop.example"]
+	now := shared.get(e.s.cacheKey("shop.example"))
 	if now == cached || len(now.raw) != 2 {
 		t.Fatalf("the cache was not updated in place: %d entries", len(now.raw))
 	}
@@ -484,10 +484,76 @@ func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
 	if err := e.s.Delete(ctx, "shop.example", first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(e.s.cache["shop.example"].raw); got != 1 {
+	if got := len(shared.get(e.s.cacheKey("shop.example")).raw); got != 1 {
 		t.Fatalf("%d cached entries after the delete, want 1", got)
 	}
 	if m := e.match("shop.example", "search tennis balls"); m != nil {
 		t.Fatalf("deleted trajectory matched")
+	}
+}
+
+// resetCache empties the process-wide index cache.
+func resetCache() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	clear(shared.m)
+}
+
+func TestIndexCacheIsSharedButNotAcrossDatabases(t *testing.T) {
+	ctx := context.Background()
+	now := func() time.Time { return t0 }
+	db1 := openDisk(t, t.TempDir())
+	defer db1.Close()
+	db2 := openDisk(t, t.TempDir())
+	defer db2.Close()
+	if _, err := New(db1, Options{Now: now}).Record(ctx, searchRun()); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := New(db1, Options{Now: now}).Match(ctx, "shop.example", "search tennis balls"); m == nil {
+		t.Fatal("no match in db1")
+	}
+	// A fresh Store on the same database uses the cached index.
+	ix := shared.get(New(db1, Options{Now: now}).cacheKey("shop.example"))
+	if ix == nil || len(ix.raw) != 1 {
+		t.Fatalf("index not cached")
+	}
+	// Another database with the same site: an empty site has no token and
+	// is never served from the cache; a different one has another token.
+	if m, _ := New(db2, Options{Now: now}).Match(ctx, "shop.example", "search tennis balls"); m != nil {
+		t.Fatalf("db2 matched db1's trajectory")
+	}
+	if _, err := New(db2, Options{Now: now}).Record(ctx, Trajectory{Domain: "shop.example", Goal: "open my orders", Steps: []Step{{Action: "click"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := New(db2, Options{Now: now}).Match(ctx, "shop.example", "search tennis balls"); m != nil {
+		t.Fatalf("db2 matched db1's trajectory after its own write")
+	}
+	if m, _ := New(db1, Options{Now: now}).Match(ctx, "shop.example", "open my orders"); m != nil {
+		t.Fatalf("db1 matched db2's trajectory")
+	}
+}
+
+func TestIndexCacheIsBounded(t *testing.T) {
+	resetCache()
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	for i := range cacheSites + 5 {
+		host := fmt.Sprintf("site%d.example", i)
+		if _, err := s.Record(ctx, Trajectory{Domain: host, Goal: "open my orders", Steps: []Step{{Action: "click"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := s.Match(ctx, host, "open my orders"); err != nil || m == nil {
+			t.Fatalf("%s: %v %v", host, m, err)
+		}
+	}
+	shared.mu.Lock()
+	n := len(shared.m)
+	_, newest := shared.m[s.cacheKey(fmt.Sprintf("site%d.example", cacheSites+4))]
+	_, oldest := shared.m[s.cacheKey("site0.example")]
+	shared.mu.Unlock()
+	if n != cacheSites || !newest || oldest {
+		t.Fatalf("cache holds %d sites (newest %v, oldest %v), want %d with the least recently used gone", n, newest, oldest, cacheSites)
 	}
 }
