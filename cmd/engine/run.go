@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/plugins/host"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command { return []*cobra.Command{a.runCommand()} })
+}
+
+// runFlags are the flags of `engine run` (and the defaults a suite's cases
+// inherit).
+type runFlags struct {
+	goal, url, browser, llm, rules, sessionID string
+	noMemory                                  bool
+	maxSteps, maxErrors                       int
+	approve, mode                             string
+	replay                                    bool
+	resumeRun, forkRun                        string
+	cases, isolation                          string
+	asJSON, quiet                             bool
+	headed                                    bool
+}
+
+// defaultLLM is the provider when neither --llm nor ENGINE_LLM says.
+const defaultLLM = "openai:gpt-4o-mini"
+
+func (a *app) runCommand() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run a browser agent on a goal, with memory, and learn from the run",
+		Long: `Run the browser agent: it opens URL in the browser plugin, and each step
+shows the LLM the page and what memory holds for the site, runs the tool
+the LLM calls, and after the run learns lessons, the trajectory, selectors,
+facts and the session. Artifacts go to <data-dir>/runs/<run-id>/.
+
+The data dir is held only while memory is read or written, never during a
+browser action or an LLM call: engine runs / engine query work from another
+terminal while a run goes, and show its progress.
+
+Environment:
+  ENGINE_LLM        provider when --llm is not given (default ` + defaultLLM + `)
+  ENGINE_LLM_RULES  the scripted provider's rules file when --rules is not given`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.cases != "" {
+				return a.runSuite(cmd.Context(), f)
+			}
+			res, err := a.runOnce(cmd.Context(), f, a.dataDir)
+			if err != nil {
+				return err
+			}
+			if f.asJSON {
+				if err := printJSON(a.stdout, res); err != nil {
+					return err
+				}
+			} else {
+				a.printResult(res)
+			}
+			if !res.Success {
+				return fmt.Errorf("run %s failed: %s", res.RunID, res.Reason)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.goal, "goal", "", "what the agent should do")
+	fl.StringVar(&f.url, "url", "", "where it starts")
+	fl.StringVar(&f.browser, "browser", "chromedp", "browser plugin")
+	fl.StringVar(&f.llm, "llm", "", "LLM as PROVIDER[:MODEL] (env ENGINE_LLM; default "+defaultLLM+", or scripted with --rules)")
+	fl.StringVar(&f.rules, "rules", "", "rules `FILE` for the scripted LLM provider")
+	fl.StringVar(&f.sessionID, "session-id", "", "tag the run with a session id (groups related runs)")
+	fl.BoolVar(&f.noMemory, "no-memory", false, "run without reading or teaching memory (a clean baseline)")
+	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after N steps (max_steps)")
+	fl.IntVar(&f.maxErrors, "max-errors", agent.DefaultMaxErrors, "stop after N errors (max_errors)")
+	fl.StringVar(&f.approve, "approve", "ask", "actions that buy, pay, delete or submit personal data: auto, ask or never")
+	fl.StringVar(&f.mode, "mode", "step", "step (one tool call a step) or planner (planner/executor iterations)")
+	fl.BoolVar(&f.replay, "replay", false, "replay a closely matching trajectory without the LLM, handing over at the first step that does not hold")
+	fl.StringVar(&f.resumeRun, "resume-run", "", "continue run `ID` where it ended, in its session")
+	fl.StringVar(&f.forkRun, "fork-run", "", "branch off run `ID` in a new session")
+	fl.StringVar(&f.cases, "cases", "", "run a suite of cases from `FILE` (JSON), one after another")
+	fl.StringVar(&f.isolation, "memory-isolation", "shared", "for --cases: shared (one memory) or per-run (each case its own)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&f.quiet, "quiet", false, "do not print each step")
+	fl.BoolVar(&f.headed, "headed", false, "show the browser window")
+	return c
+}
+
+// check validates the flags of one run.
+func (f *runFlags) check() error {
+	if f.resumeRun != "" && f.forkRun != "" {
+		return usagef("--resume-run and --fork-run cannot be used together")
+	}
+	if f.resumeRun == "" && f.forkRun == "" {
+		if strings.TrimSpace(f.goal) == "" {
+			return usagef("the goal is empty: give --goal TEXT")
+		}
+		if strings.TrimSpace(f.url) == "" {
+			return usagef("no start URL: give --url URL")
+		}
+	}
+	if f.maxSteps <= 0 {
+		return usagef("--max-steps must be positive, not %d", f.maxSteps)
+	}
+	if f.maxErrors <= 0 {
+		return usagef("--max-errors must be positive, not %d", f.maxErrors)
+	}
+	switch agent.Approval(f.approve) {
+	case agent.ApproveAuto, agent.ApproveAsk, agent.ApproveNever:
+	default:
+		return usagef("--approve %q: use auto, ask or never", f.approve)
+	}
+	switch agent.Mode(f.mode) {
+	case agent.StepMode, agent.PlannerMode:
+	default:
+		return usagef("--mode %q: use step or planner", f.mode)
+	}
+	if f.url != "" {
+		if err := checkURL(f.url); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkURL(u string) error {
+	if !strings.Contains(u, "://") {
+		return usagef("--url %q: give a full URL, such as https://%s", u, u)
+	}
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "file://") {
+		return usagef("--url %q: only http, https and file URLs", u)
+	}
+	return nil
+}
+
+func (f *runFlags) llmSpec() string {
+	switch {
+	case f.llm != "":
+		return f.llm
+	case f.rules != "":
+		return "scripted"
+	case os.Getenv("ENGINE_LLM") != "":
+		return os.Getenv("ENGINE_LLM")
+	}
+	return defaultLLM
+}
+
+// dbOpener opens the data dir in dataDir for one memory phase.
+func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, error) {
+	return func(ctx context.Context) (kv.Store, error) {
+		b := *a
+		b.dataDir = dataDir
+		return b.openDB(ctx)
+	}
+}
+
+// runOnce runs one task with the plugins, against the memory in dataDir
+// ("" for the usual data dir).
+func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.Result, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	now, err := a.now()
+	if err != nil {
+		return nil, err
+	}
+	if dataDir == "" {
+		if dataDir, err = a.resolveDataDir(); err != nil {
+			return nil, err
+		}
+	}
+	open := a.dbOpener(dataDir)
+	goal, url, sessionID, parent := f.goal, f.url, f.sessionID, ""
+	if id := f.resumeRun + f.forkRun; id != "" {
+		var sc *run.Scenario
+		err := withDB(ctx, open, func(db kv.Store) error {
+			var err error
+			rs := run.New(db, run.Options{Now: now})
+			if f.resumeRun != "" {
+				sc, err = rs.Resume(ctx, id, goal)
+			} else {
+				sc, err = rs.Fork(ctx, id, goal)
+			}
+			return err
+		})
+		if errors.Is(err, run.ErrNotFound) {
+			return nil, usagef("no run %q (see engine runs)", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		goal, url, parent = sc.Goal, sc.StartURL, sc.ParentRunID
+		if sessionID == "" {
+			sessionID = sc.SessionID
+		}
+	}
+	emit, closeEvents, err := a.events()
+	if err != nil {
+		return nil, err
+	}
+	defer closeEvents()
+
+	opts := host.Options{Logger: pluginLogger(a.stderr)}
+	browser, err := host.OpenBrowser(ctx, f.browser, host.BrowserOptions{Options: opts, Headed: f.headed})
+	if err != nil {
+		return nil, fmt.Errorf("browser %s: %w", f.browser, err)
+	}
+	defer browser.Close()
+	var model engine.Model
+	spec := f.llmSpec()
+	m, err := host.OpenModel(ctx, spec, host.ModelOptions{Options: opts, RulesFile: f.rules})
+	if err != nil {
+		return nil, fmt.Errorf("llm %s: %w", spec, err)
+	}
+	defer m.Close()
+	model = m
+
+	cfg := agent.Config{
+		Goal: goal, StartURL: url, SessionID: sessionID, ParentRunID: parent,
+		Browser: browser, Model: model, OpenDB: open, NoMemory: f.noMemory,
+		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
+		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
+		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"),
+	}
+	if !f.quiet {
+		cfg.OnStep = a.printStep
+	}
+	res, err := agent.Run(ctx, cfg)
+	if errors.Is(err, agent.ErrInvalid) {
+		return nil, &usageError{err}
+	}
+	return res, err
+}
+
+func withDB(ctx context.Context, open func(context.Context) (kv.Store, error), fn func(kv.Store) error) error {
+	db, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	ferr := fn(db)
+	return errors.Join(ferr, db.Close())
+}
+
+// printStep prints one step as it ends, on stderr.
+func (a *app) printStep(si agent.StepInfo) {
+	tag := ""
+	if si.Replayed {
+		tag = " (replayed)"
+	}
+	switch {
+	case si.Skipped:
+		fmt.Fprintf(a.stderr, "step %d: %s → skipped (not approved)\n", si.Step, si.Action)
+	case si.Action == "":
+		fmt.Fprintf(a.stderr, "step %d: invalid answer → %s\n", si.Step, si.Error)
+	case si.OK:
+		fmt.Fprintf(a.stderr, "step %d: %s → ok%s\n", si.Step, si.Action, tag)
+	default:
+		fmt.Fprintf(a.stderr, "step %d: %s → error: %s%s\n", si.Step, si.Action, si.Error, tag)
+	}
+}
+
+func (a *app) printResult(res *agent.Result) {
+	out := a.stdout
+	fmt.Fprintf(out, "run %s %s: %s\n", res.RunID, res.Status, res.Reason)
+	if res.Answer != "" {
+		fmt.Fprintf(out, "  answer: %s\n", res.Answer)
+	}
+	fmt.Fprintf(out, "  steps %d, errors %d, LLM calls %d, tokens %d\n", res.Steps, res.Errors, res.LLMCalls, res.Usage.Total())
+	if res.Replayed > 0 {
+		fmt.Fprintf(out, "  replayed %d steps: saved %d LLM calls, ~%d tokens\n", res.Replayed, res.LLMCallsSaved, res.TokensSaved)
+	}
+	fmt.Fprintf(out, "  learned %d new lessons, reused %d; lessons helped %d times", res.LessonsLearned, res.LessonsUsed, res.Helped)
+	if res.TrajectoryID != "" {
+		fmt.Fprintf(out, "; trajectory %s", res.TrajectoryID)
+	}
+	fmt.Fprintln(out)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(out, "  warning: %s\n", w)
+	}
+	if res.Dir != "" {
+		fmt.Fprintf(out, "  artifacts: %s\n", res.Dir)
+	}
+}
+
+// approver asks on stdin under --approve ask; no answer (EOF) rejects.
+func (a *app) approver() agent.Approver {
+	var (
+		once sync.Once
+		rd   *bufio.Reader
+	)
+	return func(ctx context.Context, r agent.ApprovalRequest) (bool, error) {
+		once.Do(func() { rd = bufio.NewReader(a.stdin) })
+		fmt.Fprintf(a.stderr, "approve step %d: %s (it %s) on %s? [y/N] ", r.Step, r.Action, r.Why, r.URL)
+		line, err := rd.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, err
+		}
+		ans := strings.ToLower(strings.TrimSpace(line))
+		ok := ans == "y" || ans == "yes"
+		if ok {
+			fmt.Fprintln(a.stderr, "approved")
+		} else {
+			fmt.Fprintln(a.stderr, "rejected")
+		}
+		return ok, ctx.Err()
+	}
+}
+
+// suiteCase is one case of a --cases file.
+type suiteCase struct {
+	Name     string `json:"name"`
+	Goal     string `json:"goal"`
+	URL      string `json:"url"`
+	Rules    string `json:"rules,omitempty"`
+	MaxSteps int    `json:"max_steps,omitempty"`
+}
+
+func readCases(path string) ([]suiteCase, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--cases: %v", err)
+	}
+	var wrapped struct {
+		Cases []suiteCase `json:"cases"`
+	}
+	var cases []suiteCase
+	if err := json.Unmarshal(b, &cases); err != nil {
+		if err2 := json.Unmarshal(b, &wrapped); err2 != nil {
+			return nil, usagef("--cases %s: want a JSON array of cases or {\"cases\": [...]}: %v", path, err)
+		}
+		cases = wrapped.Cases
+	}
+	if len(cases) == 0 {
+		return nil, usagef("--cases %s: no cases", path)
+	}
+	for i := range cases {
+		c := &cases[i]
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("case-%d", i+1)
+		}
+		if strings.TrimSpace(c.Goal) == "" || strings.TrimSpace(c.URL) == "" {
+			return nil, usagef("--cases %s: case %d (%s) needs a goal and a url", path, i+1, c.Name)
+		}
+		if c.Rules != "" && !filepath.IsAbs(c.Rules) {
+			c.Rules = filepath.Join(filepath.Dir(path), c.Rules)
+		}
+	}
+	return cases, nil
+}
+
+// runSuite runs the cases one after another, with memory shared or
+// isolated per case.
+func (a *app) runSuite(ctx context.Context, f runFlags) error {
+	if f.isolation != "shared" && f.isolation != "per-run" {
+		return usagef("--memory-isolation %q: use shared or per-run", f.isolation)
+	}
+	if f.resumeRun != "" || f.forkRun != "" {
+		return usagef("--cases cannot be combined with --resume-run or --fork-run")
+	}
+	cases, err := readCases(f.cases)
+	if err != nil {
+		return err
+	}
+	base, err := a.resolveDataDir()
+	if err != nil {
+		return err
+	}
+	suiteID := time.Now().UTC().Format("20060102T150405")
+	tty := isTerminal(a.stdout)
+	type row struct {
+		c   suiteCase
+		res *agent.Result
+		err error
+		dir string
+	}
+	var rows []row
+	failed := 0
+	for i, c := range cases {
+		cf := f
+		cf.cases, cf.goal, cf.url = "", c.Goal, c.URL
+		if c.Rules != "" {
+			cf.rules = c.Rules
+		}
+		if c.MaxSteps > 0 {
+			cf.maxSteps = c.MaxSteps
+		}
+		cf.quiet = true
+		dir := base
+		if f.isolation == "per-run" {
+			dir = filepath.Join(base, "isolated", suiteID, fmt.Sprintf("%02d-%s", i+1, c.Name))
+		}
+		if tty {
+			fmt.Fprintf(a.stdout, "\r%s %d/%d %s", bar(i, len(cases), 20), i, len(cases), truncate(c.Name, 30))
+		}
+		res, err := a.runOnce(ctx, cf, dir)
+		rows = append(rows, row{c, res, err, dir})
+		status := ""
+		switch {
+		case err != nil:
+			status = "error: " + err.Error()
+			failed++
+		case !res.Success:
+			status = fmt.Sprintf("failed: %s (%d steps, %d errors, %d LLM calls)", res.Reason, res.Steps, res.Errors, res.LLMCalls)
+			failed++
+		default:
+			status = fmt.Sprintf("completed (%d steps, %d errors, %d LLM calls)", res.Steps, res.Errors, res.LLMCalls)
+		}
+		if tty {
+			fmt.Fprintf(a.stdout, "\r%s %d/%d %-30s\n", bar(i+1, len(cases), 20), i+1, len(cases), truncate(c.Name, 30))
+		} else {
+			fmt.Fprintf(a.stdout, "case %d/%d %s: %s\n", i+1, len(cases), c.Name, status)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if f.asJSON {
+		out := []map[string]any{}
+		for _, r := range rows {
+			m := map[string]any{"case": r.c.Name, "data_dir": r.dir}
+			if r.err != nil {
+				m["error"] = r.err.Error()
+			} else {
+				m["result"] = r.res
+			}
+			out = append(out, m)
+		}
+		if err := printJSON(a.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		t := newTable(a.stdout, "CASE", "RUN", "STATUS", "STEPS", "ERRORS", "LLM CALLS", "TOKENS", "REASON")
+		for _, r := range rows {
+			if r.err != nil {
+				t.row(r.c.Name, "-", "error", "-", "-", "-", "-", truncate(r.err.Error(), 60))
+				continue
+			}
+			t.row(r.c.Name, r.res.RunID, r.res.Status, r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total(), r.res.Reason)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "memory: %s\n", f.isolation)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d cases failed", failed, len(rows))
+	}
+	return nil
+}
+
+func bar(done, total, width int) string {
+	n := 0
+	if total > 0 {
+		n = done * width / total
+	}
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
