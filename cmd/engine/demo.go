@@ -1,33 +1,47 @@
 package main
 
 import (
-	"embed"
+	"context"
 	"fmt"
 	"os"
-	"path"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/demosite"
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/kv"
 )
-
-// demoLogs are action logs of five runs on five sites, as the agent loop
-// writes them.
-//
-//go:embed demodata/*.jsonl
-var demoLogs embed.FS
 
 func init() {
 	commandSets = append(commandSets, func(a *app) []*cobra.Command { return []*cobra.Command{a.demoCommand()} })
 }
 
-// demoCommand shows the lesson memory learning from five runs' action logs
-// and what the agent would be told before and after.
+// demoCommand runs the demo task on the bundled site three times (cold,
+// warm, replay) and shows what memory changed.
 func (a *app) demoCommand() *cobra.Command {
-	return &cobra.Command{
+	var (
+		llm     string
+		browser string
+		quiet   bool
+	)
+	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Show memory learning from bundled runs, and what the agent is told before and after",
-		Args:  cobra.NoArgs,
+		Short: "Run the same task cold, warm and with replay on the bundled demo site, and show what memory learned",
+		Long: `engine demo serves the bundled demo shop on 127.0.0.1 (a cookie banner,
+a search box where fill fails, an autocomplete dropdown over the submit
+button, a newsletter overlay) and runs the task "` + demosite.Goal + `"
+three times with the chromedp browser: cold (fresh memory), warm (with
+what the first run taught), and with --replay. The scripted LLM answers
+by default (no key, no network); --llm openai:gpt-4o-mini uses a real one.
+
+It uses a fresh temporary data dir unless --data-dir is given.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if a.dataDir == "" {
@@ -38,65 +52,119 @@ func (a *app) demoCommand() *cobra.Command {
 				defer os.RemoveAll(dir)
 				a.dataDir = dir
 			}
-			m, err := a.openLessons(ctx)
+			site, err := demosite.Start(demosite.Options{})
 			if err != nil {
 				return err
 			}
-			defer m.Close()
-			out := a.stdout
-			say := func(f string, args ...any) { fmt.Fprintf(out, f+"\n", args...) }
-
-			say("== A fresh memory: the system prompt every run starts with ==\n")
-			t1, err := m.Tier1(ctx)
-			if err != nil {
-				return err
-			}
-			say("%s\n", lesson.Render(lesson.Tier1Heading, t1))
-
-			say("== Run 1 on www.google.com, step 2: fill fails ==\n")
-			tips, err := m.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", "www.google.com")
-			if err != nil {
-				return err
-			}
-			say("IMPORTANT - Last action failed:\ntoo many arguments: expected 2, received 3\n\n%s\n", lesson.Render(lesson.ErrorTipsHeading, tips))
-
-			for _, site := range []string{"google", "bing", "amazon", "yahoo", "reddit"} {
-				name := path.Join("demodata", site+".jsonl")
-				f, err := demoLogs.Open(name)
-				if err != nil {
+			defer site.Close()
+			f := runFlags{goal: demosite.Goal, url: site.URL, browser: browser, llm: llm,
+				maxSteps: agent.DefaultMaxSteps, maxErrors: agent.DefaultMaxErrors,
+				approve: string(agent.ApproveNever), mode: string(agent.StepMode), quiet: quiet}
+			if llm == "" || llm == "scripted" {
+				f.llm = "scripted"
+				rules := filepath.Join(a.dataDir, "demo-rules.json")
+				if err := os.WriteFile(rules, demosite.Rules, 0o644); err != nil {
 					return err
 				}
-				actions, err := lesson.ParseActionLog(f, name)
-				f.Close()
-				if err != nil {
-					return err
-				}
-				learned, err := m.Learn(ctx, actions, "")
-				if err != nil {
-					return err
-				}
-				say("== After the run on www.%s.com: post-run learning ==", site)
-				for _, l := range learned {
-					what := "one more use of"
-					if l.Created {
-						what = "new lesson"
-					}
-					where := "every site"
-					if l.Lesson.Domain != "" {
-						where = l.Lesson.Domain
-					}
-					say("  step %d failed, %q recovered: %s %s (%s, %d uses on %d sites, for %s)",
-						l.Step, l.Recovery, what, l.Lesson.ID, l.Lesson.Category, l.Lesson.UseCount, len(l.Lesson.TriggeredDomains), where)
-				}
-				say("")
+				f.rules = rules
 			}
-
-			say("== The system prompt now: the lesson proven on five sites is Tier 1 ==\n")
-			if t1, err = m.Tier1(ctx); err != nil {
+			fmt.Fprintf(a.stdout, "Demo shop at %s\nTask: %s\nLLM: %s   memory: %s\n\n", site.URL, demosite.Goal, f.llm, a.dataDir)
+			type row struct {
+				name string
+				res  *agent.Result
+			}
+			var rows []row
+			for _, r := range []struct {
+				name   string
+				replay bool
+			}{{"cold", false}, {"warm", false}, {"replay", true}} {
+				fmt.Fprintf(a.stderr, "== %s run ==\n", r.name)
+				rf := f
+				rf.replay = r.replay
+				res, err := a.runOnce(ctx, rf, "")
+				if err != nil {
+					return fmt.Errorf("%s run: %w", r.name, err)
+				}
+				rows = append(rows, row{r.name, res})
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+			t := newTable(a.stdout, "RUN", "STATUS", "STEPS", "ERRORS", "LLM CALLS", "TOKENS", "REPLAYED", "REASON")
+			for _, r := range rows {
+				t.row(r.name, r.res.Status, r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total(), r.res.Replayed, r.res.Reason)
+			}
+			if err := t.flush(); err != nil {
 				return err
 			}
-			say("%s", lesson.Render(lesson.Tier1Heading, t1))
-			return nil
+			if last := rows[len(rows)-1].res; last.Replayed > 0 {
+				fmt.Fprintf(a.stdout, "\nReplay saved %d LLM calls (~%d tokens).\n", last.LLMCallsSaved, last.TokensSaved)
+			}
+			return a.printLearned(ctx, site.URL)
 		},
 	}
+	c.Flags().StringVar(&llm, "llm", "", "LLM as PROVIDER[:MODEL] (default: the scripted provider with the bundled rules)")
+	c.Flags().StringVar(&browser, "browser", "chromedp", "browser plugin")
+	c.Flags().BoolVar(&quiet, "quiet", false, "do not print each step")
+	return c
+}
+
+// printLearned shows what memory holds for the demo site after the runs.
+func (a *app) printLearned(ctx context.Context, siteURL string) error {
+	host, err := domain.Host(siteURL)
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, a.dbOpener(""), func(db kv.Store) error {
+		out := a.stdout
+		ls, err := lesson.New(db, lesson.Options{}).List(ctx, lesson.Filter{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES counts recalls, HELPED the times the next action succeeded after the lesson was shown):\n")
+		t := newTable(out, "TIER", "USES", "HELPED", "SOURCE", "DOMAIN", "LESSON")
+		for _, l := range ls {
+			t.row(l.Tier(), l.UseCount, l.Helped, l.Source, dash(l.Domain), truncate(l.Lesson, 90))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		ts, err := trajectory.New(db, trajectory.Options{}).List(ctx, host)
+		if err != nil {
+			return err
+		}
+		for _, tr := range ts {
+			fmt.Fprintf(out, "\nTrajectory %s (template %q, %d runs):\n", tr.ID, tr.Template, tr.Runs)
+			for i, s := range tr.Steps {
+				fmt.Fprintf(out, "  %d. %s\n", i+1, describeStep(s))
+			}
+		}
+		fs, err := fact.New(db, fact.Options{}).List(ctx, host)
+		if err != nil {
+			return err
+		}
+		if len(fs) > 0 {
+			fmt.Fprintf(out, "\nFacts:\n")
+			for _, f := range fs {
+				fmt.Fprintf(out, "  [%s] %s: %s (confidence %.2f)\n", f.Type, truncate(f.Key, 50), truncate(f.Value, 90), f.Confidence)
+			}
+		}
+		ss, err := selector.New(db, selector.Options{}).List(ctx, host)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nSelectors: %d known on %s. Inspect everything with: engine query lessons|facts|selectors|trajectories|runs\n", len(ss), host)
+		return nil
+	})
+}
+
+func describeStep(s trajectory.Step) string {
+	d := s.Action
+	if s.Name != "" {
+		d += fmt.Sprintf(" %s %q", s.Role, s.Name)
+	}
+	if s.Value != "" {
+		d += fmt.Sprintf(" %q", s.Value)
+	}
+	return d
 }

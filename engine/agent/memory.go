@@ -253,6 +253,11 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 				// A failure the next action recovered from: a quirk of the site.
 				pat := lesson.ErrorPattern(a.Error)
 				if pat != "" {
+					// Told apart by what got in the way ("div#cookie-banner"),
+					// so two different blockers do not contradict each other.
+					if _, rest, ok := strings.Cut(a.Error, ": "); ok && len(strings.Fields(rest)) > 0 {
+						pat += ": " + strings.Fields(rest)[0]
+					}
 					if _, err := s.facts.Observe(ctx, fact.Observation{Domain: a.URL, Type: fact.Quirk, Key: pat,
 						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(r.actions[i+1].Action), r.actions[i+1].Name, r.actions[i+1].Value))}); err != nil {
 						return err

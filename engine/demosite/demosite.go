@@ -21,6 +21,13 @@ import (
 //go:embed site
 var files embed.FS
 
+// Rules are the scripted LLM provider's rules for the demo task: they act
+// like a model that walks into every trap on a cold run, and follows the
+// reference trajectory when memory shows one (plugins/scripted's format).
+//
+//go:embed rules.json
+var Rules []byte
+
 // Goal is the demo task.
 const Goal = "search for padel rackets and open the first result"
 
