@@ -154,7 +154,7 @@ func (m *Model) Open(_ context.Context, options map[string]string) error {
 		if m.rules != nil {
 			return nil
 		}
-		return errors.New("scripted: no rules file (give one with --llm-rules FILE or ENGINE_LLM_RULES)")
+		return errors.New("scripted: no rules file: set ENGINE_LLM_RULES (or the rules_file option)")
 	}
 	r, err := Load(path)
 	if err != nil {
