@@ -30,6 +30,7 @@ func init() {
 // inherit).
 type runFlags struct {
 	goal, url, browser, llm, rules, sessionID string
+	runID                                     string
 	noMemory                                  bool
 	maxSteps, maxErrors                       int
 	approve, mode                             string
@@ -88,6 +89,7 @@ Environment:
 	fl.StringVar(&f.browser, "browser", "chromedp", "browser plugin")
 	fl.StringVar(&f.llm, "llm", "", "LLM as PROVIDER[:MODEL] (env ENGINE_LLM; default "+defaultLLM+", or scripted with --rules)")
 	fl.StringVar(&f.rules, "rules", "", "rules `FILE` for the scripted LLM provider")
+	fl.StringVar(&f.runID, "run-id", "", "the run's id (default: generated), for orchestrators that name runs")
 	fl.StringVar(&f.sessionID, "session-id", "", "tag the run with a session id (groups related runs)")
 	fl.BoolVar(&f.noMemory, "no-memory", false, "run without reading or teaching memory (a clean baseline)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after N steps (max_steps)")
@@ -168,7 +170,9 @@ func (f *runFlags) llmSpec() string {
 func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, error) {
 	return func(ctx context.Context) (kv.Store, error) {
 		b := *a
-		b.dataDir = dataDir
+		if dataDir != "" {
+			b.dataDir = dataDir
+		}
 		return b.openDB(ctx)
 	}
 }
@@ -235,7 +239,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 	model = m
 
 	cfg := agent.Config{
-		Goal: goal, StartURL: url, SessionID: sessionID, ParentRunID: parent,
+		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
 		Browser: browser, Model: model, OpenDB: open, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
@@ -245,7 +249,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		cfg.OnStep = a.printStep
 	}
 	res, err := agent.Run(ctx, cfg)
-	if errors.Is(err, agent.ErrInvalid) {
+	if errors.Is(err, agent.ErrInvalid) || errors.Is(err, run.ErrExists) || run.IsInvalid(err) {
 		return nil, &usageError{err}
 	}
 	return res, err

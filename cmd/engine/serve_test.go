@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/engine-dev/engine/engine/demosite"
+	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
+)
+
+// serveSite is the scripts' `serve SITE [VAR]` command: it serves a fixture
+// site on 127.0.0.1 for the rest of the script and sets $VAR (default SITE)
+// to its URL (with a trailing slash). SITE is demo (the bundled demo shop),
+// demo-changed (the shop after a redesign: the first padel racket renamed),
+// or a directory of the script's files.
+func serveSite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: serve demo|demo-changed|DIR [VAR]")
+	}
+	var h http.Handler
+	switch args[0] {
+	case "demo":
+		h = demosite.Handler(demosite.Options{})
+	case "demo-changed":
+		h = demosite.Handler(demosite.Options{Changed: true})
+	default:
+		h = http.FileServer(http.Dir(ts.MkAbs(args[0])))
+	}
+	srv := httptest.NewServer(h)
+	ts.Defer(srv.Close)
+	name := "SITE"
+	if len(args) == 2 {
+		name = args[1]
+	}
+	ts.Setenv(name, srv.URL+"/")
+}
+
+// scriptCondition adds [chromium]: a chromium the chromedp plugin can use.
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "chromium":
+		_, err := chromedpbrowser.FindChromium(os.Getenv("ENGINE_CHROMIUM"))
+		return err == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
