@@ -19,10 +19,10 @@ apt_install() {
 		return 1
 	fi
 	if [ -z "$apt_updated" ]; then
-		apt-get update -qq
+		apt-get update -qq >/dev/null
 		apt_updated=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
 if [ ! -x /usr/bin/chromium ]; then

@@ -19,9 +19,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -150,7 +152,8 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		if err != nil {
 			return err
 		}
-		b.profile, err = os.MkdirTemp("", "engine-chromium-")
+		removeOrphanProfiles()
+		b.profile, err = os.MkdirTemp("", fmt.Sprintf("%s%d-", profilePrefix, os.Getpid()))
 		if err != nil {
 			return err
 		}
@@ -282,6 +285,27 @@ func (b *Browser) closeLocked() error {
 		return os.RemoveAll(b.profile)
 	}
 	return nil
+}
+
+// profilePrefix names the temporary profiles: engine-chromium-PID-RANDOM,
+// PID being the plugin process that made it.
+const profilePrefix = "engine-chromium-"
+
+// removeOrphanProfiles removes the profiles of plugin processes that are
+// gone: a plugin killed by the engine (a hang, a crash) cannot clean up.
+func removeOrphanProfiles() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), profilePrefix+"*-*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), profilePrefix)
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // Profile is the temporary profile directory (empty when attached), for

@@ -167,6 +167,19 @@ func TestPluginChromedpCrashLeavesNoChromium(t *testing.T) {
 	if _, err := b.Snapshot(ctx); !errors.Is(err, ErrPluginDied) {
 		t.Fatalf("a call after the crash: %v", err)
 	}
+	// The killed plugin could not remove its profile; the next one does.
+	leftover, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("engine-chromium-%d-*", pid)))
+	if len(leftover) != 1 {
+		t.Fatalf("profile of the killed plugin: %v", leftover)
+	}
+	b2, err := OpenBrowser(ctx, "chromedp", BrowserOptions{Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2.Close()
+	if _, err := os.Stat(leftover[0]); !os.IsNotExist(err) {
+		t.Fatalf("orphan profile %s not removed: %v", leftover[0], err)
+	}
 }
 
 func TestPluginChromedpHangIsKilled(t *testing.T) {
