@@ -4,6 +4,8 @@ package keyspace
 //
 //	site/<site>/fact/<host>/<type>/<key>/<vhash> → fact (JSON); vhash is 16 hex
 //	                                               digits of the value's hash
+//	site/<site>/fact-gen                         → random token rewritten by every
+//	                                               fact write (in-process cache check)
 //
 // All candidate values of one (host, type, key) lie together, so observing a
 // value reads its rivals with one small prefix scan.
@@ -23,3 +25,6 @@ func Facts(site string) []byte { return []byte("site/" + esc(site) + "/fact/") }
 
 // IsFact reports whether key (in a site range) is a fact record.
 func IsFact(key []byte) bool { return kindOf(key) == "fact" }
+
+// FactGen is the key of one site's fact generation token.
+func FactGen(site string) []byte { return []byte("site/" + esc(site) + "/fact-gen") }

@@ -32,8 +32,10 @@
 //	  <use> is 16 hex digits of ^use_count, so the most used sort first
 //	site/<site>/fact/<host>/<type>/<key>/<vhash>
 //	                                         → fact candidate (JSON)   (see fact.go)
+//	site/<site>/fact-gen                     → token changed by every fact write
 //	site/<site>/selector/<host>/<path>/<role>/<name>/<shash>
 //	                                         → known selector (JSON)   (see selector.go)
+//	site/<site>/selector-gen                 → token changed by every selector write
 //	site/<site>/trajectory/rec/<id>          → trajectory (JSON), TTL  (see trajectory.go)
 //	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
 //	site/<site>/trajectory/gen               → token changed by every trajectory write

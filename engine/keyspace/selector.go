@@ -3,6 +3,7 @@ package keyspace
 // Selectors: element identity → known selectors.
 //
 //	site/<site>/selector/<host>/<path>/<role>/<name>/<shash> → selector (JSON)
+//	site/<site>/selector-gen → random token rewritten by every selector write
 //
 // <path> is the normalised page path the selector is scoped to, or "-" for
 // one that holds anywhere on the host; <role> and <name> are the element's
@@ -22,3 +23,6 @@ func Selectors(site string) []byte { return []byte("site/" + esc(site) + "/selec
 
 // IsSelector reports whether key (in a site range) is a selector record.
 func IsSelector(key []byte) bool { return kindOf(key) == "selector" }
+
+// SelectorGen is the key of one site's selector generation token.
+func SelectorGen(site string) []byte { return []byte("site/" + esc(site) + "/selector-gen") }

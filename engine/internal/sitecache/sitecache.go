@@ -1,0 +1,120 @@
+// Package sitecache keeps decoded per-site memory in process memory,
+// trusted only while the site's generation token in the store is the one
+// it was read at.
+//
+// A store that caches a kind of memory writes a fresh random token (Gen)
+// in the same transaction as every write of that kind, and reads the token
+// in the same snapshot as it consults the cache. A token is random and 64
+// bits wide, so a cached value is never served for another database or
+// after any write; a site without a token (nothing written, or forgotten
+// with DropPrefix) is never cached.
+package sitecache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+)
+
+// Gen returns a fresh generation token.
+func Gen() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Cache holds up to Max values, dropping the least recently used.
+type Cache[T any] struct {
+	mu    sync.Mutex
+	max   int
+	clock uint64
+	m     map[string]*item[T]
+}
+
+type item[T any] struct {
+	gen  string
+	v    T
+	used uint64
+}
+
+// New returns a cache of at most max values.
+func New[T any](max int) *Cache[T] { return &Cache[T]{max: max, m: map[string]*item[T]{}} }
+
+// Get returns the value cached under key when it was read at gen.
+func (c *Cache[T]) Get(key, gen string) (T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it := c.m[key]
+	if it == nil || gen == "" || it.gen != gen {
+		var zero T
+		return zero, false
+	}
+	c.clock++
+	it.used = c.clock
+	return it.v, true
+}
+
+// Put caches v under key as read at gen (a no-op for gen "").
+func (c *Cache[T]) Put(key, gen string, v T) {
+	if gen == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.put(key, gen, v)
+}
+
+func (c *Cache[T]) put(key, gen string, v T) {
+	c.clock++
+	c.m[key] = &item[T]{gen: gen, v: v, used: c.clock}
+	for len(c.m) > c.max {
+		var oldest string
+		at := ^uint64(0)
+		for k, it := range c.m {
+			if it.used < at {
+				oldest, at = k, it.used
+			}
+		}
+		delete(c.m, oldest)
+	}
+}
+
+// Advance replaces the value cached under key at oldGen by fn's result at
+// newGen: a writer that read oldGen and wrote newGen in one transaction
+// applies its own write without reading the store back. When the cache is
+// not at oldGen (another writer came between), the entry is left alone and
+// the next Get misses.
+func (c *Cache[T]) Advance(key, oldGen, newGen string, fn func(T) T) {
+	if oldGen == "" || newGen == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it := c.m[key]
+	if it == nil || it.gen != oldGen {
+		return
+	}
+	c.put(key, newGen, fn(it.v))
+}
+
+// Len is the number of cached values.
+func (c *Cache[T]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// Has reports whether a value is cached under key, at any generation.
+func (c *Cache[T]) Has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[key]
+	return ok
+}
+
+// Clear empties the cache.
+func (c *Cache[T]) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+}
