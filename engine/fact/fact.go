@@ -35,6 +35,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -232,6 +233,9 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 		if err := put(tx, site, f, vh); err != nil {
 			return err
 		}
+		if err := tx.Set(keyspace.FactGen(site), []byte(sitecache.Gen()), 0); err != nil {
+			return err
+		}
 		out.Fact = f
 		for _, r := range rivals {
 			r.Confidence = contradict(r.Confidence)
@@ -293,6 +297,9 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 	k := keyspace.Fact(site, host, string(typ), key, valueHash(value))
 	kept = f.Confidence >= Floor
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		if err := tx.Set(keyspace.FactGen(site), []byte(sitecache.Gen()), 0); err != nil {
+			return err
+		}
 		if !kept {
 			return tx.Delete(k)
 		}
@@ -389,6 +396,37 @@ func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
 	return out, nil
 }
 
+// cache holds each site's decoded facts (see sitecache), so a context
+// build per step does not decode them again.
+var cache = sitecache.New[[]Fact](64)
+
+// siteFacts returns every fact of site as of r's snapshot, from the cache
+// when no fact was written since it was read.
+func siteFacts(r kv.Reader, site string) ([]Fact, error) {
+	g, err := r.Get(keyspace.FactGen(site))
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return nil, err
+	}
+	gen := string(g)
+	if fs, ok := cache.Get(site, gen); ok {
+		return fs, nil
+	}
+	var fs []Fact
+	err = r.Scan(keyspace.Facts(site), kv.ScanOptions{}, func(k, v []byte) error {
+		var f Fact
+		if err := json.Unmarshal(v, &f); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+		fs = append(fs, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cache.Put(site, gen, fs)
+	return fs, nil
+}
+
 func (s *Store) list(ctx context.Context, host string, match func(h, r string) bool) ([]Fact, error) {
 	var h string
 	if host != "" {
@@ -399,6 +437,7 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 	}
 	var out []Fact
 	err := s.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
 		decode := func(k, v []byte) error {
 			var f Fact
 			if err := json.Unmarshal(v, &f); err != nil {
@@ -410,7 +449,17 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 			return nil
 		}
 		if h != "" {
-			return r.Scan(keyspace.Facts(domain.Site(h)), kv.ScanOptions{}, decode)
+			site := domain.Site(h)
+			all, err := siteFacts(r, site)
+			if err != nil {
+				return err
+			}
+			for _, f := range all {
+				if match(h, f.Domain) {
+					out = append(out, f)
+				}
+			}
+			return nil
 		}
 		var keys [][]byte
 		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {

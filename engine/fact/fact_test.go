@@ -238,3 +238,43 @@ func TestConcurrentObservations(t *testing.T) {
 		t.Fatalf("after %d concurrent observations: %+v %v", n, all, err)
 	}
 }
+
+func TestCachedFactsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	a := New(db, Options{Now: clock(t0)})
+	b := New(db, Options{Now: clock(t0)})
+	o := Observation{Domain: "a.example", Type: Quirk, Key: "k", Value: "v"}
+	for range 2 {
+		if _, err := b.Observe(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := a.Confident(ctx, "a.example")
+	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.65) {
+		t.Fatalf("first read: %+v %v", got, err)
+	}
+	if _, err := b.Observe(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	got, err = a.Confident(ctx, "a.example")
+	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.755) {
+		t.Fatalf("after another store's write: %+v %v", got, err)
+	}
+	if _, _, err := b.Put(ctx, Fact{Domain: "a.example", Type: Quirk, Key: "k", Value: "v", Confidence: 0.05}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Confident(ctx, "a.example"); len(got) != 0 {
+		t.Fatalf("after a put below the floor: %+v", got)
+	}
+	if _, err := b.Observe(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DropPrefix(ctx, []byte("site/a.example/")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.List(ctx, "a.example"); len(got) != 0 {
+		t.Fatalf("after forgetting the site: %+v", got)
+	}
+}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -235,7 +236,14 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	if err != nil {
 		return Selector{}, err
 	}
-	if err := s.db.Update(ctx, func(tx kv.Txn) error { return tx.Set(key, b, 0) }); err != nil {
+	site := domain.Site(sl.Domain)
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
+			return err
+		}
+		return tx.Set(key, b, 0)
+	})
+	if err != nil {
 		return Selector{}, fmt.Errorf("selector: put %s %s %q: %w", sl.Domain, sl.Role, sl.Name, err)
 	}
 	return sl, nil
@@ -274,6 +282,9 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
+			return err
+		}
+		if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
 			return err
 		}
 		return tx.Set(key, b, 0)
@@ -373,9 +384,41 @@ func (s *Store) List(ctx context.Context, host string) ([]Selector, error) {
 	return out, nil
 }
 
+// cache holds each site's decoded selectors (see sitecache), so a context
+// build per step does not decode them again.
+var cache = sitecache.New[[]Selector](64)
+
+// siteSelectors returns every selector of site as of r's snapshot, from the
+// cache when no selector was written since it was read.
+func siteSelectors(r kv.Reader, site string) ([]Selector, error) {
+	g, err := r.Get(keyspace.SelectorGen(site))
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return nil, err
+	}
+	gen := string(g)
+	if ss, ok := cache.Get(site, gen); ok {
+		return ss, nil
+	}
+	var ss []Selector
+	err = r.Scan(keyspace.Selectors(site), kv.ScanOptions{}, func(k, v []byte) error {
+		var sl Selector
+		if err := json.Unmarshal(v, &sl); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+		ss = append(ss, sl)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cache.Put(site, gen, ss)
+	return ss, nil
+}
+
 func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {
 	var out []Selector
 	err := s.db.View(ctx, func(r kv.Reader) error {
+		out = out[:0]
 		decode := func(k, v []byte) error {
 			var sl Selector
 			if err := json.Unmarshal(v, &sl); err != nil {
@@ -387,7 +430,16 @@ func (s *Store) scan(ctx context.Context, host string, match func(h, r string) b
 			return nil
 		}
 		if host != "" {
-			return r.Scan(keyspace.Selectors(domain.Site(host)), kv.ScanOptions{}, decode)
+			all, err := siteSelectors(r, domain.Site(host))
+			if err != nil {
+				return err
+			}
+			for _, sl := range all {
+				if match(host, sl.Domain) {
+					out = append(out, sl)
+				}
+			}
+			return nil
 		}
 		var keys [][]byte
 		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {

@@ -190,3 +190,37 @@ func TestPutAndCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestCachedSelectorsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	a := New(db, Options{Now: func() time.Time { return t0 }})
+	b := New(db, Options{Now: func() time.Time { return t0 }})
+	o := Observation{Domain: "a.example", Role: "button", Name: "Go", Selector: "#go"}
+	if _, err := b.Record(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Known(ctx, "https://a.example/", 0); err != nil || len(got) != 1 {
+		t.Fatalf("first read: %+v %v", got, err)
+	}
+	o.Failed = true
+	if _, err := b.Record(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Known(ctx, "https://a.example/", 0); err != nil || len(got) != 0 {
+		t.Fatalf("after another store recorded a failure: %+v %v", got, err)
+	}
+	if _, err := b.Put(ctx, Selector{Domain: "a.example", Role: "button", Name: "Go", Selector: "#go", Successes: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Known(ctx, "https://a.example/", 0); len(got) != 1 || got[0].Successes != 9 {
+		t.Fatalf("after a put: %+v", got)
+	}
+	if err := db.DropPrefix(ctx, []byte("site/a.example/")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.List(ctx, "a.example"); len(got) != 0 {
+		t.Fatalf("after forgetting the site: %+v", got)
+	}
+}

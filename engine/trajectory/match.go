@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -145,60 +146,16 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 	return ix
 }
 
-// indexCache holds recently used match indexes, process-wide, keyed by
-// site and threshold (the index's slot-only candidates depend on it). It
-// keeps at most cacheSites of them, dropping the least recently used.
-type indexCache struct {
-	mu    sync.Mutex
-	clock uint64
-	m     map[string]*cached
-}
+// shared holds recently used match indexes, process-wide (see sitecache),
+// keyed by site and threshold (the index's slot-only candidates depend on
+// it): an agent visits a handful of sites at a time.
+var shared = sitecache.New[*siteIndex](cacheSites)
 
-type cached struct {
-	ix   *siteIndex
-	used uint64
-}
-
-// cacheSites bounds the cache: an agent visits a handful of sites at a time.
+// cacheSites bounds the index cache.
 const cacheSites = 32
-
-var shared = &indexCache{m: map[string]*cached{}}
 
 func (s *Store) cacheKey(site string) string {
 	return site + "\x00" + strconv.FormatFloat(s.opts.Threshold, 'g', -1, 64)
-}
-
-func (c *indexCache) get(key string) *siteIndex {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.m[key]
-	if e == nil {
-		return nil
-	}
-	c.clock++
-	e.used = c.clock
-	return e.ix
-}
-
-func (c *indexCache) put(key string, ix *siteIndex) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.put1(key, ix)
-}
-
-func (c *indexCache) put1(key string, ix *siteIndex) {
-	c.clock++
-	c.m[key] = &cached{ix: ix, used: c.clock}
-	for len(c.m) > cacheSites {
-		var oldest string
-		var at uint64 = ^uint64(0)
-		for k, e := range c.m {
-			if e.used < at {
-				oldest, at = k, e.used
-			}
-		}
-		delete(c.m, oldest)
-	}
 }
 
 // applyWrite updates the cached index of site after this Store wrote the
@@ -208,23 +165,18 @@ func (c *indexCache) put1(key string, ix *siteIndex) {
 // generation changed and reloads. Rebuilding from memory costs far less
 // than reading the index back from the store.
 func (s *Store) applyWrite(site, oldGen, newGen, id string, put *entry) {
-	key := s.cacheKey(site)
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	e := shared.m[key]
-	if e == nil || e.ix.gen != oldGen || oldGen == "" {
-		return
-	}
-	ents := make([]entry, 0, len(e.ix.raw)+1)
-	for _, en := range e.ix.raw {
-		if en.ID != id {
-			ents = append(ents, en)
+	shared.Advance(s.cacheKey(site), oldGen, newGen, func(ix *siteIndex) *siteIndex {
+		ents := make([]entry, 0, len(ix.raw)+1)
+		for _, en := range ix.raw {
+			if en.ID != id {
+				ents = append(ents, en)
+			}
 		}
-	}
-	if put != nil {
-		ents = append(ents, *put)
-	}
-	shared.put1(key, s.buildIndex(newGen, ents))
+		if put != nil {
+			ents = append(ents, *put)
+		}
+		return s.buildIndex(newGen, ents)
+	})
 }
 
 // index returns the site's match index, from the cache when no write has
@@ -238,9 +190,7 @@ func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
 			return err
 		}
 		gen := string(g)
-		// A site without a generation token has no trajectories (or they
-		// were forgotten): never share an index for it.
-		if c := shared.get(key); c != nil && gen != "" && c.gen == gen {
+		if c, ok := shared.Get(key, gen); ok {
 			ix = c
 			return nil
 		}
@@ -257,9 +207,7 @@ func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
 			return err
 		}
 		ix = s.buildIndex(gen, ents)
-		if gen != "" {
-			shared.put(key, ix)
-		}
+		shared.Put(key, gen, ix)
 		return nil
 	})
 	return ix, err

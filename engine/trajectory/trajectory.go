@@ -21,7 +21,6 @@ package trajectory
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -312,11 +312,7 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 	return stored, nil
 }
 
-func newGen() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newGen() string { return sitecache.Gen() }
 
 // related reports whether memory kept for host r is about host h, for
 // listing: the same host, or one a subdomain of the other.

@@ -468,15 +468,19 @@ func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
 	if e.match("shop.example", "search tennis balls") == nil {
 		t.Fatal("no match")
 	}
-	cached := shared.get(e.s.cacheKey("shop.example"))
-	other := e.record(Trajectory{Domain: "shop.example", Goal: "open my orders", Steps: []Step{{Action: "click", Name: "Orders"}}})
-	now := shared.get(e.s.cacheKey("shop.example"))
-	if now == cached || len(now.raw) != 2 {
-		t.Fatalf("the cache was not updated in place: %d entries", len(now.raw))
+	gen0, _ := kv.Get(ctx, e.db, keyspace.TrajectoryGen("shop.example"))
+	cached, ok := shared.Get(e.s.cacheKey("shop.example"), string(gen0))
+	if !ok {
+		t.Fatal("index not cached after a match")
 	}
+	other := e.record(Trajectory{Domain: "shop.example", Goal: "open my orders", Steps: []Step{{Action: "click", Name: "Orders"}}})
 	gen, err := kv.Get(ctx, e.db, keyspace.TrajectoryGen("shop.example"))
-	if err != nil || string(gen) != now.gen {
-		t.Fatalf("cached generation %q, stored %q (%v)", now.gen, gen, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, ok := shared.Get(e.s.cacheKey("shop.example"), string(gen))
+	if !ok || now == cached || len(now.raw) != 2 {
+		t.Fatalf("the cache was not moved to the new generation in place (%v)", ok)
 	}
 	if m := e.match("shop.example", "open my orders"); m == nil || m.Trajectory.ID != other.ID {
 		t.Fatalf("new trajectory not matched: %+v", m)
@@ -484,8 +488,9 @@ func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
 	if err := e.s.Delete(ctx, "shop.example", first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(shared.get(e.s.cacheKey("shop.example")).raw); got != 1 {
-		t.Fatalf("%d cached entries after the delete, want 1", got)
+	gen, _ = kv.Get(ctx, e.db, keyspace.TrajectoryGen("shop.example"))
+	if ix, ok := shared.Get(e.s.cacheKey("shop.example"), string(gen)); !ok || len(ix.raw) != 1 {
+		t.Fatalf("cache after the delete: %v", ok)
 	}
 	if m := e.match("shop.example", "search tennis balls"); m != nil {
 		t.Fatalf("deleted trajectory matched")
@@ -493,11 +498,7 @@ func TestOwnWritesUpdateTheCachedIndex(t *testing.T) {
 }
 
 // resetCache empties the process-wide index cache.
-func resetCache() {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	clear(shared.m)
-}
+func resetCache() { shared.Clear() }
 
 func TestIndexCacheIsSharedButNotAcrossDatabases(t *testing.T) {
 	ctx := context.Background()
@@ -513,8 +514,8 @@ func TestIndexCacheIsSharedButNotAcrossDatabases(t *testing.T) {
 		t.Fatal("no match in db1")
 	}
 	// A fresh Store on the same database uses the cached index.
-	ix := shared.get(New(db1, Options{Now: now}).cacheKey("shop.example"))
-	if ix == nil || len(ix.raw) != 1 {
+	gen, _ := kv.Get(ctx, db1, keyspace.TrajectoryGen("shop.example"))
+	if ix, ok := shared.Get(New(db1, Options{Now: now}).cacheKey("shop.example"), string(gen)); !ok || len(ix.raw) != 1 {
 		t.Fatalf("index not cached")
 	}
 	// Another database with the same site: an empty site has no token and
@@ -548,11 +549,9 @@ func TestIndexCacheIsBounded(t *testing.T) {
 			t.Fatalf("%s: %v %v", host, m, err)
 		}
 	}
-	shared.mu.Lock()
-	n := len(shared.m)
-	_, newest := shared.m[s.cacheKey(fmt.Sprintf("site%d.example", cacheSites+4))]
-	_, oldest := shared.m[s.cacheKey("site0.example")]
-	shared.mu.Unlock()
+	n := shared.Len()
+	newest := shared.Has(s.cacheKey(fmt.Sprintf("site%d.example", cacheSites+4)))
+	oldest := shared.Has(s.cacheKey("site0.example"))
 	if n != cacheSites || !newest || oldest {
 		t.Fatalf("cache holds %d sites (newest %v, oldest %v), want %d with the least recently used gone", n, newest, oldest, cacheSites)
 	}
