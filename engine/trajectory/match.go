@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -78,8 +79,11 @@ type siteIndex struct {
 
 // bound is what the candidate scan needs of an entry.
 type bound struct {
-	weight  int32 // |literals| + |slots|
-	slots   int32
+	weight int32 // |literals| + |slots|
+	slots  int32
+	// need is the fewest shared literal words that let the similarity
+	// reach the threshold: (need + slots) / weight ≥ threshold.
+	need    int32
 	host    int32
 	expires int64
 }
@@ -134,7 +138,8 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 		}
 		c.weight = len(c.lits) + len(e.Slots)
 		n := int32(len(ix.entries))
-		ix.bounds = append(ix.bounds, bound{weight: int32(c.weight), slots: int32(len(e.Slots)), host: h, expires: e.ExpiresAt})
+		need := int32(math.Ceil(s.opts.Threshold*float64(c.weight)-1e-9)) - int32(len(e.Slots))
+		ix.bounds = append(ix.bounds, bound{weight: int32(c.weight), slots: int32(len(e.Slots)), need: need, host: h, expires: e.ExpiresAt})
 		for _, id := range c.lits {
 			ix.postings[id] = append(ix.postings[id], n)
 		}
@@ -341,16 +346,13 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 		hostOK[i] = applies(host, h)
 	}
 	bounds := ix.bounds
-	thr := s.opts.Threshold
 	consider := func(n int32) {
-		bd := bounds[n]
-		if bd.weight == 0 {
+		bd := &bounds[n]
+		if int32(acc[n]) < bd.need || bd.weight == 0 || bd.expires <= now || !hostOK[bd.host] {
 			return
 		}
-		// ub ≥ thr without dividing: the upper bound of the similarity.
-		if float64(int32(acc[n])+bd.slots) < thr*float64(bd.weight) || bd.expires <= now || !hostOK[bd.host] {
-			return
-		}
+		// The upper bound of the similarity: every shared literal and
+		// every slot matching.
 		cands = append(cands, cand{n, float64(int32(acc[n])+bd.slots) / float64(bd.weight)})
 	}
 	for _, id := range gids {
