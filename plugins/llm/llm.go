@@ -7,7 +7,9 @@
 // from the engine: OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY (or
 // GEMINI_API_KEY); ollama needs none. A missing key is an error from Open
 // naming the variable. Base URLs: the base_url option, else OPENAI_BASE_URL,
-// ANTHROPIC_BASE_URL, OLLAMA_HOST.
+// ANTHROPIC_BASE_URL, OLLAMA_HOST. The ollama provider speaks to Ollama's
+// OpenAI-compatible /v1 endpoint, since langchaingo's native Ollama client
+// has no tool calls.
 package llm
 
 import (
@@ -22,7 +24,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/googleai"
-	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/engine-dev/engine/engine"
@@ -50,7 +51,7 @@ var Providers = []Provider{
 	{Name: "googleai", KeyEnv: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, DefaultModel: "gemini-2.0-flash",
 		Description: "Google AI (Gemini) API"},
 	{Name: "ollama", BaseURLEnv: "OLLAMA_HOST", DefaultModel: "llama3.2",
-		Description: "a local Ollama server (native API)"},
+		Description: "a local Ollama server, through its OpenAI-compatible /v1 endpoint"},
 }
 
 // LookupProvider finds a provider by name.
@@ -150,14 +151,9 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 		}
 		l, err = googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(model))
 	case "ollama":
-		opts := []ollama.Option{ollama.WithModel(model)}
-		if base != "" {
-			if !strings.Contains(base, "://") {
-				base = "http://" + base
-			}
-			opts = append(opts, ollama.WithServerURL(base))
-		}
-		l, err = ollama.New(opts...)
+		// langchaingo's native ollama client cannot send or receive tool
+		// calls; Ollama's OpenAI-compatible endpoint can.
+		l, err = openai.New(openai.WithToken("ollama"), openai.WithModel(model), openai.WithBaseURL(OllamaBaseURL(base)))
 	default:
 		return fmt.Errorf("llm: unknown provider %q", m.provider.Name)
 	}
@@ -168,6 +164,23 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 	m.llm, m.model = l, model
 	m.mu.Unlock()
 	return nil
+}
+
+// OllamaBaseURL turns an Ollama address (OLLAMA_HOST style: "host:port",
+// "http://host:port", or empty for the default) into its OpenAI-compatible
+// base URL.
+func OllamaBaseURL(host string) string {
+	if host == "" {
+		host = "http://127.0.0.1:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	host = strings.TrimRight(host, "/")
+	if !strings.HasSuffix(host, "/v1") {
+		host += "/v1"
+	}
+	return host
 }
 
 // Complete implements engine.Model.

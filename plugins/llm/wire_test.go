@@ -186,6 +186,34 @@ func TestPluginOpenAICompatibleNeedsNoKey(t *testing.T) {
 	}
 }
 
+func TestPluginOllamaWire(t *testing.T) {
+	ts, rec := OpenAIServer(t)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OLLAMA_HOST", strings.TrimPrefix(ts.URL, "http://")) // Ollama's host:port form
+	m := New("ollama")
+	if err := m.Open(context.Background(), map[string]string{"model": "qwen2.5:7b"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Complete(context.Background(), conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAnswer(t, resp, "call_abc", engine.Usage{PromptTokens: 57, CompletionTokens: 9})
+	if body, _, path := rec.get(); body["model"] != "qwen2.5:7b" || path != "/v1/chat/completions" || body["tools"] == nil {
+		t.Fatalf("server saw model %v at %s, tools %v", body["model"], path, body["tools"])
+	}
+	for in, want := range map[string]string{
+		"":                       "http://127.0.0.1:11434/v1",
+		"gpu-box:11434":          "http://gpu-box:11434/v1",
+		"https://ollama.test/":   "https://ollama.test/v1",
+		"http://ollama.test/v1/": "http://ollama.test/v1",
+	} {
+		if got := OllamaBaseURL(in); got != want {
+			t.Errorf("OllamaBaseURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestPluginAnthropicWire(t *testing.T) {
 	ts, rec := AnthropicServer(t)
 	t.Setenv("ANTHROPIC_API_KEY", "ant-test-456")
