@@ -469,6 +469,9 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	}
 	a := engine.Action{Kind: c.Kind, Ref: el.Ref, Value: c.Value, Millis: c.Millis}
 	desc := describe(c.Kind, target, c.Value)
+	if c.Kind == engine.ActWait && c.Millis > 0 {
+		desc += fmt.Sprintf(" %dms", c.Millis)
+	}
 	// Guardrail: the same action on an unchanged page, again and again.
 	if desc == r.repeatKey && r.page.Fingerprint == r.repeatFP {
 		r.repeats++

@@ -275,6 +275,9 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 		}
 		steps = append(steps, st)
 	}
+	if len(steps) == 0 {
+		return nil // nothing worked that a later run could follow
+	}
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
 	t, err := s.trajectories.Record(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
 		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()})
