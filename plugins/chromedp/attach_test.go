@@ -16,7 +16,17 @@ import (
 func TestPluginChromedpAttach(t *testing.T) {
 	needChromium(t)
 	path, _ := FindChromium(os.Getenv("ENGINE_CHROMIUM"))
-	dir := t.TempDir()
+	// Not t.TempDir: chromium's helper processes may still write into the
+	// profile for a moment after the browser is killed.
+	dir, err := os.MkdirTemp("", "attach-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for i := 0; i < 20 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -63,6 +63,9 @@ type Browser struct {
 	mainFrame cdp.FrameID
 
 	closed bool
+
+	dialogMu sync.Mutex
+	dialogs  []string
 }
 
 // New returns an unopened browser.
@@ -189,6 +192,9 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		err = ctx.Err()
 	}
 	if err == nil {
+		err = b.handleDialogs()
+	}
+	if err == nil {
 		var tree page.GetFrameTreeResult
 		tree, err = dp.Call(b.ctx, page.GetFrameTree, cdp.Empty{})
 		if err == nil {
@@ -200,6 +206,35 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		return fmt.Errorf("chromedp: starting chromium: %w", err)
 	}
 	return nil
+}
+
+// handleDialogs accepts JavaScript dialogs (alert, confirm, prompt,
+// beforeunload) as they open: an open dialog blocks the page and every
+// call after it. Their messages show in the next snapshot's text.
+func (b *Browser) handleDialogs() error {
+	ctx := b.ctx
+	return dp.Listen(ctx, func(ev any) {
+		d, ok := ev.(*page.EventJavascriptDialogOpening)
+		if !ok {
+			return
+		}
+		b.dialogMu.Lock()
+		b.dialogs = append(b.dialogs, fmt.Sprintf("[%s dialog, accepted] %s", d.Type, d.Message))
+		b.dialogMu.Unlock()
+		// Listen's callback must not block: answer from a goroutine.
+		go func() {
+			_, _ = dp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: d.DefaultPrompt})
+		}()
+	})
+}
+
+// takeDialogs returns the dialogs seen since the last snapshot.
+func (b *Browser) takeDialogs() []string {
+	b.dialogMu.Lock()
+	defer b.dialogMu.Unlock()
+	d := b.dialogs
+	b.dialogs = nil
+	return d
 }
 
 // callCtx derives a context for one call from the tab's context that also
@@ -282,7 +317,12 @@ func (b *Browser) closeLocked() error {
 		b.allocCancel() // waits for chromium to exit
 	}
 	if b.profile != "" {
-		return os.RemoveAll(b.profile)
+		// Chromium's helper processes can still write into the profile for
+		// a moment after the browser exits. What cannot be removed now goes
+		// with the next start (removeOrphanProfiles).
+		for i := 0; i < 20 && os.RemoveAll(b.profile) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	return nil
 }

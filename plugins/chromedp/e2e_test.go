@@ -35,6 +35,7 @@ const indexHTML = `<!doctype html>
   <div id="cookie" class="banner modal" style="position: absolute; top: 0; left: 0; width: 300px; height: 60px; background: white">We use cookies</div>
 </div>
 <button id="hov" onmouseenter="this.textContent = 'hovered'">Hover me</button>
+<button id="alerter" onclick="alert('Are you sure?'); this.textContent = 'alerted'">Alert me</button>
 <label><input type="checkbox" id="agree"> Agree</label>
 <input aria-label="Enter box" onkeydown="if (event.key === 'Enter') document.getElementById('out').textContent = 'enter:' + this.value">
 <input aria-label="Readonly" readonly value="fixed">
@@ -290,6 +291,20 @@ func TestPluginChromedpEndToEnd(t *testing.T) {
 			t.Fatalf("press: %q", got)
 		}
 		p.wantActionError(engine.Action{Kind: engine.ActPress, Value: "Hyperspace"}, engine.CodeInvalid, "unknown key")
+	})
+
+	t.Run("dialog", func(t *testing.T) {
+		p.t = t
+		p.snapshot()
+		p.mustAct(engine.Action{Kind: engine.ActClick, Ref: p.ref("button", "Alert me")})
+		s := p.snapshot()
+		if !strings.Contains(s.Text, "[alert dialog, accepted] Are you sure?") {
+			t.Fatalf("dialog not reported:\n%s", s.Text)
+		}
+		p.ref("button", "alerted")
+		if s := p.snapshot(); strings.Contains(s.Text, "Are you sure?") {
+			t.Fatal("a dialog is reported once")
+		}
 	})
 
 	t.Run("shadow iframe far", func(t *testing.T) {

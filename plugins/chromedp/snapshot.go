@@ -277,6 +277,9 @@ func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 		return nil, fmt.Errorf("chromedp: title: %w", err)
 	}
 	r := &renderer{t: t, maxTree: b.maxTree, maxText: b.maxText, seen: map[cdp.BackendNodeID]bool{}}
+	for _, d := range b.takeDialogs() {
+		r.addText(d)
+	}
 	r.walk(root, 0, "")
 	for _, id := range r.ids {
 		b.refs[id] = frame.LoaderID

@@ -241,6 +241,3 @@ func (p *proc) pid() int {
 	}
 	return 0
 }
-
-// errorsCause is the error itself; kept for symmetry with errors.As users.
-func errorsCause(err error) error { return err }
