@@ -195,6 +195,11 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		err = b.handleDialogs()
 	}
 	if err == nil {
+		// One tab per run: links and window.open that would open another
+		// tab open in this one, so the agent sees where it went.
+		_, err = dp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: singleTabJS})
+	}
+	if err == nil {
 		var tree page.GetFrameTreeResult
 		tree, err = dp.Call(b.ctx, page.GetFrameTree, cdp.Empty{})
 		if err == nil {
@@ -207,6 +212,18 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 	}
 	return nil
 }
+
+const singleTabJS = `(() => {
+	document.addEventListener('click', e => {
+		const a = e.target && e.target.closest ? e.target.closest('a[target], area[target]') : null;
+		if (a && a.target && a.target !== '_self' && a.target !== '_top' && a.target !== '_parent') a.target = '_self';
+	}, true);
+	document.addEventListener('submit', e => {
+		const f = e.target;
+		if (f && f.target && f.target !== '_self') f.target = '_self';
+	}, true);
+	window.open = function(u) { if (u) { window.location.href = u; } return window; };
+})();`
 
 // handleDialogs accepts JavaScript dialogs (alert, confirm, prompt,
 // beforeunload) as they open: an open dialog blocks the page and every

@@ -24,7 +24,7 @@ import (
 const indexHTML = `<!doctype html>
 <html><head><title>Shop</title></head><body>
 <h1>Padel shop</h1>
-<a href="/next">Next page</a>
+<a href="/next" target="_blank">Next page</a>
 <input id="q" aria-label="Search">
 <textarea aria-label="Notes"></textarea>
 <button id="go" onclick="document.getElementById('out').textContent = 'clicked ' + document.getElementById('q').value">Go</button>
