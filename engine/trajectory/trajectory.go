@@ -262,10 +262,7 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 	}
 	site := domain.Site(t.Domain)
 	ent := entryOf(&t)
-	idx, err := json.Marshal(ent)
-	if err != nil {
-		return Trajectory{}, err
-	}
+	idx := ent.encode()
 	gen := newGen()
 	replaced := false
 	var stored Trajectory

@@ -556,3 +556,21 @@ func TestIndexCacheIsBounded(t *testing.T) {
 		t.Fatalf("cache holds %d sites (newest %v, oldest %v), want %d with the least recently used gone", n, newest, oldest, cacheSites)
 	}
 }
+
+func TestIndexEntryRoundTrip(t *testing.T) {
+	e := entry{ID: "traj_1", Host: "www.shop.example", Tokens: []string{"find", "{1}", "under", "{2}", "euros", "4.5"},
+		Slots: []slotSpec{{slotQuoted, 1}, {slotNumber, 1}}, RecordedAt: 1773309600, ExpiresAt: 1775901600, DurationMs: 1234, Verified: 0.75}
+	got, err := decodeEntry(e.encode())
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(e) {
+		t.Fatalf("round trip: %+v %v, want %+v", got, err, e)
+	}
+	e.Slots = nil
+	if got, err := decodeEntry(e.encode()); err != nil || got.Slots != nil {
+		t.Fatalf("no slots: %+v %v", got, err)
+	}
+	for _, bad := range []string{"", "t0\x00a", "t1\x00a\x00b\x00x\x001\x002\x000.5\x00\x00go", "t1\x00a\x00b\x001\x001\x002\x000.5\x00z1\x00go"} {
+		if _, err := decodeEntry([]byte(bad)); err == nil {
+			t.Errorf("decoded %q", bad)
+		}
+	}
+}
