@@ -5,9 +5,10 @@ import "strings"
 // Trajectories: successful runs' recordings, with a compact match index.
 //
 //	site/<site>/trajectory/rec/<id>  → trajectory (JSON), TTL = expiry
-//	site/<site>/trajectory/idx/<id>  → match entry (JSON: host, goal template,
-//	                                   slots, recorded_at, duration, verified
-//	                                   share), TTL = expiry
+//	site/<site>/trajectory/idx/<id>  → match entry: NUL-separated fields (id,
+//	                                   host, recorded_at, expires_at, duration,
+//	                                   verified share, slots, goal template;
+//	                                   see engine/trajectory), TTL = expiry
 //	site/<site>/trajectory/gen       → random token rewritten by every write,
 //	                                   so an in-process index cache knows
 //	                                   when to reload
