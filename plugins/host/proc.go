@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/plugins/builtin"
@@ -187,12 +188,32 @@ func (p *proc) call(ctx context.Context, kind, method string, timeout time.Durat
 		p.markDead(fmt.Errorf("killed after a call timed out: %w", ErrTimeout))
 		p.kill()
 		return fmt.Errorf("%s: %s timed out after %v; the plugin was killed: %w", p.c.label(kind), method, timeout, ErrTimeout)
-	case shared.IsTransport(err) || p.client.Exited():
+	case shared.IsTransport(err) || p.exitedSoon(err):
 		p.markDead(fmt.Errorf("the plugin process died: %w", ErrPluginDied))
 		p.kill()
 		return fmt.Errorf("%s: %s: the plugin process died mid-call (%v): %w", p.c.label(kind), method, err, ErrPluginDied)
 	}
 	return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, err)
+}
+
+// exitedSoon reports whether the process has exited, giving go-plugin a
+// moment to notice when the error does not look like the plugin's own
+// answer (a crash can surface as Canceled or Internal before Unavailable).
+func (p *proc) exitedSoon(err error) bool {
+	if p.client.Exited() {
+		return true
+	}
+	var ce *shared.CallError
+	if errors.As(err, &ce) && ce.Code == codes.Unknown {
+		return false // the plugin answered with an error
+	}
+	for i := 0; i < 10; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if p.client.Exited() {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *proc) markDead(err error) {
