@@ -215,3 +215,11 @@ func TestPluginChromedpHangIsKilled(t *testing.T) {
 	waitGone(t, pid)
 	waitNoNewChromium(t, before)
 }
+
+func TestPluginChromedpMissingChromium(t *testing.T) {
+	opts, _ := testOptions(t, "")
+	_, err := OpenBrowser(context.Background(), "chromedp", BrowserOptions{Options: opts, ChromiumPath: "/nonexistent/chromium"})
+	if err == nil || !strings.Contains(err.Error(), "chromium /nonexistent/chromium") {
+		t.Fatalf("err = %v", err)
+	}
+}
