@@ -55,7 +55,10 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			}, memctx.Options{Events: k.emit})
 			r, err := b.Build(cmd.Context(), req)
 			if err != nil {
-				return usagef("%v", err)
+				if memctx.IsInvalid(err) {
+					return &usageError{err}
+				}
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, r)

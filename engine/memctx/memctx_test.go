@@ -244,8 +244,9 @@ func TestEmptyMemoryAndBadURL(t *testing.T) {
 	if r.Text != "" || len(r.Sections) != 0 || len(r.Dropped) != 0 {
 		t.Fatalf("empty memory: %+v", r)
 	}
-	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); err == nil {
-		t.Fatal("a URL without a host built a context")
+	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); !IsInvalid(err) ||
+		err.Error() != `invalid context request: url: "http://" has no host` {
+		t.Fatalf("a URL without a host: %v", err)
 	}
 	// Nil sources are skipped.
 	r, err = New(Sources{}, Options{}).Build(context.Background(), Request{URL: "a.example", Goal: "x"})

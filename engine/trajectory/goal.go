@@ -230,7 +230,6 @@ func templateOf(goal string, values []string) (tokens []string, params []Param) 
 		}
 	}
 	// Number the slots in goal order.
-	num := make([]int, len(groups)+1)
 	for i := range parts {
 		g := slotOf[i]
 		if g == 0 {
@@ -241,7 +240,6 @@ func templateOf(goal string, values []string) (tokens []string, params []Param) 
 			continue
 		}
 		params = append(params, Param{Kind: string(groups[g-1].kind), Value: groups[g-1].value, Words: groups[g-1].n})
-		num[g] = len(params)
 		tokens = append(tokens, slotToken(len(params)))
 	}
 	return tokens, params
