@@ -574,3 +574,27 @@ func TestIndexEntryRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestParseGoal(t *testing.T) {
+	show := func(s string) string {
+		var out []string
+		for _, p := range parseGoal(s) {
+			k := map[partKind]string{pWord: "w", pNumber: "n", pQuoted: "q"}[p.kind]
+			out = append(out, k+":"+p.text)
+		}
+		return strings.Join(out, " ")
+	}
+	for in, want := range map[string]string{
+		`buy 1,000 items at 4.5 each, then stop.`: "w:buy n:1,000 w:items w:at n:4.5 w:each w:then w:stop",
+		`it's an "unclosed quote`:                 "w:it's w:an w:unclosed w:quote",
+		`find “red shoes” and 'blue hats' now`:    "w:find q:red shoes w:and q:blue hats w:now",
+		`don't stop, won't stop`:                  "w:don't w:stop w:won't w:stop",
+		`t-shirts for $25 (size "M")`:             "w:t-shirts w:for n:25 w:size q:M",
+		`Top 5`:                                   "w:Top n:5",
+		`  `:                                      "",
+	} {
+		if got := show(in); got != want {
+			t.Errorf("parseGoal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
