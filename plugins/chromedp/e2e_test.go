@@ -29,6 +29,7 @@ const indexHTML = `<!doctype html>
 <textarea aria-label="Notes"></textarea>
 <button id="go" onclick="document.getElementById('out').textContent = 'clicked ' + document.getElementById('q').value">Go</button>
 <div id="out">nothing yet</div>
+<div tabindex="0" class="fake-button" onclick="this.textContent = 'fake clicked'">Fake button</div>
 <select aria-label="Size"><option value="s">Small</option><option value="m">Medium</option><option value="xl" disabled>XL</option></select>
 <div style="position: relative; height: 60px">
   <button id="covered" onclick="document.getElementById('out').textContent = 'covered clicked'">Covered</button>
@@ -206,6 +207,7 @@ func TestPluginChromedpEndToEnd(t *testing.T) {
 		if !strings.Contains(s.Tree, `heading "Padel shop"`) {
 			t.Errorf("tree misses the heading:\n%s", s.Tree)
 		}
+		p.ref("generic", "Fake button") // focusable, so actionable, named by its text
 		if ro := p.element(p.ref("textbox", "Readonly")); ro.Value != "fixed" || !contains(ro.States, "readonly") {
 			t.Errorf("readonly textbox = %+v", ro)
 		}
@@ -233,6 +235,10 @@ func TestPluginChromedpEndToEnd(t *testing.T) {
 		p.snapshot()
 		if v := p.element(search).Value; v != "padel rackets" {
 			t.Fatalf("search value = %q", v)
+		}
+		p.mustAct(engine.Action{Kind: engine.ActClick, Ref: p.ref("generic", "Fake button")})
+		if got := p.eval(`document.querySelector('.fake-button').textContent`); got != "fake clicked" {
+			t.Fatalf("fake button = %q", got)
 		}
 		p.mustAct(engine.Action{Kind: engine.ActClick, Ref: p.ref("button", "Go")})
 		if got := p.eval(`document.getElementById('out').textContent`); got != "clicked padel rackets" {

@@ -223,7 +223,15 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 		}
 		return
 	}
-	actionable := n.BackendDOMNodeID != 0 && (actionableRoles[role] || (focusable(n) && !transparentRoles[role] && role != "Iframe" && role != "iframe"))
+	// Anything focusable is actionable too (a div with tabindex and a click
+	// handler is a button to the user), except documents and frames.
+	actionable := n.BackendDOMNodeID != 0 && (actionableRoles[role] ||
+		(focusable(n) && role != "RootWebArea" && role != "WebArea" && role != "Iframe" && role != "iframe"))
+	if actionable && name == "" {
+		// Roles like generic take no name from their content; a user
+		// still reads the text on them.
+		name = r.innerText(n, 100)
+	}
 	if !actionable && transparentRoles[role] && (name == "" || role == "RootWebArea" || role == "WebArea") {
 		children(depth, parentName)
 		return
@@ -250,6 +258,34 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 	}
 	r.line(depth, b.String())
 	children(depth+1, name+"\n"+axValue(n.Value))
+}
+
+// innerText joins the static text under n, up to max bytes.
+func (r *renderer) innerText(n *accessibility.Node, max int) string {
+	var parts []string
+	size := 0
+	var walk func(*accessibility.Node)
+	walk = func(n *accessibility.Node) {
+		if n == nil || size > max {
+			return
+		}
+		if axValue(n.Role) == "StaticText" {
+			if t := strings.TrimSpace(axValue(n.Name)); t != "" {
+				parts = append(parts, t)
+				size += len(t) + 1
+			}
+			return
+		}
+		for _, id := range n.ChildIDs {
+			walk(r.t.nodes[id])
+		}
+	}
+	walk(n)
+	s := strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+	if len(s) > max {
+		s = s[:max]
+	}
+	return s
 }
 
 func quote(s string) string {
