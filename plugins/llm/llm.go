@@ -25,6 +25,7 @@ import (
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/openai"
+	"google.golang.org/api/option"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/plugins/shared"
@@ -48,7 +49,7 @@ var Providers = []Provider{
 		Description: "OpenAI chat completions, or any OpenAI-compatible server by base URL (vLLM, llama.cpp, LM Studio, Ollama /v1)"},
 	{Name: "anthropic", KeyEnv: []string{"ANTHROPIC_API_KEY"}, BaseURLEnv: "ANTHROPIC_BASE_URL", DefaultModel: "claude-3-5-haiku-latest",
 		Description: "Anthropic messages API"},
-	{Name: "googleai", KeyEnv: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, DefaultModel: "gemini-2.0-flash",
+	{Name: "googleai", KeyEnv: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, BaseURLEnv: "GOOGLE_AI_BASE_URL", DefaultModel: "gemini-2.0-flash",
 		Description: "Google AI (Gemini) API"},
 	{Name: "ollama", BaseURLEnv: "OLLAMA_HOST", DefaultModel: "llama3.2",
 		Description: "a local Ollama server, through its OpenAI-compatible /v1 endpoint"},
@@ -149,7 +150,14 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 		if kerr != nil {
 			return kerr
 		}
-		l, err = googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(model))
+		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithDefaultModel(model)}
+		if base != "" {
+			// A Gemini-compatible REST server (or a proxy) at base.
+			opts = append(opts, googleai.WithRest(), func(o *googleai.Options) {
+				o.ClientOptions = append(o.ClientOptions, option.WithEndpoint(base))
+			})
+		}
+		l, err = googleai.New(ctx, opts...)
 	case "ollama":
 		// langchaingo's native ollama client cannot send or receive tool
 		// calls; Ollama's OpenAI-compatible endpoint can.
@@ -296,6 +304,13 @@ func Response(resp *llms.ContentResponse) *engine.ModelResponse {
 		}
 	}
 	out.Text = strings.Join(texts, "\n")
+	// Some providers (Gemini) give calls no id; the agent pairs tool
+	// results with calls by id, so make them.
+	for i := range out.ToolCalls {
+		if out.ToolCalls[i].ID == "" {
+			out.ToolCalls[i].ID = fmt.Sprintf("call_%d_%s", i+1, out.ToolCalls[i].Name)
+		}
+	}
 	return out
 }
 

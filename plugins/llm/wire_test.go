@@ -252,6 +252,76 @@ func TestPluginAnthropicWire(t *testing.T) {
 	}
 }
 
+// GeminiServer answers the Gemini REST API (streamGenerateContent with
+// alt=json: a JSON array of responses) with text and a function call.
+func GeminiServer(t testing.TB) (*httptest.Server, *recorder) {
+	rec := &recorder{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1beta/models/") || !strings.Contains(r.URL.Path, "GenerateContent") && !strings.Contains(r.URL.Path, "generateContent") {
+			http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound)
+			return
+		}
+		if err := rec.record(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"candidates":[{"content":{"role":"model","parts":[
+			{"text":"Closing the banner first."},
+			{"functionCall":{"name":"click","args":{"ref":"e12"}}}]},
+			"finishReason":"STOP","index":0}],
+			"usageMetadata":{"promptTokenCount":42,"candidatesTokenCount":7,"totalTokenCount":49}}]`)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, rec
+}
+
+func TestPluginGoogleAIWire(t *testing.T) {
+	ts, rec := GeminiServer(t)
+	t.Setenv("GOOGLE_API_KEY", "g-key-789")
+	m := New("googleai")
+	if err := m.Open(context.Background(), map[string]string{"model": "gemini-test", "base_url": ts.URL}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Complete(context.Background(), conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "Closing the banner first." || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "click" || resp.ToolCalls[0].ID == "" {
+		t.Fatalf("resp = %+v", resp)
+	}
+	var args map[string]string
+	if err := json.Unmarshal([]byte(resp.ToolCalls[0].Arguments), &args); err != nil || args["ref"] != "e12" {
+		t.Errorf("arguments = %q", resp.ToolCalls[0].Arguments)
+	}
+	if resp.Usage != (engine.Usage{PromptTokens: 42, CompletionTokens: 7}) {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+	body, _, path := rec.get()
+	if !strings.Contains(path, "/models/gemini-test:") {
+		t.Errorf("path = %s", path)
+	}
+	if !strings.Contains(fmt.Sprint(body["systemInstruction"]), "Tips from previous experience") {
+		t.Errorf("systemInstruction = %v", body["systemInstruction"])
+	}
+	contents := body["contents"].([]any)
+	if len(contents) != 3 {
+		t.Fatalf("contents = %v", contents)
+	}
+	call := contents[1].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionCall"].(map[string]any)
+	if call["name"] != "fill" || call["args"].(map[string]any)["ref"] != "e7" {
+		t.Errorf("function call = %v", call)
+	}
+	res := contents[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionResponse"].(map[string]any)
+	if res["name"] != "fill" || !strings.Contains(fmt.Sprint(res["response"]), "element is not an input") {
+		t.Errorf("function response = %v", res)
+	}
+	decl := body["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[0].(map[string]any)
+	if decl["name"] != "click" {
+		t.Errorf("tools = %v", body["tools"])
+	}
+}
+
 func TestPluginMissingKeysNameTheVariable(t *testing.T) {
 	for _, c := range []struct{ provider, env string }{
 		{"openai", "OPENAI_API_KEY"},
