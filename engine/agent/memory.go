@@ -87,13 +87,11 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	r.lastHost = host
 	var mc *memctx.Result
 	err := r.withMemory(ctx, func(s *stores) error {
-		if _, err := s.runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1}); err != nil {
+		m, err := s.runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1})
+		if err != nil {
 			return err
-		} else if r.art != nil {
-			if m, err := s.runs.Get(ctx, r.res.RunID); err == nil {
-				r.art.writeManifest(m)
-			}
 		}
+		r.art.writeManifest(m)
 		if r.cfg.NoMemory || host == "" {
 			return nil
 		}
@@ -117,7 +115,6 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 			Sessions: s.sessions, Trajectories: s.trajectories, Facts: s.facts,
 			Selectors: s.selectors, Lessons: gate,
 		}, memctx.Options{Budget: r.cfg.Budget, Events: r.events()})
-		var err error
 		mc, err = b.Build(ctx, memctx.Request{URL: r.page.URL, Goal: r.cfg.Goal, Step: step})
 		if err != nil {
 			return err
