@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +16,8 @@ import (
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
+	"github.com/engine-dev/engine/plugins/host"
 )
 
 func init() {
@@ -52,6 +54,11 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 				defer os.RemoveAll(dir)
 				a.dataDir = dir
 			}
+			if browser == "chromedp" {
+				if _, err := chromedpbrowser.FindChromium(os.Getenv(host.EnvChromium)); err != nil {
+					return fmt.Errorf("the demo drives chromium, and none was found (%v): install it with scripts/install-deps.sh (make demo does), or set %s", err, host.EnvChromium)
+				}
+			}
 			site, err := demosite.Start(demosite.Options{})
 			if err != nil {
 				return err
@@ -62,11 +69,16 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 				approve: string(agent.ApproveNever), mode: string(agent.StepMode), quiet: quiet}
 			if llm == "" || llm == "scripted" {
 				f.llm = "scripted"
-				rules := filepath.Join(a.dataDir, "demo-rules.json")
-				if err := os.WriteFile(rules, demosite.Rules, 0o644); err != nil {
+				rf, err := os.CreateTemp("", "engine-demo-rules-*.json")
+				if err != nil {
 					return err
 				}
-				f.rules = rules
+				defer os.Remove(rf.Name())
+				_, werr := rf.Write(demosite.Rules)
+				if err := errors.Join(werr, rf.Close()); err != nil {
+					return err
+				}
+				f.rules = rf.Name()
 			}
 			fmt.Fprintf(a.stdout, "Demo shop at %s\nTask: %s\nLLM: %s   memory: %s\n\n", site.URL, demosite.Goal, f.llm, a.dataDir)
 			type row struct {
