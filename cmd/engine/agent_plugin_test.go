@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/scripted"
 )
 
 // clickModel clicks "Accept cookies" then "Search products", again and
@@ -83,6 +84,13 @@ func TestAgentBrowserPluginDiesMidRun(t *testing.T) {
 		t.Fatalf("lessons after the crash: %d %v", len(ls), err)
 	}
 	if _, err := os.Stat(filepath.Join(res.Dir, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The demo's bundled rules are a valid scripted rules file.
+func TestDemoRulesParse(t *testing.T) {
+	if _, err := scripted.Parse(demosite.Rules); err != nil {
 		t.Fatal(err)
 	}
 }

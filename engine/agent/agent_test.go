@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
@@ -372,5 +373,38 @@ func TestActionLogLines(t *testing.T) {
 	sc.Scan()
 	if !strings.HasPrefix(sc.Text(), `{"step":1,"action":"click","ref":"e2","ok":false,"error":"another element would receive the click: div#cookie-banner","url":"http://shop.test/"`) {
 		t.Fatalf("first line: %s", sc.Text())
+	}
+}
+
+func TestInterpretPageTypes(t *testing.T) {
+	el := func(role, name string) engine.Element { return engine.Element{Ref: "e1", Role: role, Name: name} }
+	cases := []struct {
+		url  string
+		els  []engine.Element
+		want string
+	}{
+		{"https://shop.test/", []engine.Element{el("searchbox", "Search"), el("button", "Go")}, "search"},
+		{"https://shop.test/search?q=padel", []engine.Element{el("link", "Padel Racket")}, "search_results"},
+		{"https://shop.test/login", []engine.Element{el("textbox", "Password")}, "login"},
+		{"https://shop.test/item/1", []engine.Element{el("button", "Buy now")}, "page"},
+	}
+	for _, c := range cases {
+		p := Interpret(&engine.Snapshot{URL: c.url, Title: "T", Elements: c.els, Tree: c.els[0].Role + " " + c.els[0].Name})
+		if p.Type != c.want {
+			t.Errorf("%s: type %s, want %s", c.url, p.Type, c.want)
+		}
+	}
+	p := Interpret(&engine.Snapshot{URL: "https://shop.test/item/1", Title: "Racket", Elements: []engine.Element{el("button", "Buy now"), el("link", "Home")}})
+	if p.Summary != `"Racket", a page with 1 link, 1 button.` {
+		t.Errorf("summary %q", p.Summary)
+	}
+	if e, ok := p.FindByName("", "buy"); !ok || e.Name != "Buy now" {
+		t.Errorf("prefix match: %+v %v", e, ok)
+	}
+	if _, ok := p.FindByName("link", "Buy now"); ok {
+		t.Error("role not pinned")
+	}
+	if r, n, ok := parseSelector(SelectorOf("button", `Say "hi"`)); !ok || r != "button" || n != `Say "hi"` {
+		t.Errorf("selector round trip: %q %q %v", r, n, ok)
 	}
 }

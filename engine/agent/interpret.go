@@ -50,10 +50,16 @@ func Interpret(s *engine.Snapshot) Page {
 	password := strings.Contains(strings.ToLower(s.Tree), "password")
 	u, _ := url.Parse(s.URL)
 	query := u != nil && u.RawQuery != ""
+	searched := false
+	if u != nil {
+		q := u.Query()
+		searched = q.Get("q") != "" || q.Get("query") != "" || q.Get("search") != "" || q.Get("k") != "" ||
+			(query && strings.Contains(strings.ToLower(u.Path), "search"))
+	}
 	switch {
 	case password:
 		p.Type = "login"
-	case search && query && count["link"] >= 3:
+	case (searched || search && query) && count["link"] >= 1:
 		p.Type = "search_results"
 	case search:
 		p.Type = "search"
@@ -76,7 +82,11 @@ func Interpret(s *engine.Snapshot) Page {
 	if title == "" {
 		title = "(untitled)"
 	}
-	p.Summary = fmt.Sprintf("%q, a %s page", title, strings.ReplaceAll(p.Type, "_", " "))
+	kind := strings.ReplaceAll(p.Type, "_", " ") + " page"
+	if p.Type == "page" {
+		kind = "page"
+	}
+	p.Summary = fmt.Sprintf("%q, a %s", title, kind)
 	if len(parts) > 0 {
 		p.Summary += " with " + strings.Join(parts, ", ")
 	}
