@@ -461,7 +461,7 @@ func (r *runner) toolError(step int, msg string) {
 func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) bool {
 	el, found := engine.Element{}, true
 	if c.Ref != "" || c.Element != "" {
-		el, found = r.page.Find(c.Ref, c.Element)
+		el, found = r.page.Find(c.Kind, c.Ref, c.Element)
 	}
 	target := c.Element
 	if found && el.Name != "" {

@@ -408,3 +408,20 @@ func TestInterpretPageTypes(t *testing.T) {
 		t.Errorf("selector round trip: %q %q %v", r, n, ok)
 	}
 }
+
+func TestFindPrefersAnElementTheActionSuits(t *testing.T) {
+	p := Interpret(&engine.Snapshot{URL: "https://shop.test/", Elements: []engine.Element{
+		{Ref: "e1", Role: "textbox", Name: "Search"}, {Ref: "e2", Role: "button", Name: "Search"}}})
+	if e, _ := p.Find(engine.ActClick, "", "Search"); e.Ref != "e2" {
+		t.Errorf("click Search → %s", e.Ref)
+	}
+	if e, _ := p.Find(engine.ActFill, "", "Search"); e.Ref != "e1" {
+		t.Errorf("fill Search → %s", e.Ref)
+	}
+	if e, _ := p.Find(engine.ActClick, "", "textbox Search"); e.Ref != "e1" {
+		t.Errorf("click textbox Search → %s", e.Ref)
+	}
+	if e, ok := p.Find(engine.ActClick, "e9", ""); !ok || e.Ref != "e9" {
+		t.Errorf("unknown ref passes through to the browser: %+v", e)
+	}
+}

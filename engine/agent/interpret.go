@@ -104,10 +104,12 @@ func plural(n int, s string) string {
 	return fmt.Sprintf("%d %ss", n, s)
 }
 
-// Find resolves a ref or an element name against the page. A name matches
-// an element's accessible name case-insensitively; "ROLE NAME" also pins
-// the role. Exact matches win over prefix matches.
-func (p *Page) Find(ref, name string) (engine.Element, bool) {
+// Find resolves a ref or an element name against the page, for an action
+// of kind. A name matches an element's accessible name case-insensitively;
+// "ROLE NAME" also pins the role. Exact matches win over prefix matches;
+// among equals, an element the action suits wins (a button or link for a
+// click, a text field for fill or type), then document order.
+func (p *Page) Find(kind engine.ActionKind, ref, name string) (engine.Element, bool) {
 	if ref != "" {
 		for _, e := range p.Elements {
 			if e.Ref == ref {
@@ -117,11 +119,22 @@ func (p *Page) Find(ref, name string) (engine.Element, bool) {
 		// A ref from an older snapshot: let the browser say what is wrong.
 		return engine.Element{Ref: ref}, true
 	}
-	return p.FindByName("", name)
+	return p.find(kind, "", name)
 }
 
 // FindByName finds the element with role (any when "") and name.
 func (p *Page) FindByName(role, name string) (engine.Element, bool) {
+	return p.find("", role, name)
+}
+
+var suits = map[engine.ActionKind]map[string]bool{
+	engine.ActClick:  {"button": true, "link": true, "checkbox": true, "radio": true, "tab": true, "menuitem": true, "option": true},
+	engine.ActFill:   {"textbox": true, "searchbox": true, "combobox": true},
+	engine.ActType:   {"textbox": true, "searchbox": true, "combobox": true},
+	engine.ActSelect: {"combobox": true, "listbox": true},
+}
+
+func (p *Page) find(kind engine.ActionKind, role, name string) (engine.Element, bool) {
 	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
 	if n == "" {
 		return engine.Element{}, false
@@ -137,10 +150,20 @@ func (p *Page) FindByName(role, name string) (engine.Element, bool) {
 		return en != "" && strings.HasPrefix(en, n)
 	}
 	for _, exact := range []bool{true, false} {
+		found, best := false, engine.Element{}
 		for _, e := range p.Elements {
-			if match(e, exact) {
+			if !match(e, exact) {
+				continue
+			}
+			if suits[kind][e.Role] {
 				return e, true
 			}
+			if !found {
+				found, best = true, e
+			}
+		}
+		if found {
+			return best, true
 		}
 	}
 	return engine.Element{}, false
