@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -92,5 +97,104 @@ func TestAgentBrowserPluginDiesMidRun(t *testing.T) {
 func TestDemoRulesParse(t *testing.T) {
 	if _, err := scripted.Parse(demosite.Rules); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// openAIFromRules is a local server speaking OpenAI's chat completions wire
+// protocol whose answers come from scripted rules: the engine's real
+// provider plugin talks to it as it would to api.openai.com.
+func openAIFromRules(t *testing.T, rules []byte) (*httptest.Server, *int) {
+	r, err := scripted.Parse(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := scripted.New(r)
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v1/chat/completions" {
+			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+			return
+		}
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var mr engine.ModelRequest
+		for _, m := range body.Messages {
+			text := fmt.Sprint(m.Content)
+			if parts, ok := m.Content.([]any); ok {
+				text = ""
+				for _, p := range parts {
+					if pm, ok := p.(map[string]any); ok {
+						text += fmt.Sprint(pm["text"])
+					}
+				}
+			}
+			if m.Role == "system" {
+				mr.System = text
+			} else {
+				mr.Messages = append(mr.Messages, engine.Message{Role: m.Role, Content: text})
+			}
+		}
+		mu.Lock()
+		calls++
+		resp, err := model.Complete(req.Context(), mr)
+		mu.Unlock()
+		if err != nil {
+			http.Error(w, `{"error":{"message":"`+err.Error()+`"}}`, http.StatusBadRequest)
+			return
+		}
+		type fn struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}
+		type tc struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function fn     `json:"function"`
+		}
+		var tcs []tc
+		for _, c := range resp.ToolCalls {
+			tcs = append(tcs, tc{ID: c.ID, Type: "function", Function: fn{c.Name, c.Arguments}})
+		}
+		out := map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o-mini",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
+				"message": map[string]any{"role": "assistant", "content": resp.Text, "tool_calls": tcs}}},
+			"usage": map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
+				"total_tokens": resp.Usage.Total()}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+// engine demo with a real provider plugin (openai, over its wire protocol).
+func TestAgentDemoWithOpenAIProvider(t *testing.T) {
+	if ok, _ := scriptCondition("chromium"); !ok {
+		t.Skip("no chromium")
+	}
+	srv, calls := openAIFromRules(t, demosite.Rules)
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	var out, errb strings.Builder
+	code := Main([]string{"demo", "--quiet", "--llm", "openai:gpt-4o-mini", "--data-dir", t.TempDir()}, strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"LLM: openai:gpt-4o-mini", "cold    completed  11     4       11", "warm    completed  7      0       7", "replay  completed  7      0       0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	if *calls != 18 {
+		t.Errorf("the provider saw %d calls, want 18", *calls)
 	}
 }

@@ -223,12 +223,8 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 	}
 	defer closeEvents()
 
+	// The model first: a missing key fails before a browser starts.
 	opts := host.Options{Logger: pluginLogger(a.stderr)}
-	browser, err := host.OpenBrowser(ctx, f.browser, host.BrowserOptions{Options: opts, Headed: f.headed})
-	if err != nil {
-		return nil, fmt.Errorf("browser %s: %w", f.browser, err)
-	}
-	defer browser.Close()
 	var model engine.Model
 	spec := f.llmSpec()
 	m, err := host.OpenModel(ctx, spec, host.ModelOptions{Options: opts, RulesFile: f.rules})
@@ -237,6 +233,11 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 	}
 	defer m.Close()
 	model = m
+	browser, err := host.OpenBrowser(ctx, f.browser, host.BrowserOptions{Options: opts, Headed: f.headed})
+	if err != nil {
+		return nil, fmt.Errorf("browser %s: %w", f.browser, err)
+	}
+	defer browser.Close()
 
 	cfg := agent.Config{
 		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
