@@ -3,6 +3,8 @@ package agent
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -425,3 +428,61 @@ func TestFindPrefersAnElementTheActionSuits(t *testing.T) {
 		t.Errorf("unknown ref passes through to the browser: %+v", e)
 	}
 }
+
+// A secret typed into a password field stays out of the action log and
+// the trajectory.
+func TestSecretsStayOutOfArtifacts(t *testing.T) {
+	db := openDisk(t)
+	b := &loginSite{}
+	m := &fakeModel{p: func(_, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "Title: Welcome"):
+			return "finish", map[string]any{"answer": "logged in", "success": true}
+		case strings.Contains(msg, "Last action: (none)"):
+			return "type", map[string]any{"element": "Password", "text": "hunter2-secret"}
+		}
+		return "press", map[string]any{"key": "Enter"}
+	}}
+	cfg := Config{Goal: "log in with password hunter2-secret", StartURL: "http://login.test/", Browser: b, Model: m,
+		OpenDB: Shared(db), Approve: ApproveAuto, RunsDir: t.TempDir()}
+	res := mustRun(t, cfg)
+	if !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	log, err := os.ReadFile(filepath.Join(res.Dir, ActionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), "hunter2") || !strings.Contains(string(log), Redacted) {
+		t.Fatalf("action log:\n%s", log)
+	}
+	tr, err := trajectory.New(db, trajectory.Options{}).List(context.Background(), "login.test")
+	if err != nil || len(tr) != 1 {
+		t.Fatalf("%v %v", tr, err)
+	}
+	if raw, _ := json.Marshal(tr[0]); strings.Contains(string(raw), "hunter2") {
+		t.Fatalf("trajectory keeps the secret: %s", raw)
+	}
+}
+
+type loginSite struct{ typed, in bool }
+
+func (l *loginSite) Navigate(context.Context, string) error { return nil }
+func (l *loginSite) Snapshot(context.Context) (*engine.Snapshot, error) {
+	if l.in {
+		return &engine.Snapshot{URL: "http://login.test/home", Title: "Welcome", Tree: "welcome"}, nil
+	}
+	return &engine.Snapshot{URL: "http://login.test/", Title: "Log in", Tree: fmt.Sprint(l.typed),
+		Elements: []engine.Element{{Ref: "e1", Role: "textbox", Name: "Password"}}}, nil
+}
+func (l *loginSite) Act(_ context.Context, a engine.Action) error {
+	if a.Kind == engine.ActType {
+		l.typed = true
+	}
+	if a.Kind == engine.ActPress && l.typed {
+		l.in = true
+	}
+	return nil
+}
+func (l *loginSite) Screenshot(context.Context) ([]byte, error) { return nil, nil }
+func (l *loginSite) Close() error                               { return nil }

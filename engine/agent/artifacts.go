@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 
 	"github.com/engine-dev/engine/engine"
@@ -83,10 +84,19 @@ func (a *artifacts) line(f *os.File, v any) {
 	_, _ = f.Write(append(b, '\n'))
 }
 
+// Redacted replaces a secret's value in the artifacts.
+const Redacted = "[redacted]"
+
+var secretRe = regexp.MustCompile(`(?i)(password|passcode|passphrase|\bpin\b|cvv|cvc|card number|secret|token|api key)`)
+
 func (a *artifacts) log(rec record) {
-	if a != nil {
-		a.line(a.actions, rec)
+	if a == nil {
+		return
 	}
+	if rec.Value != "" && secretRe.MatchString(rec.Name) {
+		rec.Value = Redacted
+	}
+	a.line(a.actions, rec)
 }
 
 func (a *artifacts) llm(step int, resp *engine.ModelResponse, err error) {
