@@ -486,3 +486,50 @@ func (l *loginSite) Act(_ context.Context, a engine.Action) error {
 }
 func (l *loginSite) Screenshot(context.Context) ([]byte, error) { return nil, nil }
 func (l *loginSite) Close() error                               { return nil }
+
+// Trigger B fires on the step the domain changes, mid-run too, and not on
+// the steps after it on the same domain.
+func TestTriggerBOnDomainChange(t *testing.T) {
+	db := openDisk(t)
+	ls := lesson.New(db, lesson.Options{})
+	if _, _, err := ls.Record(context.Background(), lesson.Lesson{Lesson: "On b.test, accept the banner first.", Category: lesson.SiteSpecific, Domain: "b.test"}, "b.test"); err != nil {
+		t.Fatal(err)
+	}
+	b := &twoSites{}
+	m := &fakeModel{p: func(_, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "Title: B page 2"):
+			return "finish", map[string]any{"answer": "done", "success": true}
+		case strings.Contains(msg, "Title: B"):
+			return "click", el("More")
+		}
+		return "click", el("Go to B")
+	}}
+	cfg := Config{Goal: "go to b and read more", StartURL: "http://a.test/", Browser: b, Model: m, OpenDB: Shared(db), Approve: ApproveAuto}
+	res := mustRun(t, cfg)
+	if !res.Success || len(m.reqs) != 3 {
+		t.Fatalf("%+v", res)
+	}
+	tips := lesson.DomainTipsHeading + "\n- On b.test, accept the banner first."
+	for i, want := range []bool{false, true, false} {
+		if got := strings.Contains(m.reqs[i].Messages[0].Content, tips); got != want {
+			t.Errorf("step %d: domain tips shown %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+type twoSites struct{ page int }
+
+func (s *twoSites) Navigate(context.Context, string) error { return nil }
+func (s *twoSites) Snapshot(context.Context) (*engine.Snapshot, error) {
+	switch s.page {
+	case 0:
+		return &engine.Snapshot{URL: "http://a.test/", Title: "A", Tree: "a", Elements: []engine.Element{{Ref: "e1", Role: "link", Name: "Go to B"}}}, nil
+	case 1:
+		return &engine.Snapshot{URL: "http://www.b.test/", Title: "B", Tree: "b", Elements: []engine.Element{{Ref: "e2", Role: "link", Name: "More"}}}, nil
+	}
+	return &engine.Snapshot{URL: "http://www.b.test/2", Title: "B page 2", Tree: "b2"}, nil
+}
+func (s *twoSites) Act(context.Context, engine.Action) error   { s.page++; return nil }
+func (s *twoSites) Screenshot(context.Context) ([]byte, error) { return nil, nil }
+func (s *twoSites) Close() error                               { return nil }
