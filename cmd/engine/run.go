@@ -17,6 +17,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
@@ -166,14 +167,31 @@ func (f *runFlags) llmSpec() string {
 	return defaultLLM
 }
 
-// dbOpener opens the data dir in dataDir for one memory phase.
+// runLockWait is how long a run's memory phase waits for another engine
+// process (a query from another terminal) to release the data dir: longer
+// than a command's lockWait, since giving up would end the run.
+const runLockWait = 30 * time.Second
+
+// dbOpener opens the data dir in dataDir ("" for the usual one) for one
+// memory phase of a run.
 func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, error) {
 	return func(ctx context.Context) (kv.Store, error) {
-		b := *a
-		if dataDir != "" {
-			b.dataDir = dataDir
+		dir := dataDir
+		if dir == "" {
+			var err error
+			if dir, err = a.resolveDataDir(); err != nil {
+				return nil, err
+			}
 		}
-		return b.openDB(ctx)
+		s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{LockTimeout: runLockWait})
+		if err != nil {
+			return nil, err
+		}
+		if err := keyspace.Init(ctx, s); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		return s, nil
 	}
 }
 
