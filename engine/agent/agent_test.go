@@ -347,7 +347,7 @@ func TestPlannerMode(t *testing.T) {
 			}
 			return "plan", map[string]any{"current_state": "home", "proposed_actions": []string{`click "Accept cookies"`, `fill "Search products" "padel rackets"`}, "task_complete": false}
 		case 2:
-			if !strings.Contains(msg, "=== ITERATION 1 ===") || !strings.Contains(msg, "element is not an input") {
+			if !strings.Contains(msg, "=== ITERATION 1 ===") || !strings.Contains(msg, "IMPORTANT - Last action failed:\nelement is not an input") {
 				return "", nil
 			}
 			return "plan", map[string]any{"proposed_actions": []string{`click "Search products"`, `type "Search products" "padel rackets"`, `press Enter`, `press Escape`, `click "Padel Racket Pro 3000"`}, "task_complete": false}

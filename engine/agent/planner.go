@@ -68,6 +68,13 @@ func (r *runner) planLoop(ctx context.Context) {
 			b.WriteString("\n" + n + "\n")
 		}
 		r.notes = nil
+		if r.lastErr != "" {
+			// Trigger A in planner mode: the failed action's tips beside its error.
+			b.WriteString("\nIMPORTANT - Last action failed:\n" + r.lastErr + "\n")
+			if r.lastTips != "" {
+				b.WriteString("\n" + r.lastTips + "\n")
+			}
+		}
 		b.WriteString("\nBROWSER STATE:\n")
 		p := &r.page
 		fmt.Fprintf(&b, "URL: %s\nTitle: %s\nType: %s\nSummary: %s\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
