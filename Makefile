@@ -18,7 +18,7 @@ demo: deps build
 
 ## test: go vet, gofmt check, staticcheck, and every test with the race detector
 test: deps vet fmt-check lint
-	$(GO) test -race -count=1 ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 
 ## deps: install what the tests need where it is missing (chromium, protoc, generators)
 deps:

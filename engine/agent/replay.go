@@ -17,9 +17,8 @@ type replayState struct {
 	// target is the element the next step acts on, found in the memory
 	// phase (selector cache first); nil when the step has none or it was
 	// not found.
-	target    *engine.Element
-	notFound  string
-	estTokens int // estimated tokens of one model call this run
+	target   *engine.Element
+	notFound string
 }
 
 // startReplay begins replaying m when it matches closely and every

@@ -115,13 +115,6 @@ func (o Options) startTimeout() time.Duration {
 	return 10 * time.Second
 }
 
-func (o Options) logger() *slog.Logger {
-	if o.Logger != nil {
-		return o.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // absPath makes a user-given path absolute, since the plugin's working
 // directory is the host's but its meaning should not depend on that.
 func absPath(p string) string {
