@@ -42,7 +42,7 @@ proto: deps
 
 ## bench: every benchmark once (see ARCHITECTURE.md for the figures)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./...
+	$(GO) test -run '^$$' -bench . ./...
 
 clean:
 	rm -rf bin
