@@ -133,7 +133,7 @@ func (a *app) printLearned(ctx context.Context, siteURL string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES counts recalls, HELPED the times the next action succeeded after the lesson was shown):\n")
+		fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES: the pattern recurred or the lesson helped; HELPED: the next action succeeded after it was shown):\n")
 		t := newTable(out, "TIER", "USES", "HELPED", "SOURCE", "DOMAIN", "LESSON")
 		for _, l := range ls {
 			t.row(l.Tier(), l.UseCount, l.Helped, l.Source, dash(l.Domain), truncate(l.Lesson, 90))
