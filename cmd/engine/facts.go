@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
-	"github.com/engine-dev/engine/kv"
 )
 
 func init() {
@@ -22,33 +19,11 @@ func init() {
 	querySubcommands = append(querySubcommands, (*app).queryFactsCommand)
 }
 
-// knowledge is the open data dir with the clock and the --events sink, for
-// the fact, selector, trajectory and context commands.
-type knowledge struct {
-	db          kv.Store
-	now         func() time.Time
-	emit        event.Func
-	closeEvents func() error
-}
+// knowledge is the open data dir for the fact, selector, trajectory and
+// context commands.
+type knowledge = memoryDB
 
-func (a *app) openKnowledge(ctx context.Context) (*knowledge, error) {
-	now, err := a.now()
-	if err != nil {
-		return nil, err
-	}
-	emit, closeEvents, err := a.events()
-	if err != nil {
-		return nil, err
-	}
-	db, err := a.openDB(ctx)
-	if err != nil {
-		closeEvents()
-		return nil, err
-	}
-	return &knowledge{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
-}
-
-func (k *knowledge) Close() error { return errors.Join(k.db.Close(), k.closeEvents()) }
+func (a *app) openKnowledge(ctx context.Context) (*knowledge, error) { return a.openMemory(ctx) }
 
 func (k *knowledge) facts() *fact.Store {
 	return fact.New(k.db, fact.Options{Now: k.now, Events: k.emit})

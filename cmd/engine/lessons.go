@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/kv"
 )
 
 func init() {
@@ -20,41 +18,29 @@ func init() {
 	querySubcommands = append(querySubcommands, (*app).queryLessonsCommand)
 }
 
-// lessonMemory is an open lesson store and what to close after it.
+// lessonMemory is an open lesson store over the data dir.
 type lessonMemory struct {
 	*lesson.Store
-	db          kv.Store
-	closeEvents func() error
+	*memoryDB
 }
 
 // openLessons opens the data dir's lesson memory, writing the seed lessons
 // on first open, with the clock and the --events sink wired in.
 func (a *app) openLessons(ctx context.Context) (*lessonMemory, error) {
-	now, err := a.now()
+	m, err := a.openMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	emit, closeEvents, err := a.events()
-	if err != nil {
-		return nil, err
-	}
-	db, err := a.openDB(ctx)
-	if err != nil {
-		closeEvents()
-		return nil, err
-	}
-	s := lesson.New(db, lesson.Options{Now: now, Events: emit})
+	s := lesson.New(m.db, lesson.Options{Now: m.now, Events: m.emit})
 	if err := s.Seed(ctx); err != nil {
-		db.Close()
-		closeEvents()
+		m.Close()
 		return nil, err
 	}
-	return &lessonMemory{Store: s, db: db, closeEvents: closeEvents}, nil
+	return &lessonMemory{Store: s, memoryDB: m}, nil
 }
 
-func (m *lessonMemory) Close() error {
-	return errors.Join(m.db.Close(), m.closeEvents())
-}
+// Close closes the data dir (the embedded Store has no Close).
+func (m *lessonMemory) Close() error { return m.memoryDB.Close() }
 
 // lessonErr maps a bad-input error from the lesson memory to exit status 2.
 func lessonErr(err error) error {

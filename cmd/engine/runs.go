@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/session"
-	"github.com/engine-dev/engine/kv"
 )
 
 func init() {
@@ -23,33 +20,10 @@ func init() {
 	querySubcommands = append(querySubcommands, (*app).queryRunsCommand)
 }
 
-// runDB is an open data dir with the clock and the --events sink, for the
-// session, run and plan commands.
-type runDB struct {
-	db          kv.Store
-	now         func() time.Time
-	emit        event.Func
-	closeEvents func() error
-}
+// runDB is the open data dir for the session, run and plan commands.
+type runDB = memoryDB
 
-func (a *app) openRunDB(ctx context.Context) (*runDB, error) {
-	now, err := a.now()
-	if err != nil {
-		return nil, err
-	}
-	emit, closeEvents, err := a.events()
-	if err != nil {
-		return nil, err
-	}
-	db, err := a.openDB(ctx)
-	if err != nil {
-		closeEvents()
-		return nil, err
-	}
-	return &runDB{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
-}
-
-func (d *runDB) Close() error { return errors.Join(d.db.Close(), d.closeEvents()) }
+func (a *app) openRunDB(ctx context.Context) (*runDB, error) { return a.openMemory(ctx) }
 
 func (d *runDB) runs() *run.Store { return run.New(d.db, run.Options{Now: d.now, Events: d.emit}) }
 func (d *runDB) sessions() *session.Store {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"path/filepath"
@@ -46,3 +47,34 @@ func (a *app) events() (event.Func, func() error, error) {
 	}
 	return j.Write, j.Close, nil
 }
+
+// memoryDB is the open data dir with the clock and the --events sink that
+// every memory command needs.
+type memoryDB struct {
+	db          kv.Store
+	now         func() time.Time
+	emit        event.Func
+	closeEvents func() error
+}
+
+// openMemory opens the data dir (openDB) with the clock (ENGINE_NOW) and the
+// --events sink. Callers must Close it.
+func (a *app) openMemory(ctx context.Context) (*memoryDB, error) {
+	now, err := a.now()
+	if err != nil {
+		return nil, err
+	}
+	emit, closeEvents, err := a.events()
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openDB(ctx)
+	if err != nil {
+		closeEvents()
+		return nil, err
+	}
+	return &memoryDB{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
+}
+
+// Close closes the database and the events file, reporting either failure.
+func (m *memoryDB) Close() error { return errors.Join(m.db.Close(), m.closeEvents()) }
