@@ -403,28 +403,7 @@ var cache = sitecache.New[[]Fact](64)
 // siteFacts returns every fact of site as of r's snapshot, from the cache
 // when no fact was written since it was read.
 func siteFacts(r kv.Reader, site string) ([]Fact, error) {
-	g, err := r.Get(keyspace.FactGen(site))
-	if err != nil && !errors.Is(err, kv.ErrNotFound) {
-		return nil, err
-	}
-	gen := string(g)
-	if fs, ok := cache.Get(site, gen); ok {
-		return fs, nil
-	}
-	var fs []Fact
-	err = r.Scan(keyspace.Facts(site), kv.ScanOptions{}, func(k, v []byte) error {
-		var f Fact
-		if err := json.Unmarshal(v, &f); err != nil {
-			return fmt.Errorf("decode %s: %w", k, err)
-		}
-		fs = append(fs, f)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	cache.Put(site, gen, fs)
-	return fs, nil
+	return sitecache.LoadJSON(cache, r, site, keyspace.FactGen(site), keyspace.Facts(site))
 }
 
 func (s *Store) list(ctx context.Context, host string, match func(h, r string) bool) ([]Fact, error) {

@@ -391,28 +391,7 @@ var cache = sitecache.New[[]Selector](64)
 // siteSelectors returns every selector of site as of r's snapshot, from the
 // cache when no selector was written since it was read.
 func siteSelectors(r kv.Reader, site string) ([]Selector, error) {
-	g, err := r.Get(keyspace.SelectorGen(site))
-	if err != nil && !errors.Is(err, kv.ErrNotFound) {
-		return nil, err
-	}
-	gen := string(g)
-	if ss, ok := cache.Get(site, gen); ok {
-		return ss, nil
-	}
-	var ss []Selector
-	err = r.Scan(keyspace.Selectors(site), kv.ScanOptions{}, func(k, v []byte) error {
-		var sl Selector
-		if err := json.Unmarshal(v, &sl); err != nil {
-			return fmt.Errorf("decode %s: %w", k, err)
-		}
-		ss = append(ss, sl)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	cache.Put(site, gen, ss)
-	return ss, nil
+	return sitecache.LoadJSON(cache, r, site, keyspace.SelectorGen(site), keyspace.Selectors(site))
 }
 
 func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {

@@ -13,7 +13,12 @@ package sitecache
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
+
+	"github.com/engine-dev/engine/kv"
 )
 
 // Gen returns a fresh generation token.
@@ -117,4 +122,32 @@ func (c *Cache[T]) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.m)
+}
+
+// LoadJSON returns every JSON record under prefix as of r's snapshot,
+// decoded, from c when the token at genKey is the one they were read at;
+// otherwise it scans, decodes and caches them under key.
+func LoadJSON[T any](c *Cache[[]T], r kv.Reader, key string, genKey, prefix []byte) ([]T, error) {
+	g, err := r.Get(genKey)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return nil, err
+	}
+	gen := string(g)
+	if vs, ok := c.Get(key, gen); ok {
+		return vs, nil
+	}
+	var vs []T
+	err = r.Scan(prefix, kv.ScanOptions{}, func(k, v []byte) error {
+		var rec T
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+		vs = append(vs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Put(key, gen, vs)
+	return vs, nil
 }
