@@ -28,13 +28,13 @@ func (a *app) exportCommand() *cobra.Command {
 engine import reads it back. With --out the file is written whole or not
 at all.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			d, err := a.openRunDB(ctx)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
 			if err := m.Lessons.Seed(ctx); err != nil {
 				return err
@@ -97,13 +97,13 @@ Every file is parsed and every record checked before anything is written:
 a malformed or half-written file, or an invalid record, is reported with
 the file (and the line or record) and nothing is imported (exit status 2).`,
 		Args: exactArgs(1, "FILE or DIR"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
 			d, err := a.openRunDB(ctx)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
 			doc, notes, err := m.Read(args[0])
 			if err != nil {

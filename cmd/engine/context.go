@@ -30,7 +30,7 @@ the site (35), app knowledge (30) and known selectors (25), fitted into the
 token budget by priority. What was trimmed or dropped goes to stderr
 (and to --json's "dropped").`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if req.Budget < 0 {
 				return usagef("--budget must be a positive number of tokens")
 			}
@@ -41,7 +41,7 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			lessons := lesson.New(k.db, lesson.Options{Now: k.now, Events: k.emit})
 			if err := lessons.Seed(cmd.Context()); err != nil {
 				return err

@@ -82,13 +82,13 @@ func (a *app) factsObserveCommand() *cobra.Command {
 		Use:   "observe --domain D --type T --key K --value V",
 		Short: "Record one sighting of a fact (confirms it, or contradicts rival values)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o.Type = fact.Type(typ)
 			k, err := a.openKnowledge(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			out, err := k.facts().Observe(cmd.Context(), o)
 			if err != nil {
 				return knowledgeErr(err)
@@ -134,13 +134,13 @@ func (a *app) factsSetCommand() *cobra.Command {
 		Use:   "set --domain D --type T --key K --value V --confidence C",
 		Short: "Store a fact with a given confidence (for fixing memory by hand)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
 			k, err := a.openKnowledge(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			got, kept, err := k.facts().Put(cmd.Context(), f)
 			if err != nil {
 				return knowledgeErr(err)
@@ -178,7 +178,7 @@ func (a *app) queryFactsCommand() *cobra.Command {
 		Use:   "facts [--domain D] [--confident]",
 		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if confident && host == "" {
 				return usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
@@ -186,7 +186,7 @@ func (a *app) queryFactsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			s := k.facts()
 			var fs []fact.Fact
 			if confident {

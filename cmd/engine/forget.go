@@ -31,13 +31,13 @@ example.com and every subdomain. Lessons bound to no site stay.
 Without --yes nothing is dropped: the command lists what would be and
 exits with status 2.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			d, err := a.openRunDB(ctx)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
 			if !yes {
 				s, err := m.Survey(ctx, host)

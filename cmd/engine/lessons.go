@@ -72,7 +72,7 @@ func (a *app) lessonsAddCommand() *cobra.Command {
 		Use:   "add --lesson TEXT --category CAT [flags]",
 		Short: "Record a lesson (a lesson with the same failed command and error pattern gets one more use instead)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			cat, err := lesson.ParseCategory(category)
 			if err != nil {
 				return &usageError{err}
@@ -99,7 +99,7 @@ func (a *app) lessonsAddCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			got, created, err := m.Record(cmd.Context(), l, "")
 			if err != nil {
 				return lessonErr(err)
@@ -133,12 +133,12 @@ func (a *app) lessonsUseCommand() *cobra.Command {
 		Use:   "use ID --domain HOST",
 		Short: "Count one use of a lesson on a domain (promotion applies)",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			l, err := m.Use(cmd.Context(), args[0], host)
 			if err != nil {
 				return lessonErr(err)
@@ -158,12 +158,12 @@ func (a *app) lessonsShowCommand() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one lesson",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			l, err := m.Get(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -180,12 +180,12 @@ func (a *app) lessonsRmCommand() *cobra.Command {
 		Use:   "rm ID...",
 		Short: "Remove lessons",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			for _, id := range args {
 				if err := m.Remove(cmd.Context(), id); err != nil {
 					return err
@@ -207,7 +207,7 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 		Use:   "lessons",
 		Short: "List lessons (Tier 1 first, then by use)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
 				if err != nil {
@@ -225,7 +225,7 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			ls, err := m.List(cmd.Context(), f)
 			if err != nil {
 				return lessonErr(err)
@@ -282,7 +282,7 @@ func (a *app) recallCommand() *cobra.Command {
 		Use:   "error --command CMD --error TEXT [--domain HOST]",
 		Short: "Trigger A: the tips appended to a failed command's error",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if strings.TrimSpace(command) == "" {
 				return usagef("--command is empty")
 			}
@@ -290,7 +290,7 @@ func (a *app) recallCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			ls, err := m.RecallError(cmd.Context(), command, errText, host)
 			if err != nil {
 				return lessonErr(err)
@@ -310,12 +310,12 @@ func (a *app) recallCommand() *cobra.Command {
 		Use:   "domain HOST",
 		Short: "Trigger B: the tips added to the step message when the run enters a domain",
 		Args:  exactArgs(1, "HOST"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			ls, err := m.RecallDomain(cmd.Context(), args[0])
 			if err != nil {
 				return lessonErr(err)
@@ -330,12 +330,12 @@ func (a *app) recallCommand() *cobra.Command {
 		Use:   "tier1",
 		Short: "Tier 1: the lessons section of every system prompt",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			ls, err := m.Tier1(cmd.Context())
 			if err != nil {
 				return err
@@ -379,7 +379,7 @@ two-tier design's agent writes it ({"step", "command", "execution_result": "ok"|
 "error", "url"}). The whole log is read and checked before anything is written.
 Stale lessons are pruned first, as on every load of memory for a run.`,
 		Args: exactArgs(1, "ACTIONS.jsonl"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -393,7 +393,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			if _, _, err := m.Prune(cmd.Context(), 0); err != nil {
 				return err
 			}
@@ -433,7 +433,7 @@ func (a *app) pruneCommand() *cobra.Command {
 		Use:   "prune [--max-age-days N]",
 		Short: "Remove learned lessons unused for N days (default 90) and used fewer than 5 times",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if days < 1 {
 				return usagef("--max-age-days must be at least 1, not %d", days)
 			}
@@ -441,7 +441,7 @@ func (a *app) pruneCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer closeInto(&err, m)
 			pruned, remaining, err := m.Prune(cmd.Context(), days)
 			if err != nil {
 				return err

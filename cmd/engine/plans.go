@@ -95,7 +95,7 @@ holds one JSON object:
 
 The iteration is numbered next; an "iteration" field must be that number.`,
 		Args: exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			it, err := a.readIteration(file)
 			if err != nil {
 				return err
@@ -104,7 +104,7 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			got, err := d.plans().Add(cmd.Context(), args[0], it)
 			if err != nil {
 				return memErr(err)
@@ -131,7 +131,7 @@ func (a *app) queryPlanCommand() *cobra.Command {
 		Use:   "plan RUN_ID [--budget TOKENS] [--json]",
 		Short: "Show a run's planner history as the planner sees it: task, execution metrics, iterations",
 		Args:  exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if budget < 0 {
 				return usagef("--budget %d is negative", budget)
 			}
@@ -140,7 +140,7 @@ func (a *app) queryPlanCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			its, err := d.plans().Get(ctx, args[0])
 			if err != nil {
 				return err

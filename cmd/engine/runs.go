@@ -56,7 +56,7 @@ func (f *runFilterFlags) add(c *cobra.Command) {
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }
 
-func (a *app) listRuns(ctx context.Context, f runFilterFlags) error {
+func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 	if f.limit < 0 {
 		return usagef("--limit %d is negative", f.limit)
 	}
@@ -72,7 +72,7 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer closeInto(&err, d)
 	ms, err := d.runs().List(ctx, filter)
 	if err != nil {
 		return memErr(err)
@@ -160,12 +160,12 @@ func (a *app) runsShowCommand() *cobra.Command {
 		Use:   "show RUN_ID",
 		Short: "Show one run's manifest",
 		Args:  exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			d, err := a.openRunDB(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m, err := d.runs().Get(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -186,12 +186,12 @@ func (a *app) runsCreateCommand() *cobra.Command {
 		Use:   "create --goal TEXT (--url URL | --domain D) [--id ID] [--session ID] [--parent RUN_ID]",
 		Short: "Register a run as running; prints its id",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			d, err := a.openRunDB(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m, err := d.runs().Start(cmd.Context(), in)
 			if err != nil {
 				return memErr(err)
@@ -224,12 +224,12 @@ func (a *app) runsUpdateCommand() *cobra.Command {
 		Use:   "update RUN_ID [--url URL] [--turns N] [--artifact PATH]... [--summary TEXT]",
 		Short: "Record a running run's progress",
 		Args:  exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			d, err := a.openRunDB(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m, err := d.runs().Update(cmd.Context(), args[0], p)
 			if err != nil {
 				return memErr(err)
@@ -259,7 +259,7 @@ func (a *app) runsCompleteCommand() *cobra.Command {
 The run is also recorded in its site's session history (what the next run
 on the site sees), unless --no-session is given.`,
 		Args: exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if success == failed {
 				return usagef("give exactly one of --success and --failed")
 			}
@@ -268,7 +268,7 @@ on the site sees), unless --no-session is given.`,
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			m, err := d.runs().Complete(cmd.Context(), args[0], c)
 			if err != nil {
 				return memErr(err)
@@ -308,12 +308,12 @@ func (a *app) runsScenarioCommand(kind string) *cobra.Command {
 		Use:   kind + " RUN_ID [--goal TEXT]",
 		Short: short,
 		Args:  exactArgs(1, "RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			d, err := a.openRunDB(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			var sc *run.Scenario
 			if kind == "fork" {
 				sc, err = d.runs().Fork(cmd.Context(), args[0], goal)

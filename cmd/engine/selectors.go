@@ -36,12 +36,12 @@ func (a *app) selectorsRecordCommand() *cobra.Command {
 		Use:   "record --domain D --role R --name N --selector S [--path P] [--failed]",
 		Short: "Record that a selector found an element (or, with --failed, did not)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			k, err := a.openKnowledge(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			got, err := k.selectors().Record(cmd.Context(), o)
 			if err != nil {
 				return knowledgeErr(err)
@@ -86,7 +86,7 @@ func (a *app) querySelectorsCommand() *cobra.Command {
 		Use:   "selectors [--domain D | --url URL]",
 		Short: "List known selectors, best first (--url: exactly those offered on that page)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if host != "" && pageURL != "" {
 				return usagef("give --domain or --url, not both")
 			}
@@ -94,7 +94,7 @@ func (a *app) querySelectorsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			var ss []selector.Selector
 			if pageURL != "" {
 				ss, err = k.selectors().Known(cmd.Context(), pageURL, 0)

@@ -36,7 +36,7 @@ func (a *app) sessionsAddCommand() *cobra.Command {
 		Use:   "add --goal TEXT (--domain D | --final-url URL) [flags]",
 		Short: "Record a finished run in its site's session history (the site keeps its newest 5)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if when != "" {
 				t, err := parseTime(when)
 				if err != nil {
@@ -52,7 +52,7 @@ func (a *app) sessionsAddCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			got, err := d.sessions().Record(cmd.Context(), s)
 			if err != nil {
 				return memErr(err)
@@ -110,7 +110,7 @@ func (a *app) querySessionsCommand() *cobra.Command {
 		Use:   "sessions [--domain D] [--status completed|failed] [--session ID] [--limit N] [--render] [--json]",
 		Short: "Show the session history, newest first (--render: as the agent reads it)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if f.Limit < 0 {
 				return usagef("--limit %d is negative", f.Limit)
 			}
@@ -132,7 +132,7 @@ func (a *app) querySessionsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer closeInto(&err, d)
 			ss, err := d.sessions().List(cmd.Context(), f)
 			if err != nil {
 				return memErr(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"path/filepath"
 	"time"
@@ -78,3 +79,8 @@ func (a *app) openMemory(ctx context.Context) (*memoryDB, error) {
 
 // Close closes the database and the events file, reporting either failure.
 func (m *memoryDB) Close() error { return errors.Join(m.db.Close(), m.closeEvents()) }
+
+// closeInto closes c and joins its error into *err: deferred in commands so
+// a failed close (an --events file that could not be written) is reported,
+// not dropped.
+func closeInto(err *error, c io.Closer) { *err = errors.Join(*err, c.Close()) }

@@ -118,7 +118,7 @@ A step's value is stored as {{secret}} when the step says "secret": true,
 its "input_type" is password, or its name or selector names a password,
 PIN, CVV or one-time code.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f, err := a.readSteps(stepsPath)
 			if err != nil {
 				return err
@@ -139,7 +139,7 @@ PIN, CVV or one-time code.`,
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			got, err := k.trajectories(false).Record(cmd.Context(), t)
 			if err != nil {
 				return knowledgeErr(err)
@@ -177,12 +177,12 @@ func (a *app) trajectoriesShowCommand() *cobra.Command {
 		Use:   "show ID --domain D",
 		Short: "Show one trajectory with its steps",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			k, err := a.openKnowledge(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			t, err := k.trajectories(false).Get(cmd.Context(), host, args[0])
 			if err != nil {
 				return knowledgeErr(err)
@@ -208,12 +208,12 @@ func (a *app) trajectoriesRmCommand() *cobra.Command {
 		Use:   "rm ID... --domain D",
 		Short: "Remove trajectories",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			k, err := a.openKnowledge(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			s := k.trajectories(false)
 			for _, id := range args {
 				if err := s.Delete(cmd.Context(), host, id); err != nil {
@@ -257,7 +257,7 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 		Use:   "trajectories [--domain D] [--goal G [--weighted]]",
 		Short: "List trajectories, newest first (--goal: the best match, with the steps as they would be replayed)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if goal != "" && host == "" {
 				return usagef("--goal needs --domain: trajectories are matched within one site")
 			}
@@ -268,7 +268,7 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer k.Close()
+			defer closeInto(&err, k)
 			s := k.trajectories(weighted)
 			if goal != "" {
 				m, err := s.Match(cmd.Context(), host, goal)
