@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/engine
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps vet fmt-check lint proto bench clean
+.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench stress clean
 
 STATICCHECK_VERSION := v0.8.2
 
@@ -13,16 +13,24 @@ build:
 	$(GO) build -o $(BIN) ./cmd/engine
 
 ## demo: build, install chromium if missing, and run the demo on embedded defaults
-demo: deps build
+demo: demo-deps build
 	./$(BIN) demo
 
-## test: go vet, gofmt check, staticcheck, and every test with the race detector
-test: deps vet fmt-check lint
+## test: go.mod tidy, go vet, gofmt, staticcheck, and every test with the race detector
+test: deps tidy-check vet fmt-check lint
 	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 
-## deps: install what the tests need where it is missing (chromium, protoc, generators)
+## deps: install what the tests need where it is missing (chromium, a C compiler, protoc, generators)
 deps:
-	sh scripts/install-deps.sh
+	sh scripts/install-deps.sh test
+
+## demo-deps: install what the demo needs where it is missing (a browser)
+demo-deps:
+	sh scripts/install-deps.sh demo
+
+## tidy-check: go mod tidy would change nothing
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 vet:
 	$(GO) vet ./...
@@ -43,6 +51,10 @@ proto: deps
 ## bench: every benchmark once (see ARCHITECTURE.md for the figures)
 bench:
 	$(GO) test -run '^$$' -bench . ./...
+
+## stress: the timing-exposed tests, 20 rounds, with every core kept busy (STRESS_COUNT, STRESS_RUN, STRESS_PKGS)
+stress: deps
+	sh scripts/stress.sh
 
 clean:
 	rm -rf bin

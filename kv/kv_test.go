@@ -193,7 +193,7 @@ func TestSecondOpenNamesHolder(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		s.Close()
 	}()
-	s2, err := Open(context.Background(), dir, Options{GCInterval: -1, LockTimeout: 5 * time.Second})
+	s2, err := Open(context.Background(), dir, Options{GCInterval: -1, LockTimeout: time.Minute})
 	if err != nil {
 		t.Fatalf("open after release: %v", err)
 	}

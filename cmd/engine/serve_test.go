@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -48,3 +50,31 @@ func scriptCondition(cond string) (bool, error) {
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
+
+// waitFor is the scripts' `waitfor FILE REGEXP` command: it waits until FILE
+// exists and its contents match REGEXP, so a script waits on what a
+// background process did instead of sleeping for a guessed time. The bound
+// is generous (a loaded machine is slow, not broken); hitting it fails the
+// script with the file's last contents.
+func waitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(waitForBound)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor: %s did not match %q within %v (last read: %q, %v)", args[0], args[1], waitForBound, data, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitForBound is how long waitfor waits.
+const waitForBound = 90 * time.Second

@@ -383,7 +383,7 @@ func (r *runner) stepLoop(ctx context.Context) {
 		r.res.Steps = step
 		mc, err := r.memoryPhase(ctx, step)
 		if err != nil {
-			r.stop(false, fmt.Sprintf("memory: %v", err))
+			r.stopMemory(ctx, err)
 			break
 		}
 		if r.replay != nil && r.replayStep(ctx, step, mc) {
@@ -396,6 +396,17 @@ func (r *runner) stepLoop(ctx context.Context) {
 		}
 		r.act(ctx, step, resp)
 	}
+}
+
+// stopMemory stops the run on a failed memory phase: interrupted when the
+// run's context was cancelled meanwhile (Ctrl-C while a phase waited for the
+// data dir), a memory failure otherwise.
+func (r *runner) stopMemory(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		r.stop(false, ReasonInterrupted)
+		return
+	}
+	r.stop(false, fmt.Sprintf("memory: %v", err))
 }
 
 // complete calls the model, counting the call and its tokens.

@@ -56,7 +56,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		observations := 1
 		mc, err := r.memoryPhase(ctx, r.res.Steps+1)
 		if err != nil {
-			r.stop(false, fmt.Sprintf("memory: %v", err))
+			r.stopMemory(ctx, err)
 			break
 		}
 		var b strings.Builder
@@ -153,7 +153,7 @@ func (r *runner) planLoop(ctx context.Context) {
 			return err
 		})
 		if err != nil {
-			r.stop(false, fmt.Sprintf("memory: %v", err))
+			r.stopMemory(ctx, err)
 			break
 		}
 		its = append(its, it)

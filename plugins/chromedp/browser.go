@@ -307,12 +307,29 @@ func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	defer cancel()
-	res, err := dp.Call(cctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
-	if err != nil {
-		return nil, fmt.Errorf("chromedp: screenshot: %w", err)
+	// Right after a navigation that swapped the renderer process (leaving
+	// an error page is one), chromium answers "Not attached to an active
+	// page" until the new page is attached. That is a moment, not a fault:
+	// try again a few times, within the call's deadline.
+	for attempt := 1; ; attempt++ {
+		res, err := dp.Call(cctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+		if err == nil {
+			return res.Data, nil
+		}
+		if attempt == screenshotAttempts || !strings.Contains(err.Error(), "Not attached to an active page") {
+			return nil, fmt.Errorf("chromedp: screenshot: %w", err)
+		}
+		select {
+		case <-cctx.Done():
+			return nil, fmt.Errorf("chromedp: screenshot: %w", err)
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		}
 	}
-	return res.Data, nil
 }
+
+// screenshotAttempts bounds the retries of a screenshot taken while the
+// page is being swapped (about 1.5 s of waiting in all).
+const screenshotAttempts = 8
 
 // Close implements engine.Browser: it closes the tab, ends chromium and
 // removes the profile. Safe to call more than once.

@@ -32,16 +32,28 @@ func needChromium(t *testing.T) {
 	}
 }
 
-// chromiums lists the pids of chromium processes started by the chromedp
-// plugin (their profile is a temp dir named engine-chromium-*).
-func chromiums(t *testing.T) map[int]bool {
+// ownChromiums gives the test its own TMPDIR, which the plugin subprocess
+// inherits, so every chromium profile it makes (engine-chromium-PID-*) is
+// under a directory only this test uses. Counting chromium processes by that
+// profile path then sees this test's browsers and nobody else's: other test
+// packages and other engines on the host run their own chromiums at the same
+// time. It also keeps the orphan-profile sweep of another process's plugin
+// from removing this test's leftovers.
+func ownChromiums(t *testing.T) {
 	t.Helper()
-	out := map[int]bool{}
+	t.Setenv("TMPDIR", t.TempDir())
+}
+
+// chromiums lists the pids of live chromium processes whose profile lies in
+// this test's TMPDIR (see ownChromiums).
+func chromiums(t *testing.T) []int {
+	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Skip("no /proc")
 	}
 	marker := "--user-data-dir=" + filepath.Join(os.TempDir(), "engine-chromium-")
+	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -53,34 +65,27 @@ func chromiums(t *testing.T) map[int]bool {
 		}
 		if strings.Contains(string(cmdline), marker) {
 			// A zombie has an empty cmdline, so this is a live process.
-			out[pid] = true
+			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-func newChromiums(t *testing.T, before map[int]bool) []int {
-	var pids []int
-	for pid := range chromiums(t) {
-		if !before[pid] {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func waitNoNewChromium(t *testing.T, before map[int]bool) {
+// waitNoChromium waits until none of this test's chromium processes is
+// left. Chromium dies with the plugin (PDEATHSIG), so this is quick; the
+// generous bound only keeps a loaded machine from failing the test.
+func waitNoChromium(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		left := newChromiums(t, before)
+		left := chromiums(t)
 		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("chromium processes left behind: %v", left)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -95,7 +100,7 @@ func shopServer(t *testing.T) *httptest.Server {
 
 func TestPluginChromedpSubprocess(t *testing.T) {
 	needChromium(t)
-	before := chromiums(t)
+	ownChromiums(t)
 	ts := shopServer(t)
 	opts, _ := testOptions(t, "")
 	ctx := context.Background()
@@ -124,19 +129,19 @@ func TestPluginChromedpSubprocess(t *testing.T) {
 	if ae, ok := engine.AsActionError(err); !ok || ae.Code != engine.CodeNotEditable || ae.Message != "element is not an input" {
 		t.Fatalf("fill a button across the process boundary: %#v", err)
 	}
-	if len(newChromiums(t, before)) == 0 {
+	if len(chromiums(t)) == 0 {
 		t.Fatal("no chromium is running for the plugin")
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, pid)
-	waitNoNewChromium(t, before)
+	waitNoChromium(t)
 }
 
 func TestPluginChromedpCrashLeavesNoChromium(t *testing.T) {
 	needChromium(t)
-	before := chromiums(t)
+	ownChromiums(t)
 	ts := shopServer(t)
 	opts, _ := testOptions(t, "")
 	ctx := context.Background()
@@ -148,22 +153,24 @@ func TestPluginChromedpCrashLeavesNoChromium(t *testing.T) {
 	if err := b.Navigate(ctx, ts.URL); err != nil {
 		t.Fatal(err)
 	}
-	if len(newChromiums(t, before)) == 0 {
+	if len(chromiums(t)) == 0 {
 		t.Fatal("no chromium is running for the plugin")
 	}
 	// The plugin dies in the middle of a call.
 	pid := b.Pid()
 	time.AfterFunc(300*time.Millisecond, func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	start := time.Now()
-	err = b.Act(ctx, engine.Action{Kind: engine.ActWait, Millis: 10000})
+	err = b.Act(ctx, engine.Action{Kind: engine.ActWait, Millis: 60000})
 	if !errors.Is(err, ErrPluginDied) {
 		t.Fatalf("err = %v, want ErrPluginDied", err)
 	}
-	if time.Since(start) > 5*time.Second {
+	// The wait would take a minute: returning well before it means the
+	// crash, not the end of the action, ended the call.
+	if time.Since(start) > 30*time.Second {
 		t.Fatalf("the call noticed the crash only after %v", time.Since(start))
 	}
 	waitGone(t, pid)
-	waitNoNewChromium(t, before)
+	waitNoChromium(t)
 	if _, err := b.Snapshot(ctx); !errors.Is(err, ErrPluginDied) {
 		t.Fatalf("a call after the crash: %v", err)
 	}
@@ -184,9 +191,11 @@ func TestPluginChromedpCrashLeavesNoChromium(t *testing.T) {
 
 func TestPluginChromedpHangIsKilled(t *testing.T) {
 	needChromium(t)
-	before := chromiums(t)
+	ownChromiums(t)
 	opts, _ := testOptions(t, "")
-	opts.CallTimeout = 500 * time.Millisecond
+	// Long enough for a navigation on a loaded machine, short enough that
+	// the hung snapshot below is killed soon.
+	opts.CallTimeout = 5 * time.Second
 	ctx := context.Background()
 	b, err := OpenBrowser(ctx, "chromedp", BrowserOptions{Options: opts})
 	if err != nil {
@@ -213,7 +222,7 @@ func TestPluginChromedpHangIsKilled(t *testing.T) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
 	waitGone(t, pid)
-	waitNoNewChromium(t, before)
+	waitNoChromium(t)
 }
 
 func TestPluginChromedpMissingChromium(t *testing.T) {

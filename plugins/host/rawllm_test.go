@@ -36,7 +36,7 @@ func TestPluginRawGRPCPluginFromTheREADME(t *testing.T) {
 	pid := m.Pid()
 	m.Close()
 	waitGone(t, pid)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(logs.String(), `msg=completing`) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
