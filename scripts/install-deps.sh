@@ -41,14 +41,22 @@ say() { echo "install-deps: $*" >&2; }
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
 		"$@"
-	elif command -v sudo >/dev/null 2>&1; then
-		sudo -n true 2>/dev/null || say "sudo will ask for your password to run: $*"
-		sudo "$@"
 	else
-		say "need root to run: $*"
-		say "you are not root and there is no sudo: run this script as root, or install the packages yourself"
-		return 1
+		sudo "$@"
 	fi
+}
+
+# need_root stops the script with what to do when packages must be installed
+# and there is no way to become root.
+need_root() {
+	[ "$(id -u)" = 0 ] && return 0
+	if command -v sudo >/dev/null 2>&1; then
+		sudo -n true 2>/dev/null || say "sudo will ask for your password to install $*"
+		return 0
+	fi
+	say "$* must be installed, which needs root: you are not root and there is no sudo."
+	say "Run this script as root, or install $* yourself and run it again."
+	exit 1
 }
 
 # apt_get runs apt-get, waiting for the apt and dpkg locks when another apt
@@ -83,11 +91,12 @@ apt_get() {
 apt_updated=
 apt_install() {
 	if ! command -v apt-get >/dev/null 2>&1; then
-		say "no apt-get on this machine: install $* yourself"
-		return 1
+		say "no apt-get on this machine: install $* yourself and run this script again"
+		exit 1
 	fi
+	need_root "$*"
 	if [ -z "$apt_updated" ]; then
-		apt_get update
+		apt_get update || exit 1
 		apt_updated=1
 	fi
 	say "installing $*"
@@ -111,19 +120,19 @@ have_browser() {
 if ! have_browser; then
 	# Debian names the package chromium; Ubuntu's chromium-browser is a snap
 	# wrapper that does not run headless in a container, so Debian's first.
-	apt_install chromium || apt_install chromium-browser
+	apt_install chromium || apt_install chromium-browser || exit 1
 fi
 
 [ "$WHAT" = demo ] && exit 0
 
 # --- a C compiler, for go test -race ---------------------------------------
 if ! command -v "${CC:-cc}" >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
-	apt_install gcc libc6-dev
+	apt_install gcc libc6-dev || exit 1
 fi
 
 # --- protoc and the pinned generators --------------------------------------
 if ! command -v protoc >/dev/null 2>&1; then
-	apt_install protobuf-compiler
+	apt_install protobuf-compiler || exit 1
 fi
 
 mkdir -p "$TOOLS"
