@@ -166,7 +166,7 @@ func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 	return png, err
 }
 
-// Close asks the plugin to close its browser (5s at most), then ends the
+// Close asks the plugin to close its browser (closeTimeout at most), then ends the
 // subprocess. It is safe to call more than once; an error only says the
 // plugin could not close cleanly; the process is gone either way.
 func (b *Browser) Close() error {
@@ -175,13 +175,18 @@ func (b *Browser) Close() error {
 	gone := b.p.dead != nil || b.p.killed
 	b.p.mu.Unlock()
 	if !gone {
-		err = b.p.call(context.Background(), shared.KindBrowser, "Close", 5*time.Second, func(ctx context.Context) error {
+		err = b.p.call(context.Background(), shared.KindBrowser, "Close", closeTimeout, func(ctx context.Context) error {
 			return b.rpc.CloseBrowser(ctx)
 		})
 	}
 	b.p.stop()
 	return err
 }
+
+// closeTimeout bounds a browser's clean close. Chromium closes in well under
+// a second; the bound is for a machine so loaded that it does not, and past
+// it the plugin's whole process group is killed, so nothing is left either way.
+const closeTimeout = 20 * time.Second
 
 // Pid is the plugin process's id, 0 once it is gone.
 func (b *Browser) Pid() int { return b.p.pid() }

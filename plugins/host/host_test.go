@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -428,4 +429,90 @@ func TestPluginBrowserCrashAndActionErrors(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatalf("Close after a crash: %v", err)
 	}
+}
+
+// scriptDir makes a plugin dir with one engine-plugin-NAME shell script.
+func scriptDir(t *testing.T, name, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ExternalPrefix+name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// readPid waits for a plugin script to write a child's pid into path.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A plugin that starts a child and then never handshakes: the start times
+// out, and the engine neither waits for the child (which holds the plugin's
+// stdout and stderr open) nor leaves it running.
+func TestPluginChildNeverHandshakes(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"hangs", "sleep 300 &\necho $! > \"$PIDFILE\"\necho 'starting up' >&2\nsleep 300\n", "no handshake within"},
+		{"junk", "sleep 300 &\necho $! > \"$PIDFILE\"\necho 'hello, I am not a plugin'\nsleep 300\n", "hello, I am not a plugin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "child.pid")
+			t.Setenv("PIDFILE", pidFile)
+			opts, _ := testOptions(t, scriptDir(t, tc.name, tc.body))
+			opts.StartTimeout = time.Second
+			start := time.Now()
+			_, err := OpenModel(context.Background(), tc.name, ModelOptions{Options: opts})
+			if err == nil || !strings.Contains(err.Error(), "handshake failed") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v", err)
+			}
+			// The child sleeps 300 s: returning long before means nobody
+			// waited for it.
+			if d := time.Since(start); d > 60*time.Second {
+				t.Fatalf("OpenModel returned after %v", d)
+			}
+			waitGone(t, readPid(t, pidFile))
+		})
+	}
+}
+
+// A plugin that exits at start says why: its own stderr is in the error.
+func TestPluginExitAtStartQuotesStderr(t *testing.T) {
+	dir := scriptDir(t, "broken", "echo 'error while loading shared libraries: libfoo.so.1' >&2\nexit 127\n")
+	opts, _ := testOptions(t, dir)
+	_, err := OpenModel(context.Background(), "broken", ModelOptions{Options: opts})
+	if err == nil || !strings.Contains(err.Error(), "exited at start") || !strings.Contains(err.Error(), "libfoo.so.1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Closing a plugin ends what it left running in its process group.
+func TestPluginCloseKillsItsChildren(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	t.Setenv("PIDFILE", pidFile)
+	dir := scriptDir(t, "parent", fmt.Sprintf("sleep 300 >/dev/null 2>&1 &\necho $! > \"$PIDFILE\"\n%s=echo exec %q \"$@\"\n", testplugin.Env, self))
+	opts, _ := testOptions(t, dir)
+	m, err := OpenModel(context.Background(), "parent", ModelOptions{Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := readPid(t, pidFile)
+	if !alive(child) {
+		t.Fatal("the plugin's child is not running")
+	}
+	m.Close()
+	waitGone(t, child)
 }

@@ -8,8 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
+		"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -24,8 +23,12 @@ import (
 type proc struct {
 	c      candidate
 	client *plugin.Client
+	cmd    *exec.Cmd // its Process is set once the plugin started
 	rpc    plugin.ClientProtocol
 	hlog   hclog.Logger
+	stderr *tailBuffer // the end of what the plugin wrote to stderr
+
+	startTimeout time.Duration
 
 	mu     sync.Mutex
 	dead   error // why the process is gone, once it is
@@ -69,8 +72,9 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	setPdeathsig(cmd)
+	setProcAttr(cmd)
 	hlog := newPluginLogger(o.Logger, c.name)
+	stderr := &tailBuffer{max: stderrTail}
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  shared.Handshake,
 		VersionedPlugins: shared.HostPluginSets(),
@@ -78,6 +82,7 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hlog,
 		StartTimeout:     o.startTimeout(),
+		Stderr:           stderr,
 	}
 	if c.source != SourceBuiltin {
 		if f := o.checksums(); f != "" {
@@ -89,11 +94,10 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		}
 	}
 	client := plugin.NewClient(cfg)
-	p := &proc{c: c, client: client, hlog: hlog}
+	p := &proc{c: c, client: client, cmd: cmd, hlog: hlog, stderr: stderr, startTimeout: o.startTimeout()}
 	rpc, err := client.Client()
 	if err != nil {
-		expectExit(hlog)
-		client.Kill()
+		p.kill()
 		return nil, p.startError(err)
 	}
 	p.rpc = rpc
@@ -110,12 +114,28 @@ func (p *proc) startError(err error) error {
 		m := versionRE.FindStringSubmatch(msg)
 		return fmt.Errorf("%s: plugin speaks protocol version %s, this engine speaks version %s: %w",
 			p.c.label(""), m[1], strings.ReplaceAll(strings.TrimSpace(m[2]), " ", ", "), ErrVersionMismatch)
-	case strings.Contains(msg, "Unrecognized remote plugin message"),
-		strings.Contains(msg, "plugin exited before we could connect"),
-		strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Errorf("%s: handshake failed (is it an engine plugin for protocol version %d?): %v", p.c.label(""), shared.ProtocolVersion, err)
+	case strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "Failed to read any lines from plugin's stdout"):
+		return fmt.Errorf("%s: exited at start, before its handshake%s", p.c.label(""), p.stderrNote())
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%s: handshake failed: no handshake within %v (is it an engine plugin for protocol version %d?)%s", p.c.label(""), p.startTimeout, shared.ProtocolVersion, p.stderrNote())
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		// go-plugin follows the line it got with a page of generic advice;
+		// the line itself is what says what went wrong.
+		_, got, _ := strings.Cut(msg, "Unrecognized remote plugin message: ")
+		got, _, _ = strings.Cut(got, "\n")
+		return fmt.Errorf("%s: handshake failed (is it an engine plugin for protocol version %d?): it printed %q instead%s", p.c.label(""), shared.ProtocolVersion, got, p.stderrNote())
 	}
-	return fmt.Errorf("%s: starting: %w", p.c.label(""), err)
+	return fmt.Errorf("%s: starting: %w%s", p.c.label(""), err, p.stderrNote())
+}
+
+// stderrNote is the end of the plugin's stderr for an error message, or "".
+// Read it after the plugin is gone, when go-plugin has drained the pipe.
+func (p *proc) stderrNote() string {
+	if s := strings.TrimSpace(p.stderr.String()); s != "" {
+		return "; its stderr ends with:\n" + s
+	}
+	return ""
 }
 
 // dispense returns the kind's client on the running process.
@@ -235,11 +255,37 @@ func (p *proc) kill() {
 	p.killed = true
 	p.mu.Unlock()
 	expectExit(p.hlog)
-	if rc := p.client.ReattachConfig(); rc != nil && rc.Pid > 0 && !p.client.Exited() {
-		_ = syscall.Kill(rc.Pid, syscall.SIGKILL)
-	}
-	p.client.Kill()
+	pid := p.pid()
+	killGroup(pid)
+	p.release(pid)
 }
+
+// release lets go-plugin clean up (it waits for the plugin's stdout and
+// stderr to close) within a bound: the plugin's process group is killed
+// when that takes too long, and a process that left the group and keeps
+// the pipes open is given up on rather than waited for.
+func (p *proc) release(pid int) {
+	done := make(chan struct{})
+	go func() {
+		p.client.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(releaseWait):
+		killGroup(pid)
+	}
+	select {
+	case <-done:
+	case <-time.After(releaseWait):
+		p.hlog.Warn("plugin output still open after its process group was killed; not waiting for it", "pid", pid)
+	}
+}
+
+// releaseWait bounds each wait in release; go-plugin's own graceful stop
+// takes up to 2s.
+const releaseWait = 5 * time.Second
 
 // stop ends the process gracefully: go-plugin closes the connection and
 // waits up to 2s for the plugin to exit before killing it.
@@ -252,13 +298,42 @@ func (p *proc) stop() {
 	p.killed = true
 	p.mu.Unlock()
 	expectExit(p.hlog)
-	p.client.Kill()
+	pid := p.pid()
+	p.release(pid)
+	// Whatever the plugin left running in its group goes with it.
+	killGroup(pid)
 }
 
-// pid is the plugin process's id (0 when not running), for tests.
+// pid is the plugin process's id (0 when it never started).
 func (p *proc) pid() int {
-	if rc := p.client.ReattachConfig(); rc != nil {
-		return rc.Pid
+	if p.cmd != nil && p.cmd.Process != nil {
+		return p.cmd.Process.Pid
 	}
 	return 0
 }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// stderrTail is how much of a plugin's stderr an error quotes.
+const stderrTail = 2048
