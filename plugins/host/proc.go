@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-		"time"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
