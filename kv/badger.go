@@ -48,6 +48,10 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := removeHalfCreatedFiles(dir); err != nil {
+		lock.release()
+		return nil, err
+	}
 	bopts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(16 << 20).
