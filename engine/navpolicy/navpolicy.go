@@ -312,6 +312,9 @@ func number(s string) (uint64, bool) {
 func (p *Policy) privateReason(ctx context.Context, host string) (string, bool) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if kind := addrKind(a); kind != "" {
+			if a.Is4In6() {
+				host += " (" + a.Unmap().String() + ")"
+			}
 			return fmt.Sprintf("%s is %s address", host, kind), true
 		}
 		return "", false
