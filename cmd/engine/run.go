@@ -18,6 +18,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
@@ -40,6 +41,8 @@ type runFlags struct {
 	cases, isolation                          string
 	asJSON, quiet                             bool
 	headed                                    bool
+	allowDomains                              string
+	allowPrivate                              bool
 }
 
 // defaultLLM is the provider when neither --llm nor ENGINE_LLM says.
@@ -105,6 +108,8 @@ Environment:
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not print each step")
 	fl.BoolVar(&f.headed, "headed", false, "show the browser window")
+	fl.StringVar(&f.allowDomains, "allow-domains", "", "navigate only to these `DOMAINS` (comma-separated) and their subdomains")
+	fl.BoolVar(&f.allowPrivate, "allow-private", false, "allow private, loopback and link-local addresses (allowed anyway when --url is one)")
 	return c
 }
 
@@ -137,20 +142,45 @@ func (f *runFlags) check() error {
 	default:
 		return usagef("--mode %q: use step or planner", f.mode)
 	}
+	nav, err := f.navigation()
+	if err != nil {
+		return err
+	}
 	if f.url != "" {
 		if err := checkURL(f.url); err != nil {
 			return err
+		}
+		nav.Resolver = nil // names are resolved by the run, not to check flags
+		if _, err := nav.ForStart(context.Background(), f.url); err != nil {
+			return usagef("--url %s", strings.TrimPrefix(err.Error(), "start URL "))
 		}
 	}
 	return nil
 }
 
+// navigation is the navigation policy of --allow-domains and
+// --allow-private; host names are resolved to check their addresses unless
+// private addresses are allowed anyway.
+func (f *runFlags) navigation() (*navpolicy.Policy, error) {
+	allow, err := navpolicy.ParseDomains(f.allowDomains)
+	if err != nil {
+		return nil, usagef("--allow-domains: %v", err)
+	}
+	p := &navpolicy.Policy{Allow: allow, AllowPrivate: f.allowPrivate}
+	if !f.allowPrivate {
+		p.Resolver = navpolicy.NewDNSResolver(2 * time.Second)
+	}
+	return p, nil
+}
+
 func checkURL(u string) error {
 	if !strings.Contains(u, "://") {
-		return usagef("--url %q: give a full URL, such as https://%s", u, u)
-	}
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "file://") {
-		return usagef("--url %q: only http, https and file URLs", u)
+		// "javascript:..." is left to the navigation policy to refuse;
+		// "example.com" and "localhost:3000" lack a scheme.
+		scheme, rest, ok := strings.Cut(u, ":")
+		if !ok || scheme == "" || strings.ContainsAny(scheme, "./") || (rest != "" && rest[0] >= '0' && rest[0] <= '9') {
+			return usagef("--url %q: give a full URL, such as https://%s", u, u)
+		}
 	}
 	return nil
 }
@@ -263,6 +293,9 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"),
+	}
+	if cfg.Navigation, err = f.navigation(); err != nil {
+		return nil, err
 	}
 	if !f.quiet {
 		cfg.OnStep = a.printStep

@@ -28,6 +28,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 )
@@ -130,6 +131,10 @@ type Config struct {
 	Budget int
 	// OnStep is called after every step; nil for none.
 	OnStep func(StepInfo)
+	// Navigation is where the run may go (see navguard.go); nil for the
+	// default: http(s) only, private addresses only when the start URL is
+	// one.
+	Navigation *navpolicy.Policy
 }
 
 // Result is how a run went.
@@ -178,6 +183,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if strings.TrimSpace(cfg.StartURL) == "" {
 		return nil, fmt.Errorf("%w: the start URL is empty", ErrInvalid)
 	}
+	nav, err := cfg.Navigation.ForStart(ctx, cfg.StartURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if _, err := domain.Host(cfg.StartURL); err != nil {
 		return nil, fmt.Errorf("%w: start URL: %v", ErrInvalid, err)
 	}
@@ -213,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.MaxRepeats <= 0 {
 		cfg.MaxRepeats = DefaultMaxRepeats
 	}
-	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now()}
+	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: nav}}
 	if err := r.start(ctx); err != nil {
 		r.closeArtifacts()
 		return nil, err
@@ -263,6 +272,8 @@ type runner struct {
 
 	// Replay.
 	replay *replayState
+
+	nav navGuard
 }
 
 func (r *runner) emit(name string, fields map[string]any) {
@@ -352,7 +363,7 @@ func systemPrompt(goal string, tier1 []lesson.Lesson, mode Mode) string {
 
 // snapshot takes and interprets the page; a failure stops the run.
 func (r *runner) snapshot(ctx context.Context) bool {
-	s, err := r.cfg.Browser.Snapshot(ctx)
+	s, err := r.observe(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			r.stop(false, ReasonInterrupted)
@@ -360,6 +371,9 @@ func (r *runner) snapshot(ctx context.Context) bool {
 			r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
 		}
 		return false
+	}
+	if s == nil {
+		return false // stopped: the page went where it may not go
 	}
 	r.page = Interpret(s)
 	r.res.FinalURL = s.URL
@@ -505,6 +519,9 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		return r.failed(ctx, step, rec, desc, &engine.ActionError{Code: engine.CodeNotFound,
 			Message: fmt.Sprintf("no element named %q on this page (use a ref or a name from the list)", c.Element)})
 	}
+	if err := r.checkNavigate(ctx, c); err != nil {
+		return r.blocked(step, rec, desc, err)
+	}
 	if why := sensitive(c.Kind, el, c.Value); why != "" {
 		approved, err := r.approve(ctx, ApprovalRequest{Step: step, Action: desc, Why: why, URL: r.page.URL})
 		if err != nil {
@@ -541,6 +558,9 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 			return false
 		}
 		return r.failed(ctx, step, rec, desc, err)
+	}
+	if err := r.checkLanded(ctx); err != nil {
+		return r.blocked(step, rec, desc, err)
 	}
 	rec.OK = true
 	r.art.log(rec)
