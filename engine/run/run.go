@@ -376,8 +376,11 @@ func normalize(m *Manifest) error {
 	if m.Goal == "" {
 		return &InvalidError{"the goal is empty"}
 	}
+	if _, err := ParseStatus(string(m.Status)); err != nil {
+		return err
+	}
 	if !slices.Contains(stored, m.Status) {
-		return &InvalidError{fmt.Sprintf("status %q cannot be stored (want running, completed or failed)", m.Status)}
+		return &InvalidError{fmt.Sprintf("status %q is shown, never stored (want running, completed or failed)", m.Status)}
 	}
 	// Any URL is a state a run can be in (about:blank after back on the
 	// first page, data:, file:, chrome-error://): recorded as it is.
