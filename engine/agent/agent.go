@@ -230,9 +230,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// A panic in the loop still ends the run in the registry; then it
 		// goes on.
 		if p := recover(); p != nil {
-			r.stopped = false
-			r.stop(false, fmt.Sprintf("panic: %v", p))
-			r.finish(ctx)
+			if !r.finishing { // a panic in finish itself is not retried
+				r.stopped = false
+				r.stop(false, fmt.Sprintf("panic: %v", p))
+				r.finish(ctx)
+			}
 			panic(p)
 		}
 	}()
@@ -279,7 +281,8 @@ type runner struct {
 	shownTrajectory string
 
 	// Stop.
-	stopped bool
+	stopped   bool
+	finishing bool // finish has begun
 
 	// Replay.
 	replay *replayState
@@ -714,6 +717,7 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 // finish ends the run: the final screenshot, post-run learning, the
 // session, the manifest.
 func (r *runner) finish(ctx context.Context) {
+	r.finishing = true
 	if !r.stopped {
 		r.stop(false, ReasonMaxSteps)
 	}
