@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -112,7 +113,19 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 			if last := rows[len(rows)-1].res; last.Replayed > 0 {
 				fmt.Fprintf(a.stdout, "\nReplay saved %d LLM calls (~%d tokens).\n", last.LLMCallsSaved, last.TokensSaved)
 			}
-			return a.printLearned(ctx, site.URL)
+			if err := a.printLearned(ctx, site.URL); err != nil {
+				return err
+			}
+			var failed []string
+			for _, r := range rows {
+				if !r.res.Success {
+					failed = append(failed, r.name)
+				}
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %d demo runs failed: %s (see REASON above)", len(failed), len(rows), strings.Join(failed, ", "))
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&llm, "llm", "", "LLM as PROVIDER[:MODEL] (default: the scripted provider with the bundled rules)")

@@ -93,7 +93,7 @@ Environment:
 	fl.StringVar(&f.browser, "browser", "chromedp", "browser plugin")
 	fl.StringVar(&f.llm, "llm", "", "LLM as PROVIDER[:MODEL] (env ENGINE_LLM; default "+defaultLLM+", or scripted with --rules)")
 	fl.StringVar(&f.rules, "rules", "", "rules `FILE` for the scripted LLM provider")
-	fl.StringVar(&f.runID, "run-id", "", "the run's id (default: generated), for orchestrators that name runs")
+	fl.StringVar(&f.runID, "run-id", "", "the run's id (default: generated), for orchestrators that name runs: "+run.IDPattern+", no \"..\"")
 	fl.StringVar(&f.sessionID, "session-id", "", "tag the run with a session id (groups related runs)")
 	fl.BoolVar(&f.noMemory, "no-memory", false, "run without reading or teaching memory (a clean baseline)")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after N steps (max_steps)")
@@ -124,6 +124,13 @@ func (f *runFlags) check() error {
 		}
 		if strings.TrimSpace(f.url) == "" {
 			return usagef("no start URL: give --url URL")
+		}
+	}
+	for _, id := range []struct{ flag, v string }{{"--run-id", f.runID}, {"--resume-run", f.resumeRun}, {"--fork-run", f.forkRun}} {
+		if id.v != "" {
+			if err := run.CheckID(id.v); err != nil {
+				return usagef("%s: %v", id.flag, err)
+			}
 		}
 	}
 	if f.maxSteps <= 0 {
@@ -329,6 +336,10 @@ func (a *app) printStep(si agent.StepInfo) {
 		fmt.Fprintf(a.stderr, "step %d: invalid answer → %s\n", si.Step, si.Error)
 	case si.OK:
 		fmt.Fprintf(a.stderr, "step %d: %s → ok%s\n", si.Step, si.Action, tag)
+	case si.Error == "":
+		fmt.Fprintf(a.stderr, "step %d: %s → failed (no reason given)%s\n", si.Step, si.Action, tag)
+	case si.Action == "finish":
+		fmt.Fprintf(a.stderr, "step %d: finish → %s\n", si.Step, si.Error)
 	default:
 		fmt.Fprintf(a.stderr, "step %d: %s → error: %s%s\n", si.Step, si.Action, si.Error, tag)
 	}

@@ -50,7 +50,7 @@ type runFilterFlags struct {
 func (f *runFilterFlags) add(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&f.domain, "domain", "", "runs on this domain and its subdomains")
-	fl.StringVar(&f.status, "status", "", "running, completed or failed")
+	fl.StringVar(&f.status, "status", "", "running, completed, failed or crashed (running, but its process is gone)")
 	fl.StringVar(&f.session, "session", "", "runs of this session id")
 	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
@@ -151,6 +151,16 @@ func (a *app) printRun(asJSON bool, m *run.Manifest) error {
 	t.row("result", dash(m.Result))
 	t.row("reason", dash(m.Reason))
 	t.row("artifact_paths", dash(strings.Join(m.ArtifactPaths, ", ")))
+	owner := "-"
+	if m.Owner != nil {
+		owner = fmt.Sprintf("pid %d on %s", m.Owner.PID, m.Owner.Host)
+	}
+	t.row("owner", owner)
+	heartbeat := "-"
+	if !m.HeartbeatAt.IsZero() {
+		heartbeat = m.HeartbeatAt.Format(time.RFC3339)
+	}
+	t.row("heartbeat_at", heartbeat)
 	return t.flush()
 }
 

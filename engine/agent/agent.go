@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -174,11 +173,20 @@ type noClose struct{ kv.Store }
 func (noClose) Close() error { return nil }
 
 // Run runs one task to its end. The error is for a run that could not start
-// (bad input, memory that cannot be opened); how a started run ended is in
-// the Result, which is always recorded in the run registry.
+// (bad input, memory that cannot be opened, an id that is taken); once the
+// run is registered, every way it ends (memory errors, the browser or the
+// LLM failing, Ctrl-C, a page the registry or memory cannot use, a panic)
+// completes it in the registry with its reason and writes its artifacts,
+// and is reported in the Result. Only a process killed outright leaves it
+// running, and readers then show it as crashed (run.Owner).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if strings.TrimSpace(cfg.Goal) == "" {
 		return nil, fmt.Errorf("%w: the goal is empty", ErrInvalid)
+	}
+	if id := strings.TrimSpace(cfg.RunID); id != "" {
+		if err := run.CheckID(id); err != nil {
+			return nil, err
+		}
 	}
 	if strings.TrimSpace(cfg.StartURL) == "" {
 		return nil, fmt.Errorf("%w: the start URL is empty", ErrInvalid)
@@ -227,9 +235,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.closeArtifacts()
 		return nil, err
 	}
-	if cfg.Mode == PlannerMode {
+	defer func() {
+		// A panic in the loop still ends the run in the registry; then it
+		// goes on.
+		if p := recover(); p != nil {
+			if !r.finishing { // a panic in finish itself is not retried
+				r.stopped = false
+				r.stop(false, fmt.Sprintf("panic: %v", p))
+				r.finish(ctx)
+			}
+			panic(p)
+		}
+	}()
+	switch {
+	case r.stopped: // start failed after the run was registered
+	case cfg.Mode == PlannerMode:
 		r.planLoop(ctx)
-	} else {
+	default:
 		r.stepLoop(ctx)
 	}
 	r.finish(ctx)
@@ -268,7 +290,8 @@ type runner struct {
 	shownTrajectory string
 
 	// Stop.
-	stopped bool
+	stopped   bool
+	finishing bool // finish has begun
 
 	// Replay.
 	replay *replayState
@@ -298,21 +321,31 @@ func (r *runner) stop(success bool, reason string) {
 }
 
 // start registers the run, opens its artifacts, loads Tier 1 and loads the
-// start page.
+// start page. An error means the run was not registered; a failure after
+// that stops the run (r.stopped) so that it is completed as failed.
 func (r *runner) start(ctx context.Context) error {
 	var m *run.Manifest
 	var tier1 []lesson.Lesson
+	var registered bool
+	var artErr error
+	owner := run.Self()
 	err := r.withMemory(ctx, func(s *stores) error {
 		var err error
-		m, err = s.runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID, Goal: r.cfg.Goal, StartURL: r.cfg.StartURL})
+		m, err = s.runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
+			Goal: r.cfg.Goal, StartURL: r.cfg.StartURL, Owner: &owner})
 		if err != nil {
 			return err
 		}
+		registered = true
 		r.res.RunID = m.RunID
 		if r.cfg.RunsDir != "" {
-			r.art, err = openArtifacts(filepath.Join(r.cfg.RunsDir, m.RunID))
+			dir, err := ArtifactDir(r.cfg.RunsDir, m.RunID)
+			if err == nil {
+				r.art, err = openArtifacts(dir)
+			}
 			if err != nil {
-				return err
+				artErr = err // the run is registered: it ends as failed
+				return nil
 			}
 			r.res.Dir = r.art.dir
 			r.art.writeManifest(m)
@@ -326,8 +359,19 @@ func (r *runner) start(ctx context.Context) error {
 		tier1, err = s.lessons.Tier1(ctx)
 		return err
 	})
-	if err != nil {
+	if err != nil && !registered {
 		return err
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.stop(false, ReasonInterrupted)
+		return nil
+	case err != nil:
+		r.stop(false, fmt.Sprintf("memory: %v", err))
+		return nil
+	case artErr != nil:
+		r.stop(false, fmt.Sprintf("artifacts: %v", artErr))
+		return nil
 	}
 	r.system = systemPrompt(r.cfg.Goal, tier1, r.cfg.Mode)
 	if err := r.cfg.Browser.Navigate(ctx, r.cfg.StartURL); err != nil {
@@ -431,7 +475,7 @@ func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine
 		if ctx.Err() != nil {
 			r.stop(false, ReasonInterrupted)
 		} else {
-			r.stop(false, fmt.Sprintf("%s: %v", ReasonLLMFailed, err))
+			r.stop(false, fmt.Sprintf("%s: %s", ReasonLLMFailed, errText(err)))
 		}
 		r.art.llm(r.res.Steps, nil, err)
 		return nil, false
@@ -457,12 +501,14 @@ func (r *runner) act(ctx context.Context, step int, resp *engine.ModelResponse) 
 	}
 	if c.Finish {
 		r.res.Answer = c.Answer
+		si := StepInfo{Step: step, Action: "finish", OK: c.Success}
 		if c.Success {
 			r.stop(true, ReasonFinished)
 		} else {
 			r.stop(false, ReasonGaveUp+": "+c.Answer)
+			si.Error = "gave up: " + cmpOr(strings.TrimSpace(c.Answer), "(no answer given)")
 		}
-		r.onStep(StepInfo{Step: step, Action: "finish", OK: c.Success})
+		r.onStep(si)
 		return
 	}
 	r.perform(ctx, step, c, false)
@@ -555,6 +601,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 			rec.Error = err.Error()
 			r.art.log(rec)
 			r.actions = append(r.actions, rec)
+			r.onStep(StepInfo{Step: step, Action: desc, Error: "the browser failed: " + errText(err), Replayed: replayed})
 			return false
 		}
 		return r.failed(ctx, step, rec, desc, err)
@@ -571,9 +618,27 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	return true
 }
 
+// errText is err's message, never empty: a step line always says what
+// happened.
+func errText(err error) string {
+	if s := strings.TrimSpace(err.Error()); s != "" {
+		return s
+	}
+	return fmt.Sprintf("%T with no message", err)
+}
+
+func cmpOr(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 // failed records a failed action.
 func (r *runner) failed(ctx context.Context, step int, rec record, desc string, err error) bool {
-	rec.Error = err.Error()
+	rec.Error = errText(err)
 	rec.OK = false
 	if png, serr := r.cfg.Browser.Screenshot(ctx); serr == nil {
 		rec.Screenshot = r.art.screenshot(fmt.Sprintf("error-step-%02d.png", step), png)
@@ -683,6 +748,7 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 // finish ends the run: the final screenshot, post-run learning, the
 // session, the manifest.
 func (r *runner) finish(ctx context.Context) {
+	r.finishing = true
 	if !r.stopped {
 		r.stop(false, ReasonMaxSteps)
 	}
@@ -695,15 +761,16 @@ func (r *runner) finish(ctx context.Context) {
 	// cancelled, with a bound.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if !strings.HasPrefix(r.res.Reason, ReasonBrowserFailed) && !strings.HasPrefix(r.res.Reason, ReasonUnreachable) {
-		if png, err := r.cfg.Browser.Screenshot(fctx); err == nil {
+	if !strings.HasPrefix(r.res.Reason, ReasonBrowserFailed) && !strings.HasPrefix(r.res.Reason, ReasonUnreachable) && r.art != nil {
+		// Bounded: a browser that hangs must not keep the run from ending.
+		sctx, scancel := context.WithTimeout(fctx, 10*time.Second)
+		// Not every backend can take one (static): no final.png then.
+		if png, err := r.cfg.Browser.Screenshot(sctx); err == nil {
 			r.art.screenshot("final.png", png)
 		}
+		scancel()
 	}
-	if err := r.learn(fctx); err != nil {
-		r.res.Warnings = append(r.res.Warnings, "post-run learning: "+err.Error())
-		r.emit("post_run_error", map[string]any{"error": err.Error()})
-	}
+	r.wrapUp(fctx)
 	r.closeArtifacts()
 }
 

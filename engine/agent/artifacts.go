@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,20 @@ type artifacts struct {
 	llmf    *os.File
 	events  *event.JSONL
 	shots   []string
+}
+
+// ArtifactDir is run id's artifact folder <runsDir>/<id>. It is an error
+// when id is not a valid run id (run.CheckID) or the folder would not be
+// directly inside runsDir: a run's files stay in its own folder.
+func ArtifactDir(runsDir, id string) (string, error) {
+	if err := run.CheckID(id); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(runsDir, id)
+	if filepath.Dir(dir) != filepath.Clean(runsDir) || filepath.Base(dir) != id {
+		return "", fmt.Errorf("run id %q does not name a folder inside %s", id, runsDir)
+	}
+	return dir, nil
 }
 
 func openArtifacts(dir string) (*artifacts, error) {

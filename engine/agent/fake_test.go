@@ -28,6 +28,8 @@ type shop struct {
 	// renamed renames the first result (the site changed).
 	renamed bool
 	acts    []engine.Action
+	// panicOn makes Act panic on this action kind.
+	panicOn engine.ActionKind
 }
 
 func newShop() *shop { return &shop{base: "http://shop.test", page: "blank", cookie: true} }
@@ -37,6 +39,10 @@ func (s *shop) Navigate(ctx context.Context, u string) error {
 	defer s.mu.Unlock()
 	if s.dead {
 		return errors.New("plugin died")
+	}
+	if strings.HasPrefix(u, "file:") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "chrome-error:") {
+		s.page = "url:" + u // a page without a host, shown as it is
+		return nil
 	}
 	if !strings.HasPrefix(u, s.base) {
 		return &engine.ActionError{Code: engine.CodeNavigation, Message: "net::ERR_CONNECTION_REFUSED loading " + u}
@@ -83,6 +89,9 @@ func (s *shop) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 		snap.Elements = []engine.Element{{Ref: "e20", Role: "button", Name: "Buy now"}}
 	default:
 		snap.URL = "about:blank"
+		if u, ok := strings.CutPrefix(s.page, "url:"); ok {
+			snap.URL, snap.Text = u, "root:x:0:0:root:/root:/bin/bash"
+		}
 	}
 	snap.Tree = fmt.Sprintf("%v %v %v %v %v %q", s.page, s.cookie, s.active, s.suggest, s.newsletter, s.typed)
 	return snap, nil
@@ -99,7 +108,30 @@ func (s *shop) Act(ctx context.Context, a engine.Action) error {
 		return errors.New("plugin died")
 	}
 	s.acts = append(s.acts, a)
+	if s.panicOn != "" && a.Kind == s.panicOn {
+		panic("fake browser: " + string(a.Kind))
+	}
 	nf := &engine.ActionError{Code: engine.CodeNotFound, Message: "no element has ref " + a.Ref}
+	if a.Kind == engine.ActNavigate {
+		if strings.HasPrefix(a.Value, s.base) {
+			s.page = "home"
+		} else {
+			s.page = "url:" + a.Value // file:, data:, chrome-error: pages, shown as they are
+		}
+		return nil
+	}
+	if a.Kind == engine.ActBack {
+		// Back from the first page leaves the site, as a browser does.
+		switch s.page {
+		case "item":
+			s.page = "results"
+		case "results":
+			s.page = "home"
+		default:
+			s.page = "blank"
+		}
+		return nil
+	}
 	switch s.page {
 	case "home":
 		switch {
@@ -171,6 +203,7 @@ type fakeModel struct {
 	reqs  []engine.ModelRequest
 	block chan struct{} // when set, Complete waits on it (concurrency test)
 	in    chan struct{}
+	err   error // when set, Complete fails with it
 }
 
 func (m *fakeModel) Complete(ctx context.Context, req engine.ModelRequest) (*engine.ModelResponse, error) {
@@ -184,6 +217,9 @@ func (m *fakeModel) Complete(ctx context.Context, req engine.ModelRequest) (*eng
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.err != nil {
+		return nil, m.err
+	}
 	m.reqs = append(m.reqs, req)
 	msg := req.Messages[len(req.Messages)-1].Content
 	name, args := m.p(req.System, msg)

@@ -161,66 +161,101 @@ func (r *runner) attribute(ctx context.Context, s *stores) error {
 	return nil
 }
 
-// learn is post-run learning: lessons from the action log (every run); on
-// success the trajectory, the selectors that worked and the facts
-// observed; the session; the manifest's completion.
-func (r *runner) learn(ctx context.Context) error {
-	var m *run.Manifest
+// warn records a problem after the run that does not change its outcome.
+func (r *runner) warn(what string, err error) {
+	r.res.Warnings = append(r.res.Warnings, what+": "+err.Error())
+	r.emit("post_run_error", map[string]any{"error": what + ": " + err.Error()})
+}
+
+// wrapUp is the run's last memory phase: post-run learning, then the
+// registry's completion and the session. A learning failure is a warning
+// and never keeps the run from being completed; when the phase fails
+// before the run is completed (the database cannot be opened, a write
+// fails), completion is tried once more on its own. Should that fail too,
+// the process exits with the run stored as running, and readers show it
+// as crashed because its owner is gone.
+func (r *runner) wrapUp(ctx context.Context) {
+	done := false
 	err := r.withMemory(ctx, func(s *stores) error {
-		host, _ := domain.Host(r.cfg.StartURL)
 		if !r.cfg.NoMemory {
-			if err := r.attribute(ctx, s); err != nil {
-				return err
-			}
-			learned, err := s.lessons.Learn(ctx, r.learnActions(), host)
-			if err != nil {
-				return err
-			}
-			for _, l := range learned {
-				if l.Created {
-					r.res.LessonsLearned++
-				} else {
-					r.res.LessonsUsed++
-				}
-			}
-			if r.res.Success {
-				if err := r.recordSuccess(ctx, s); err != nil {
-					return err
-				}
+			if err := r.learn(ctx, s); err != nil {
+				r.warn("post-run learning", err)
 			}
 		}
-		summary := fmt.Sprintf("%d steps, %d errors, %d LLM calls, %d tokens", r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total())
-		if r.res.Replayed > 0 {
-			summary += fmt.Sprintf(", %d steps replayed", r.res.Replayed)
-		}
-		result := r.res.Answer
-		reason := r.res.Reason
-		if r.res.Success {
-			reason = ""
-		}
-		var err error
-		m, err = s.runs.Complete(ctx, r.res.RunID, run.Completion{
-			Success: r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: result,
-			Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(),
-		})
-		if err != nil {
+		if err := r.completeRun(ctx, s); err != nil {
 			return err
 		}
-		if !r.cfg.NoMemory {
-			sess := m.Session()
-			if r.res.Answer != "" {
-				sess.Outcome = r.res.Answer
-			}
-			if _, err := s.sessions.Record(ctx, sess); err != nil {
-				return err
-			}
-		}
+		done = true
 		return nil
 	})
-	if m != nil && r.art != nil {
-		r.art.writeManifest(m)
+	if err == nil {
+		return
 	}
-	return err
+	if done {
+		r.warn("closing the memory database", err)
+		return
+	}
+	err = r.withMemory(ctx, func(s *stores) error { return r.completeRun(ctx, s) })
+	if err != nil {
+		r.warn("recording the run's end in the registry", err)
+	}
+}
+
+// learn is post-run learning: lessons from the action log (every run); on
+// success the trajectory, the selectors that worked and the facts
+// observed.
+func (r *runner) learn(ctx context.Context, s *stores) error {
+	host, _ := domain.Host(r.cfg.StartURL)
+	if err := r.attribute(ctx, s); err != nil {
+		return err
+	}
+	learned, err := s.lessons.Learn(ctx, r.learnActions(), host)
+	if err != nil {
+		return err
+	}
+	for _, l := range learned {
+		if l.Created {
+			r.res.LessonsLearned++
+		} else {
+			r.res.LessonsUsed++
+		}
+	}
+	if r.res.Success {
+		return r.recordSuccess(ctx, s)
+	}
+	return nil
+}
+
+// completeRun completes the run in the registry (its manifest mirrored to
+// manifest.json) and records its session. A session that cannot be
+// recorded is a warning: the run is completed.
+func (r *runner) completeRun(ctx context.Context, s *stores) error {
+	summary := fmt.Sprintf("%d steps, %d errors, %d LLM calls, %d tokens", r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total())
+	if r.res.Replayed > 0 {
+		summary += fmt.Sprintf(", %d steps replayed", r.res.Replayed)
+	}
+	reason := r.res.Reason
+	if r.res.Success {
+		reason = ""
+	}
+	m, err := s.runs.Complete(ctx, r.res.RunID, run.Completion{
+		Success: r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: r.res.Answer,
+		Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(),
+	})
+	if err != nil {
+		return err
+	}
+	r.art.writeManifest(m)
+	if !r.cfg.NoMemory {
+		sess := m.Session()
+		if r.res.Answer != "" {
+			sess.Outcome = r.res.Answer
+		}
+		if _, err := s.sessions.Record(ctx, sess); err != nil {
+			r.warn("recording the session", err)
+		}
+	}
+	return nil
 }
 
 // learnActions is the action log as lesson learning reads it: the browser
@@ -246,8 +281,9 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 	var steps []trajectory.Step
 	for i, a := range r.actions {
 		if !a.OK {
-			if i+1 < len(r.actions) && r.actions[i+1].OK {
-				// A failure the next action recovered from: a quirk of the site.
+			if i+1 < len(r.actions) && r.actions[i+1].OK && run.WebURL(a.URL) {
+				// A failure the next action recovered from: a quirk of the
+				// site (a page without a site has none).
 				pat := lesson.ErrorPattern(a.Error)
 				if pat != "" {
 					// Told apart by what got in the way ("div#cookie-banner"),
@@ -266,8 +302,12 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true}
 		if a.Role != "" && a.Name != "" {
 			st.Selector = SelectorOf(a.Role, a.Name)
-			if _, err := s.selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
-				return err
+			// Memory is per site: an element on about:blank or a data: page
+			// belongs to none.
+			if run.WebURL(a.URL) {
+				if _, err := s.selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
+					return err
+				}
 			}
 		}
 		steps = append(steps, st)
@@ -290,7 +330,13 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 		}
 	}
 	if len(flow) > 0 {
-		if _, err := s.facts.Observe(ctx, fact.Observation{Domain: r.res.FinalURL, Type: fact.Pattern, Key: "flow: " + t.Template,
+		// The site the run ended on, or the one it started on when it ended
+		// on a page without a host (about:blank, data:).
+		on := r.res.FinalURL
+		if !run.WebURL(on) {
+			on = host
+		}
+		if _, err := s.facts.Observe(ctx, fact.Observation{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
 			Value: clip(strings.Join(flow, " → "), 300)}); err != nil {
 			return err
 		}

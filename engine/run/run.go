@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -33,10 +35,16 @@ const (
 	Running   Status = "running"
 	Completed Status = "completed"
 	Failed    Status = "failed"
+	// Crashed is never stored: Get and List show it for a run stored as
+	// running whose process (Manifest.Owner) is gone.
+	Crashed Status = "crashed"
 )
 
-// Statuses lists the valid statuses.
-var Statuses = []Status{Running, Completed, Failed}
+// Statuses lists the valid statuses (for filters and display).
+var Statuses = []Status{Running, Completed, Failed, Crashed}
+
+// stored lists the statuses a manifest is stored with.
+var stored = []Status{Running, Completed, Failed}
 
 // ParseStatus returns the status named s, or an *InvalidError listing the
 // valid ones.
@@ -45,7 +53,28 @@ func ParseStatus(s string) (Status, error) {
 	if slices.Contains(Statuses, st) {
 		return st, nil
 	}
-	return "", &InvalidError{fmt.Sprintf("unknown status %q (want running, completed or failed)", s)}
+	return "", &InvalidError{fmt.Sprintf("unknown status %q (want running, completed, failed or crashed)", s)}
+}
+
+// IDPattern is what a run id looks like: it names the run's artifact
+// folder <data-dir>/runs/<id>, so it is one safe path element.
+const IDPattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
+
+var idRe = regexp.MustCompile(`^` + IDPattern + `$`)
+
+// CheckID returns an *InvalidError when id is not a valid run id:
+// IDPattern (a letter or digit, then at most 63 letters, digits, '.', '_'
+// or '-') and no "..".
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return &InvalidError{"the run id is empty"}
+	case len(id) > 64:
+		return &InvalidError{fmt.Sprintf("run id %q… is %d characters long (at most 64)", id[:16], len(id))}
+	case !idRe.MatchString(id) || strings.Contains(id, ".."):
+		return &InvalidError{fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit, no \"..\" (%s)", id, IDPattern)}
+	}
+	return nil
 }
 
 // Memory event names.
@@ -76,6 +105,28 @@ type Manifest struct {
 	TurnCount     int      `json:"turn_count"`
 	Result        string   `json:"result,omitempty"`
 	Reason        string   `json:"reason,omitempty"`
+	// Owner is the process running the run (set by the agent loop; none
+	// for a run registered with engine runs create), HeartbeatAt the last
+	// time it reported (Start, every Update).
+	Owner       *Owner    `json:"owner,omitempty"`
+	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
+}
+
+// WebURL reports whether u is an http or https URL with a host: a page a
+// run can start at and a site's history can name. about:blank, data:,
+// file: and chrome-error: pages are valid run states but not that.
+func WebURL(u string) bool {
+	p, err := url.Parse(strings.TrimSpace(u))
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Hostname() != ""
+}
+
+func firstWeb(us ...string) string {
+	for _, u := range us {
+		if WebURL(u) {
+			return strings.TrimSpace(u)
+		}
+	}
+	return ""
 }
 
 // Session returns the session-history entry of a finished run, for
@@ -91,9 +142,8 @@ func (m *Manifest) Session() session.Session {
 	if s.ID == "" {
 		s.ID = m.RunID
 	}
-	if s.FinalURL == "" {
-		s.FinalURL = cmpOr(m.CurrentURL, m.StartURL)
-	}
+	// The history names the last web page: a run may end on about:blank.
+	s.FinalURL = firstWeb(m.FinalURL, m.CurrentURL, m.StartURL)
 	if !m.CompletedAt.IsZero() {
 		s.DurationMS = m.CompletedAt.Sub(m.StartedAt).Milliseconds()
 	}
@@ -142,6 +192,9 @@ type Options struct {
 	// Rand is the source of the random part of generated ids; nil means a
 	// random source.
 	Rand *rand.Rand
+	// Alive tells whether a running run's process is still there; nil
+	// means ProcessAlive.
+	Alive func(Owner) bool
 }
 
 // Store is the run registry over a kv.Store. It is safe for concurrent use.
@@ -155,7 +208,24 @@ func New(db kv.Store, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Alive == nil {
+		opts.Alive = ProcessAlive
+	}
 	return &Store{db: db, opts: opts}
+}
+
+// derive shows a run stored as running whose process is gone as crashed,
+// with the reason. Nothing is written: the stored state stays the owner's.
+func (s *Store) derive(m *Manifest) {
+	if m.Status != Running || m.Owner == nil || s.opts.Alive(*m.Owner) {
+		return
+	}
+	beat := m.HeartbeatAt
+	if beat.IsZero() {
+		beat = m.UpdatedAt
+	}
+	m.Status = Crashed
+	m.Reason = fmt.Sprintf("crashed: process %d on %s is gone (last heartbeat %s)", m.Owner.PID, m.Owner.Host, beat.Format(time.RFC3339))
 }
 
 // NewID returns a fresh run id: run_<unix ms>_<6 base-36 chars>.
@@ -235,7 +305,8 @@ func load(r kv.Reader, id string) (*Manifest, error) {
 	return &m, nil
 }
 
-// Get returns the manifest of run id.
+// Get returns the manifest of run id; a running run whose process is gone
+// is shown as crashed.
 func (s *Store) Get(ctx context.Context, id string) (*Manifest, error) {
 	var m *Manifest
 	err := s.db.View(ctx, func(r kv.Reader) error {
@@ -243,7 +314,11 @@ func (s *Store) Get(ctx context.Context, id string) (*Manifest, error) {
 		m, err = load(r, id)
 		return err
 	})
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	s.derive(m)
+	return m, nil
 }
 
 // Start describes a run that begins.
@@ -254,6 +329,9 @@ type Start struct {
 	Goal        string
 	Domain      string // "" to take the start URL's host
 	StartURL    string
+	// Owner is the process that runs the run (Self()), so that readers can
+	// tell when it is gone; nil for a run some other program drives.
+	Owner *Owner
 }
 
 // Start registers a run as running and returns its manifest.
@@ -264,6 +342,7 @@ func (s *Store) Start(ctx context.Context, in Start) (*Manifest, error) {
 		ParentRunID: strings.TrimSpace(in.ParentRunID), Status: Running,
 		Goal: in.Goal, Domain: in.Domain, StartURL: strings.TrimSpace(in.StartURL),
 		StartedAt: now, UpdatedAt: now, ArtifactPaths: []string{},
+		Owner: in.Owner, HeartbeatAt: now,
 	}
 	if m.RunID == "" {
 		m.RunID = s.NewID()
@@ -291,11 +370,8 @@ func (s *Store) Start(ctx context.Context, in Start) (*Manifest, error) {
 // normalize cleans and checks a manifest before it is stored.
 func normalize(m *Manifest) error {
 	m.Goal = strings.TrimSpace(m.Goal)
-	if m.RunID == "" {
-		return &InvalidError{"the run id is empty"}
-	}
-	if strings.ContainsAny(m.RunID, " \t\n/") {
-		return &InvalidError{fmt.Sprintf("run id %q holds a space or '/'", m.RunID)}
+	if err := CheckID(m.RunID); err != nil {
+		return err
 	}
 	if m.Goal == "" {
 		return &InvalidError{"the goal is empty"}
@@ -303,14 +379,22 @@ func normalize(m *Manifest) error {
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
 	}
+	if !slices.Contains(stored, m.Status) {
+		return &InvalidError{fmt.Sprintf("status %q is shown, never stored (want running, completed or failed)", m.Status)}
+	}
+	// Any URL is a state a run can be in (about:blank after back on the
+	// first page, data:, file:, chrome-error://): recorded as it is.
 	for _, u := range []struct{ name, v string }{{"start_url", m.StartURL}, {"final_url", m.FinalURL}, {"current_url", m.CurrentURL}} {
 		if u.v != "" {
-			if _, err := domain.Host(u.v); err != nil {
-				return &InvalidError{fmt.Sprintf("%s: %v", u.name, err)}
+			if p, err := url.Parse(u.v); err != nil || p.Scheme == "" {
+				return &InvalidError{fmt.Sprintf("%s %q is not a URL", u.name, u.v)}
 			}
 		}
 	}
-	d := cmpOr(strings.TrimSpace(m.Domain), m.StartURL)
+	d := strings.TrimSpace(m.Domain)
+	if d == "" && WebURL(m.StartURL) {
+		d = m.StartURL
+	}
 	if d == "" {
 		return &InvalidError{"no domain: give the domain or the start URL"}
 	}
@@ -333,6 +417,7 @@ func normalize(m *Manifest) error {
 		m.UpdatedAt = m.StartedAt
 	}
 	m.UpdatedAt = m.UpdatedAt.UTC()
+	m.HeartbeatAt = m.HeartbeatAt.UTC()
 	if m.ArtifactPaths == nil {
 		m.ArtifactPaths = []string{}
 	}
@@ -396,7 +481,7 @@ type Progress struct {
 }
 
 // Update records a running run's progress (the design updates the current
-// URL every few turns).
+// URL every few turns) and its heartbeat.
 func (s *Store) Update(ctx context.Context, id string, p Progress) (*Manifest, error) {
 	if p.TurnCount < 0 {
 		return nil, &InvalidError{fmt.Sprintf("turn count %d is negative", p.TurnCount)}
@@ -412,6 +497,7 @@ func (s *Store) Update(ctx context.Context, id string, p Progress) (*Manifest, e
 			m.Summary = p.Summary
 		}
 		m.ArtifactPaths = appendNew(m.ArtifactPaths, p.ArtifactPaths)
+		m.HeartbeatAt = s.opts.Now().UTC()
 		return nil
 	})
 }
@@ -496,6 +582,8 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 		prefix = keyspace.RunsBySession(f.SessionID)
 	case host != "":
 		prefix = keyspace.SiteRuns(domain.Site(host))
+	case f.Status == Crashed:
+		prefix = keyspace.RunsByStatus(string(Running)) // crashed runs are stored as running
 	case f.Status != "":
 		prefix = keyspace.RunsByStatus(string(f.Status))
 	default:
@@ -509,6 +597,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 			if err != nil {
 				return err
 			}
+			s.derive(m)
 			if (f.SessionID == "" || m.SessionID == f.SessionID) &&
 				(f.Status == "" || m.Status == f.Status) &&
 				(host == "" || domain.Within(m.Domain, host)) {
@@ -536,8 +625,9 @@ type Scenario struct {
 }
 
 // Resume builds the scenario that continues run id where it left off: at
-// its final URL (else its last current URL, else its start URL), in the
-// same session. An empty goal repeats the run's goal.
+// its final URL (else its last current URL, else its start URL; the first
+// that is a web page), in the same session. An empty goal repeats the
+// run's goal. A crashed run resumes like any other.
 func (s *Store) Resume(ctx context.Context, id, goal string) (*Scenario, error) {
 	m, err := s.Get(ctx, id)
 	if err != nil {
@@ -557,7 +647,7 @@ func (s *Store) Fork(ctx context.Context, id, goal string) (*Scenario, error) {
 }
 
 func scenario(m *Manifest, goal, session string) (*Scenario, error) {
-	u := cmpOr(m.FinalURL, m.CurrentURL, m.StartURL)
+	u := firstWeb(m.FinalURL, m.CurrentURL, m.StartURL)
 	if u == "" {
 		u = "https://" + m.Domain + "/"
 	}

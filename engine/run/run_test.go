@@ -231,8 +231,17 @@ func TestInvalidStarts(t *testing.T) {
 	}{
 		{Start{Domain: "x.com"}, "goal is empty"},
 		{Start{Goal: "g"}, "no domain"},
-		{Start{Goal: "g", Domain: "x.com", RunID: "a/b"}, "holds a space or '/'"},
-		{Start{Goal: "g", StartURL: "http://"}, "start_url"},
+		{Start{Goal: "g", Domain: "x.com", RunID: "a/b"}, `run id "a/b"`},
+		{Start{Goal: "g", Domain: "x.com", RunID: ".."}, `run id ".."`},
+		{Start{Goal: "g", Domain: "x.com", RunID: "a..b"}, `no ".."`},
+		{Start{Goal: "g", Domain: "x.com", RunID: ".hidden"}, `run id ".hidden"`},
+		{Start{Goal: "g", Domain: "x.com", RunID: "-rf"}, `run id "-rf"`},
+		{Start{Goal: "g", Domain: "x.com", RunID: "a b"}, `run id "a b"`},
+		{Start{Goal: "g", Domain: "x.com", RunID: strings.Repeat("x", 300)}, "300 characters long (at most 64)"},
+		{Start{Goal: "g", Domain: "x.com", RunID: strings.Repeat("x", 65)}, "at most 64"},
+		{Start{Goal: "g", StartURL: "http://"}, "no domain"},
+		{Start{Goal: "g", StartURL: "about:blank"}, "no domain"},
+		{Start{Goal: "g", Domain: "x.com", StartURL: "not a url"}, "start_url"},
 	} {
 		if _, err := s.Start(ctx, tc.in); !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Start(%+v) = %v, want invalid: %s", tc.in, err, tc.want)
@@ -308,5 +317,61 @@ func TestPrepareImportRoundTripAndForget(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestValidRunIDs(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newStore(t)
+	for _, id := range []string{"run_1", "a.b-c_D9", "7", strings.Repeat("x", 64), s.NewID()} {
+		if _, err := s.Start(ctx, Start{RunID: id, Goal: "g", Domain: "x.com"}); err != nil {
+			t.Errorf("Start(%q) = %v", id, err)
+		}
+	}
+}
+
+// A run can be on any page: about:blank after back on the first page, a
+// data: URL, chromium's error page, a local file. The registry records it
+// as it is, completes the run there, and resumes it at the last web page.
+func TestNonWebPagesAreRunStates(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newStore(t)
+	m, err := s.Start(ctx, Start{RunID: "r1", Goal: "g", StartURL: "https://shop.example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, m.RunID, Progress{CurrentURL: "https://shop.example.com/cart", TurnCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range []string{"about:blank", "data:text/html,<h1>hi</h1>", "chrome-error://chromewebdata/", "file:///etc/passwd"} {
+		got, err := s.Update(ctx, m.RunID, Progress{CurrentURL: u, TurnCount: i + 2})
+		if err != nil {
+			t.Fatalf("Update(%q) = %v", u, err)
+		}
+		if got.CurrentURL != u || got.Domain != "shop.example.com" {
+			t.Fatalf("after Update(%q): current %q, domain %q", u, got.CurrentURL, got.Domain)
+		}
+	}
+	if _, err := s.Update(ctx, m.RunID, Progress{CurrentURL: "no scheme here"}); !IsInvalid(err) {
+		t.Fatalf("Update with a non-URL = %v, want invalid", err)
+	}
+	done, err := s.Complete(ctx, m.RunID, Completion{Success: false, FinalURL: "about:blank", Reason: "gave_up", ArtifactPaths: []string{"/d/runs/r1/final.png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != Failed || done.FinalURL != "about:blank" || len(done.ArtifactPaths) != 1 {
+		t.Fatalf("completed = %+v", done)
+	}
+	// final and current are about:blank and file:, so the session history
+	// and resume name the start URL: the only web page the manifest holds.
+	if sess := done.Session(); sess.FinalURL != "https://shop.example.com/" || sess.Domain != "shop.example.com" {
+		t.Fatalf("session final URL = %q, want the start URL", sess.FinalURL)
+	}
+	sc, err := s.Resume(ctx, m.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.StartURL != "https://shop.example.com/" {
+		t.Fatalf("resume starts at %q", sc.StartURL)
 	}
 }
