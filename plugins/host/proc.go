@@ -78,6 +78,7 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hlog,
 		StartTimeout:     o.startTimeout(),
+		GRPCDialOptions:  shared.DialOptions(),
 	}
 	if c.source != SourceBuiltin {
 		if f := o.checksums(); f != "" {
@@ -180,6 +181,11 @@ func (p *proc) call(ctx context.Context, kind, method string, timeout time.Durat
 	}
 	if _, ok := engine.AsActionError(err); ok {
 		return err
+	}
+	if _, ok := shared.IsRetryable(err); ok && ctx.Err() == nil && cctx.Err() == nil {
+		// The plugin's own answer (the provider failed for now), not a
+		// broken connection, although its code may be UNAVAILABLE.
+		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, err)
 	}
 	switch {
 	case ctx.Err() != nil:
