@@ -130,6 +130,8 @@ type Config struct {
 	Budget int
 	// OnStep is called after every step; nil for none.
 	OnStep func(StepInfo)
+	// LLM bounds each model call: timeout, retries, backoff.
+	LLM LLMPolicy
 }
 
 // Result is how a run went.
@@ -213,6 +215,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.MaxRepeats <= 0 {
 		cfg.MaxRepeats = DefaultMaxRepeats
 	}
+	cfg.LLM = cfg.LLM.withDefaults()
 	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now()}
 	if err := r.start(ctx); err != nil {
 		r.closeArtifacts()
@@ -260,6 +263,9 @@ type runner struct {
 
 	// Stop.
 	stopped bool
+
+	// Values typed into secret fields, redacted from llm.jsonl.
+	secrets []string
 
 	// Replay.
 	replay *replayState
@@ -398,9 +404,11 @@ func (r *runner) stepLoop(ctx context.Context) {
 	}
 }
 
-// complete calls the model, counting the call and its tokens.
+// complete calls the model under the run's LLM policy (a deadline per
+// attempt, retries on temporary failures), counting the call and its
+// tokens, logging it to llm.jsonl, and bounding the answer the loop sees.
 func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine.ModelResponse, bool) {
-	resp, err := r.cfg.Model.Complete(ctx, req)
+	resp, st, err := callModel(ctx, r.cfg.Model, req, r.cfg.LLM, time.Now)
 	r.res.LLMCalls++
 	if err != nil {
 		if ctx.Err() != nil {
@@ -408,12 +416,13 @@ func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine
 		} else {
 			r.stop(false, fmt.Sprintf("%s: %v", ReasonLLMFailed, err))
 		}
-		r.art.llm(r.res.Steps, nil, err)
+		r.art.llm(r.res.Steps, req, nil, st, err, r.secrets)
 		return nil, false
 	}
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
-	r.art.llm(r.res.Steps, resp, nil)
-	return resp, true
+	r.noteSecrets(resp)
+	r.art.llm(r.res.Steps, req, resp, st, nil, r.secrets)
+	return boundAnswer(resp), true
 }
 
 // act handles the model's answer for one step.
