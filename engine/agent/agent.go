@@ -687,6 +687,6 @@ func (r *runner) finish(ctx context.Context) {
 
 func (r *runner) closeArtifacts() {
 	if r.art != nil {
-		r.art.close()
+		r.art.close(r.secrets)
 	}
 }

@@ -205,6 +205,26 @@ func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelRes
 	a.line(a.llmf, v)
 }
 
+// redactLLM rewrites llm.jsonl with the secrets redacted: a line written
+// before the model typed a secret (a goal that names it, say) does not
+// keep it either.
+func (a *artifacts) redactLLM(secrets []string) {
+	if a == nil || len(secrets) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := filepath.Join(a.dir, LLMFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return
+	}
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, []byte(redact(string(b), secrets)), 0o644) == nil {
+		_ = os.Rename(tmp, p)
+	}
+}
+
 // screenshot writes a PNG and returns its path.
 func (a *artifacts) screenshot(name string, png []byte) string {
 	if a == nil || len(png) == 0 {
@@ -245,8 +265,9 @@ func (a *artifacts) paths() []string {
 	return append(out, a.shots...)
 }
 
-func (a *artifacts) close() {
+func (a *artifacts) close(secrets []string) {
 	a.actions.Close()
 	a.llmf.Close()
+	a.redactLLM(secrets)
 	_ = a.events.Close()
 }
