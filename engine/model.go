@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 )
 
 // Model is a chat model that can call tools. Implementations live in
@@ -73,4 +75,26 @@ func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens}
+}
+
+// ModelError is a model call that failed in a way worth retrying: the
+// provider was rate limited (HTTP 429), failed on its side (5xx) or dropped
+// the connection. RetryAfter is how long the provider asked to wait (0: it
+// did not say). Model implementations return it; the agent loop retries.
+type ModelError struct {
+	Err        error
+	Temporary  bool
+	RetryAfter time.Duration
+}
+
+func (e *ModelError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// AsModelError finds a *ModelError in err's chain.
+func AsModelError(err error) (*ModelError, bool) {
+	var me *ModelError
+	ok := errors.As(err, &me)
+	return me, ok
 }

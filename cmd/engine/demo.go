@@ -32,6 +32,7 @@ func (a *app) demoCommand() *cobra.Command {
 		llm     string
 		browser string
 		quiet   bool
+		lf      runFlags // the LLM call flags
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -65,9 +66,13 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 				return err
 			}
 			defer site.Close()
-			f := runFlags{goal: demosite.Goal, url: site.URL, browser: browser, llm: llm,
-				maxSteps: agent.DefaultMaxSteps, maxErrors: agent.DefaultMaxErrors,
-				approve: string(agent.ApproveNever), mode: string(agent.StepMode), quiet: quiet}
+			f := lf
+			f.goal, f.url, f.browser, f.llm = demosite.Goal, site.URL, browser, llm
+			f.maxSteps, f.maxErrors = agent.DefaultMaxSteps, agent.DefaultMaxErrors
+			f.approve, f.mode, f.quiet = string(agent.ApproveNever), string(agent.StepMode), quiet
+			if err := f.check(); err != nil {
+				return err
+			}
 			if llm == "" || llm == "scripted" {
 				f.llm = "scripted"
 				rf, err := os.CreateTemp("", "engine-demo-rules-*.json")
@@ -131,6 +136,7 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 	c.Flags().StringVar(&llm, "llm", "", "LLM as PROVIDER[:MODEL] (default: the scripted provider with the bundled rules)")
 	c.Flags().StringVar(&browser, "browser", "chromedp", "browser plugin")
 	c.Flags().BoolVar(&quiet, "quiet", false, "do not print each step")
+	addLLMFlags(c.Flags(), &lf)
 	return c
 }
 

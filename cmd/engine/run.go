@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
@@ -22,6 +23,7 @@ import (
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
+	llmplugin "github.com/engine-dev/engine/plugins/llm"
 )
 
 func init() {
@@ -43,6 +45,24 @@ type runFlags struct {
 	headed                                    bool
 	allowDomains                              string
 	allowPrivate                              bool
+	llmTimeout                                time.Duration
+	llmRetries, llmMaxTokens                  int
+}
+
+// addLLMFlags registers the flags that bound model calls (run and demo).
+func addLLMFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.DurationVar(&f.llmTimeout, "llm-timeout", agent.DefaultLLMTimeout, "give up on one LLM call after this long")
+	fl.IntVar(&f.llmRetries, "llm-retries", agent.DefaultLLMRetries, "retry an LLM call this many times on HTTP 429, 5xx or a dropped connection (0: never)")
+	fl.IntVar(&f.llmMaxTokens, "llm-max-tokens", llmplugin.DefaultMaxTokens, "cap on the tokens of one LLM answer (max_tokens)")
+}
+
+// llmPolicy is the agent's LLM call policy from the flags.
+func (f *runFlags) llmPolicy() agent.LLMPolicy {
+	p := agent.LLMPolicy{Timeout: f.llmTimeout, Retries: f.llmRetries}
+	if f.llmRetries == 0 {
+		p.Retries = -1
+	}
+	return p
 }
 
 // defaultLLM is the provider when neither --llm nor ENGINE_LLM says.
@@ -110,6 +130,7 @@ Environment:
 	fl.BoolVar(&f.headed, "headed", false, "show the browser window")
 	fl.StringVar(&f.allowDomains, "allow-domains", "", "navigate only to these `DOMAINS` (comma-separated) and their subdomains")
 	fl.BoolVar(&f.allowPrivate, "allow-private", false, "allow private, loopback and link-local addresses (allowed anyway when --url is one)")
+	addLLMFlags(fl, &f)
 	return c
 }
 
@@ -138,6 +159,15 @@ func (f *runFlags) check() error {
 	}
 	if f.maxErrors <= 0 {
 		return usagef("--max-errors must be positive, not %d", f.maxErrors)
+	}
+	if f.llmTimeout <= 0 {
+		return usagef("--llm-timeout must be positive, not %v", f.llmTimeout)
+	}
+	if f.llmRetries < 0 {
+		return usagef("--llm-retries must be 0 or more, not %d", f.llmRetries)
+	}
+	if f.llmMaxTokens <= 0 {
+		return usagef("--llm-max-tokens must be positive, not %d", f.llmMaxTokens)
 	}
 	switch agent.Approval(f.approve) {
 	case agent.ApproveAuto, agent.ApproveAsk, agent.ApproveNever:
@@ -282,7 +312,9 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 	opts := host.Options{Logger: pluginLogger(a.stderr)}
 	var model engine.Model
 	spec := f.llmSpec()
-	m, err := host.OpenModel(ctx, spec, host.ModelOptions{Options: opts, RulesFile: f.rules})
+	mopts := opts
+	mopts.CallTimeout = f.llmTimeout + 10*time.Second // a backstop: the loop's own deadline comes first
+	m, err := host.OpenModel(ctx, spec, host.ModelOptions{Options: mopts, RulesFile: f.rules, RequestTimeout: f.llmTimeout, MaxTokens: f.llmMaxTokens})
 	if err != nil {
 		return nil, fmt.Errorf("llm %s: %w", spec, err)
 	}
@@ -299,7 +331,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		Browser: browser, Model: model, OpenDB: open, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
-		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"),
+		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {
 		return nil, err

@@ -134,6 +134,8 @@ type Config struct {
 	// default: http(s) only, private addresses only when the start URL is
 	// one.
 	Navigation *navpolicy.Policy
+	// LLM bounds each model call: timeout, retries, backoff.
+	LLM LLMPolicy
 }
 
 // Result is how a run went.
@@ -230,6 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.MaxRepeats <= 0 {
 		cfg.MaxRepeats = DefaultMaxRepeats
 	}
+	cfg.LLM = cfg.LLM.withDefaults()
 	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: nav}}
 	if err := r.start(ctx); err != nil {
 		r.closeArtifacts()
@@ -292,6 +295,9 @@ type runner struct {
 	// Stop.
 	stopped   bool
 	finishing bool // finish has begun
+
+	// Values typed into secret fields, redacted from llm.jsonl.
+	secrets []string
 
 	// Replay.
 	replay *replayState
@@ -467,9 +473,11 @@ func (r *runner) stopMemory(ctx context.Context, err error) {
 	r.stop(false, fmt.Sprintf("memory: %v", err))
 }
 
-// complete calls the model, counting the call and its tokens.
+// complete calls the model under the run's LLM policy (a deadline per
+// attempt, retries on temporary failures), counting the call and its
+// tokens, logging it to llm.jsonl, and bounding the answer the loop sees.
 func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine.ModelResponse, bool) {
-	resp, err := r.cfg.Model.Complete(ctx, req)
+	resp, st, err := callModel(ctx, r.cfg.Model, req, r.cfg.LLM, time.Now)
 	r.res.LLMCalls++
 	if err != nil {
 		if ctx.Err() != nil {
@@ -477,12 +485,13 @@ func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine
 		} else {
 			r.stop(false, fmt.Sprintf("%s: %s", ReasonLLMFailed, errText(err)))
 		}
-		r.art.llm(r.res.Steps, nil, err)
+		r.art.llm(r.res.Steps, req, nil, st, err, r.secrets)
 		return nil, false
 	}
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
-	r.art.llm(r.res.Steps, resp, nil)
-	return resp, true
+	r.noteSecrets(resp)
+	r.art.llm(r.res.Steps, req, resp, st, nil, r.secrets)
+	return boundAnswer(resp), true
 }
 
 // act handles the model's answer for one step.
@@ -776,6 +785,6 @@ func (r *runner) finish(ctx context.Context) {
 
 func (r *runner) closeArtifacts() {
 	if r.art != nil {
-		r.art.close()
+		r.art.close(r.secrets)
 	}
 }

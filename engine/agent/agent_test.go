@@ -463,6 +463,12 @@ func TestSecretsStayOutOfArtifacts(t *testing.T) {
 	if raw, _ := json.Marshal(tr[0]); strings.Contains(string(raw), "hunter2") {
 		t.Fatalf("trajectory keeps the secret: %s", raw)
 	}
+	// llm.jsonl: not in the answer that typed it, not in later requests,
+	// not in the goal of earlier ones.
+	recs, llm := readLLMLog(t, res.Dir)
+	if strings.Contains(llm, "hunter2") || !strings.Contains(llm, Redacted) || len(recs) != 3 {
+		t.Fatalf("llm.jsonl:\n%s", llm)
+	}
 }
 
 type loginSite struct{ typed, in bool }

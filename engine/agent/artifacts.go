@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/engine-dev/engine/engine"
@@ -114,19 +115,129 @@ func (a *artifacts) log(rec record) {
 	a.line(a.actions, rec)
 }
 
-func (a *artifacts) llm(step int, resp *engine.ModelResponse, err error) {
+// LogClip is how much of each text (system prompt, message, answer, tool
+// arguments) llm.jsonl keeps; a clipped field has its original size
+// beside it (…_bytes).
+const LogClip = 4000
+
+// llmRecord is one line of llm.jsonl: one model call.
+type llmRecord struct {
+	Step      int           `json:"step"`
+	Request   llmRequest    `json:"request"`
+	Attempts  int           `json:"attempts"`
+	Retries   []attempt     `json:"retries,omitempty"` // failed attempts, with the wait before the next
+	LatencyMS int64         `json:"latency_ms"`        // the whole call, retries included
+	Text      string        `json:"text,omitempty"`
+	TextBytes int           `json:"text_bytes,omitempty"`
+	ToolCalls []loggedCall  `json:"tool_calls,omitempty"`
+	Usage     *engine.Usage `json:"usage,omitempty"`
+	Error     string        `json:"error,omitempty"`
+}
+
+type llmRequest struct {
+	System      string          `json:"system"`
+	SystemBytes int             `json:"system_bytes,omitempty"`
+	Messages    []loggedMessage `json:"messages"`
+	Tools       []string        `json:"tools,omitempty"` // names only: the schemas are fixed
+}
+
+type loggedMessage struct {
+	Role         string       `json:"role"`
+	Content      string       `json:"content,omitempty"`
+	ContentBytes int          `json:"content_bytes,omitempty"`
+	ToolCalls    []loggedCall `json:"tool_calls,omitempty"`
+	ToolCallID   string       `json:"tool_call_id,omitempty"`
+}
+
+type loggedCall struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	Arguments      string `json:"arguments"`
+	ArgumentsBytes int    `json:"arguments_bytes,omitempty"`
+}
+
+// logText redacts the secrets from s and clips it to LogClip bytes; n is
+// s's original size when it was clipped, else 0.
+func logText(s string, secrets []string) (string, int) {
+	s = redact(s, secrets)
+	if len(s) <= LogClip {
+		return s, 0
+	}
+	return clipBytes(s, LogClip) + "…", len(s)
+}
+
+func logCalls(tcs []engine.ToolCall, secrets []string) []loggedCall {
+	var out []loggedCall
+	for _, tc := range tcs {
+		c := loggedCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
+		c.Arguments, c.ArgumentsBytes = logText(tc.Arguments, secrets)
+		out = append(out, c)
+	}
+	return out
+}
+
+// redact replaces every secret (as typed, and as it appears inside a JSON
+// string) with Redacted.
+func redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		s = strings.ReplaceAll(s, sec, Redacted)
+		if q, err := json.Marshal(sec); err == nil {
+			if esc := string(q[1 : len(q)-1]); esc != sec {
+				s = strings.ReplaceAll(s, esc, Redacted)
+			}
+		}
+	}
+	return s
+}
+
+// llm logs one model call: the request and the answer (or the error),
+// redacted and clipped, with its attempts and latency.
+func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelResponse, st callStats, err error, secrets []string) {
 	if a == nil {
 		return
 	}
-	v := map[string]any{"step": step}
+	v := llmRecord{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
+	for i := range v.Retries {
+		v.Retries[i].Error, _ = logText(v.Retries[i].Error, secrets)
+	}
+	v.Request.System, v.Request.SystemBytes = logText(req.System, secrets)
+	for _, m := range req.Messages {
+		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, secrets)}
+		lm.Content, lm.ContentBytes = logText(m.Content, secrets)
+		v.Request.Messages = append(v.Request.Messages, lm)
+	}
+	for _, t := range req.Tools {
+		v.Request.Tools = append(v.Request.Tools, t.Name)
+	}
 	if err != nil {
-		v["error"] = err.Error()
+		v.Error, _ = logText(err.Error(), secrets)
 	} else {
-		v["tool_calls"] = resp.ToolCalls
-		v["text"] = resp.Text
-		v["usage"] = resp.Usage
+		v.Text, v.TextBytes = logText(resp.Text, secrets)
+		v.ToolCalls = logCalls(resp.ToolCalls, secrets)
+		u := resp.Usage
+		v.Usage = &u
 	}
 	a.line(a.llmf, v)
+}
+
+// redactLLM rewrites llm.jsonl with the secrets redacted: a line written
+// before the model typed a secret (a goal that names it, say) does not
+// keep it either.
+func (a *artifacts) redactLLM(secrets []string) {
+	if a == nil || len(secrets) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := filepath.Join(a.dir, LLMFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return
+	}
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, []byte(redact(string(b), secrets)), 0o644) == nil {
+		_ = os.Rename(tmp, p)
+	}
 }
 
 // screenshot writes a PNG and returns its path.
@@ -169,8 +280,9 @@ func (a *artifacts) paths() []string {
 	return append(out, a.shots...)
 }
 
-func (a *artifacts) close() {
+func (a *artifacts) close(secrets []string) {
 	a.actions.Close()
 	a.llmf.Close()
+	a.redactLLM(secrets)
 	_ = a.events.Close()
 }

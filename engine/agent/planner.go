@@ -166,6 +166,9 @@ func parsePlan(resp *engine.ModelResponse) (plan.Output, error) {
 	var raw string
 	for _, tc := range resp.ToolCalls {
 		if tc.Name == PlanTool.Name {
+			if n := len(tc.Arguments); n > MaxToolArgs {
+				return plan.Output{}, tooLong(tc.Name, n)
+			}
 			raw = tc.Arguments
 			break
 		}

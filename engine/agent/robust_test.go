@@ -31,7 +31,7 @@ func manifestFile(t *testing.T, dir string) run.Manifest {
 	return m
 }
 
-func answer(name string, args map[string]any) policy {
+func answerWith(name string, args map[string]any) policy {
 	return func(string, string) (string, map[string]any) { return name, args }
 }
 
@@ -75,10 +75,10 @@ func TestEveryEndCompletesTheRun(t *testing.T) {
 		}, run.Completed, "", "file:///etc/passwd", true, ""},
 		{"chromium's error page", func(c *Config, b *shop, m *fakeModel) {
 			c.MaxSteps = 2
-			m.p = answer("navigate", map[string]any{"url": "chrome-error://chromewebdata/"})
+			m.p = answerWith("navigate", map[string]any{"url": "chrome-error://chromewebdata/"})
 		}, run.Failed, ReasonMaxSteps, "chrome-error://chromewebdata/", true, ""},
 		{"giving up without an answer", func(c *Config, b *shop, m *fakeModel) {
-			m.p = answer("finish", map[string]any{"answer": "", "success": false})
+			m.p = answerWith("finish", map[string]any{"answer": "", "success": false})
 		}, run.Failed, "gave_up", "http://shop.test/", true, "gave up: (no answer given)"},
 		{"an LLM error without a message", func(c *Config, b *shop, m *fakeModel) { m.err = errors.New("") },
 			run.Failed, "llm_failed: *errors.errorString with no message", "http://shop.test/", true, ""},

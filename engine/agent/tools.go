@@ -100,6 +100,9 @@ func parseCall(tc engine.ToolCall) (call, error) {
 		}
 		return call{}, &toolError{fmt.Sprintf("unknown tool %q: call one of %s", tc.Name, strings.Join(names, ", "))}
 	}
+	if n := len(tc.Arguments); n > MaxToolArgs {
+		return call{}, tooLong(name, n)
+	}
 	var a args
 	raw := strings.TrimSpace(tc.Arguments)
 	if raw == "" {

@@ -128,6 +128,9 @@ func (b *Browser) Info() shared.Info { return b.info }
 
 // Navigate implements engine.Browser.
 func (b *Browser) Navigate(ctx context.Context, url string) error {
+	if err := shared.CheckAction("the URL", url); err != nil {
+		return err
+	}
 	return b.p.call(ctx, shared.KindBrowser, "Navigate", b.timeout, func(ctx context.Context) error {
 		return b.rpc.Navigate(ctx, url)
 	})
@@ -146,6 +149,9 @@ func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 
 // Act implements engine.Browser.
 func (b *Browser) Act(ctx context.Context, a engine.Action) error {
+	if err := shared.CheckAction("the value of "+string(a.Kind), a.Value); err != nil {
+		return err
+	}
 	t := b.timeout
 	if a.Kind == engine.ActWait && a.Millis > 0 {
 		t += time.Duration(a.Millis) * time.Millisecond

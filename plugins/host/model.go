@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,13 @@ type ModelOptions struct {
 	RulesFile string
 	// Extra are further plugin-specific options, sent as they are.
 	Extra map[string]string
+	// RequestTimeout bounds one request to the provider inside the plugin
+	// (option "timeout"; 0: the plugin's default, 120s for plugins/llm).
+	// The engine puts its own deadline on each call too.
+	RequestTimeout time.Duration
+	// MaxTokens caps each answer's length (option "max_tokens"; 0: the
+	// plugin's default, 4096 for plugins/llm).
+	MaxTokens int
 }
 
 // Model is an LLM plugin running as a subprocess. It implements
@@ -102,6 +110,12 @@ func openModel(ctx context.Context, p *proc, model string, opts ModelOptions) (*
 	if opts.BaseURL != "" {
 		options[shared.OptBaseURL] = opts.BaseURL
 	}
+	if opts.RequestTimeout > 0 {
+		options[shared.OptTimeout] = opts.RequestTimeout.String()
+	}
+	if opts.MaxTokens > 0 {
+		options[shared.OptMaxTokens] = strconv.Itoa(opts.MaxTokens)
+	}
 	rules := opts.RulesFile
 	if rules == "" {
 		rules = os.Getenv(EnvRules)
@@ -128,6 +142,9 @@ func (m *Model) Complete(ctx context.Context, req engine.ModelRequest) (*engine.
 		resp, err = m.rpc.Complete(ctx, req)
 		return err
 	})
+	if after, ok := shared.IsRetryable(err); ok {
+		return nil, &engine.ModelError{Err: err, Temporary: true, RetryAfter: after}
+	}
 	return resp, err
 }
 

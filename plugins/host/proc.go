@@ -83,6 +83,7 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		Logger:           hlog,
 		StartTimeout:     o.startTimeout(),
 		Stderr:           stderr,
+		GRPCDialOptions:  shared.DialOptions(),
 	}
 	if c.source != SourceBuiltin {
 		if f := o.checksums(); f != "" {
@@ -201,10 +202,15 @@ func (p *proc) call(ctx context.Context, kind, method string, timeout time.Durat
 	if _, ok := engine.AsActionError(err); ok {
 		return err
 	}
+	if _, ok := shared.IsRetryable(err); ok && ctx.Err() == nil && cctx.Err() == nil {
+		// The plugin's own answer (the provider failed for now), not a
+		// broken connection, although its code may be UNAVAILABLE.
+		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, err)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, ctx.Err())
-	case cctx.Err() == context.DeadlineExceeded:
+	case cctx.Err() == context.DeadlineExceeded || pastDeadline(cctx):
 		p.markDead(fmt.Errorf("killed after a call timed out: %w", ErrTimeout))
 		p.kill()
 		return fmt.Errorf("%s: %s timed out after %v; the plugin was killed: %w", p.c.label(kind), method, timeout, ErrTimeout)
@@ -214,6 +220,15 @@ func (p *proc) call(ctx context.Context, kind, method string, timeout time.Durat
 		return fmt.Errorf("%s: %s: the plugin process died mid-call (%v): %w", p.c.label(kind), method, err, ErrPluginDied)
 	}
 	return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, err)
+}
+
+// pastDeadline: the call's deadline has passed even if its context does
+// not say so yet. On a loaded machine the plugin (which got the deadline)
+// can cancel the stream before the host's own timer fires, and the call
+// fails with CANCEL instead of DeadlineExceeded.
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d.Add(-20*time.Millisecond))
 }
 
 // exitedSoon reports whether the process has exited, giving go-plugin a

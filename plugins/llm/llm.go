@@ -17,9 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
@@ -69,9 +72,12 @@ func LookupProvider(name string) (Provider, bool) {
 type Model struct {
 	provider Provider
 
-	mu    sync.Mutex
-	llm   llms.Model
-	model string
+	mu        sync.Mutex
+	llm       llms.Model
+	model     string
+	timeout   time.Duration
+	maxTokens int
+	legacyMax bool // send max_tokens, not max_completion_tokens (OpenAI-compatible servers)
 }
 
 // New returns the unopened model of a provider (see Providers).
@@ -117,6 +123,26 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 	if base == "" && m.provider.BaseURLEnv != "" {
 		base = os.Getenv(m.provider.BaseURLEnv)
 	}
+	timeout, maxTokens := DefaultTimeout, DefaultMaxTokens
+	if v := o[shared.OptTimeout]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s: option timeout %q: want a positive Go duration such as 90s", m.provider.Name, v)
+		}
+		timeout = d
+	}
+	if v := o[shared.OptMaxTokens]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%s: option max_tokens %q: want a positive number", m.provider.Name, v)
+		}
+		maxTokens = n
+	}
+	hc := httpClient(timeout, nil)
+	// OpenAI's own API wants max_completion_tokens (o1 and later refuse
+	// max_tokens); OpenAI-compatible servers (llama.cpp, vLLM, Ollama)
+	// know max_tokens.
+	legacyMax := m.provider.Name == "ollama" || base != ""
 	var (
 		l   llms.Model
 		err error
@@ -130,7 +156,7 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 			}
 			key = "unused" // a local OpenAI-compatible server needs no key
 		}
-		opts := []openai.Option{openai.WithToken(key), openai.WithModel(model)}
+		opts := []openai.Option{openai.WithToken(key), openai.WithModel(model), openai.WithHTTPClient(hc)}
 		if base != "" {
 			opts = append(opts, openai.WithBaseURL(base))
 		}
@@ -140,7 +166,7 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 		if kerr != nil {
 			return kerr
 		}
-		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(model)}
+		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(model), anthropic.WithHTTPClient(hc)}
 		if base != "" {
 			opts = append(opts, anthropic.WithBaseURL(base))
 		}
@@ -152,8 +178,11 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 		}
 		opts := []googleai.Option{googleai.WithAPIKey(key), googleai.WithDefaultModel(model)}
 		if base != "" {
-			// A Gemini-compatible REST server (or a proxy) at base.
-			opts = append(opts, googleai.WithRest(), func(o *googleai.Options) {
+			// A Gemini-compatible REST server (or a proxy) at base. Google's
+			// client ignores the API key option with a custom HTTP client,
+			// so that client sends the key itself.
+			hc = httpClient(timeout, http.Header{"X-Goog-Api-Key": {key}})
+			opts = append(opts, googleai.WithRest(), googleai.WithHTTPClient(hc), func(o *googleai.Options) {
 				o.ClientOptions = append(o.ClientOptions, option.WithEndpoint(base))
 			})
 		}
@@ -161,7 +190,7 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 	case "ollama":
 		// langchaingo's native ollama client cannot send or receive tool
 		// calls; Ollama's OpenAI-compatible endpoint can.
-		l, err = openai.New(openai.WithToken("ollama"), openai.WithModel(model), openai.WithBaseURL(OllamaBaseURL(base)))
+		l, err = openai.New(openai.WithToken("ollama"), openai.WithModel(model), openai.WithBaseURL(OllamaBaseURL(base)), openai.WithHTTPClient(hc))
 	default:
 		return fmt.Errorf("llm: unknown provider %q", m.provider.Name)
 	}
@@ -169,7 +198,7 @@ func (m *Model) Open(ctx context.Context, o map[string]string) error {
 		return fmt.Errorf("%s: %w", m.provider.Name, err)
 	}
 	m.mu.Lock()
-	m.llm, m.model = l, model
+	m.llm, m.model, m.timeout, m.maxTokens, m.legacyMax = l, model, timeout, maxTokens, legacyMax
 	m.mu.Unlock()
 	return nil
 }
@@ -194,7 +223,7 @@ func OllamaBaseURL(host string) string {
 // Complete implements engine.Model.
 func (m *Model) Complete(ctx context.Context, req engine.ModelRequest) (*engine.ModelResponse, error) {
 	m.mu.Lock()
-	l := m.llm
+	l, timeout, maxTokens, legacyMax := m.llm, m.timeout, m.maxTokens, m.legacyMax
 	m.mu.Unlock()
 	if l == nil {
 		return nil, errors.New("llm: Complete before Open")
@@ -203,7 +232,10 @@ func (m *Model) Complete(ctx context.Context, req engine.ModelRequest) (*engine.
 	if err != nil {
 		return nil, err
 	}
-	var opts []llms.CallOption
+	opts := []llms.CallOption{llms.WithMaxTokens(maxTokens)}
+	if legacyMax {
+		opts = append(opts, openai.WithLegacyMaxTokensField())
+	}
 	if len(req.Tools) > 0 {
 		tools, err := Tools(req.Tools)
 		if err != nil {
@@ -211,9 +243,10 @@ func (m *Model) Complete(ctx context.Context, req engine.ModelRequest) (*engine.
 		}
 		opts = append(opts, llms.WithTools(tools))
 	}
+	ctx, x := withExchange(ctx)
 	resp, err := l.GenerateContent(ctx, msgs, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.provider.Name, err)
+		return nil, classify(m.provider.Name, err, x, ctx, timeout)
 	}
 	return Response(resp), nil
 }

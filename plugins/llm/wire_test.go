@@ -297,7 +297,10 @@ func TestPluginGoogleAIWire(t *testing.T) {
 	if resp.Usage != (engine.Usage{PromptTokens: 42, CompletionTokens: 7}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
-	body, _, path := rec.get()
+	body, header, path := rec.get()
+	if got := header.Get("X-Goog-Api-Key"); got != "g-key-789" {
+		t.Errorf("x-goog-api-key = %q", got)
+	}
 	if !strings.Contains(path, "/models/gemini-test:") {
 		t.Errorf("path = %s", path)
 	}

@@ -85,5 +85,6 @@ func (s *modelServer) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	ClipResponse(resp)
 	return responseToProto(resp), nil
 }

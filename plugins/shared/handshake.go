@@ -71,4 +71,6 @@ const (
 	OptModel     = "model"      // provider model name
 	OptBaseURL   = "base_url"   // OpenAI-compatible server, ollama server
 	OptRulesFile = "rules_file" // scripted: absolute path of the rules file
+	OptTimeout   = "timeout"    // Go duration bounding one provider request
+	OptMaxTokens = "max_tokens" // cap on an answer's tokens
 )

@@ -34,7 +34,7 @@ func serve(kind string, p plugin.Plugin, logger hclog.Logger) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {kind: p}},
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       GRPCServer,
 		Logger:           logger,
 	})
 }

@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// LLMPolicy bounds every model call of a run. The zero value is the
+// defaults.
+type LLMPolicy struct {
+	// Timeout bounds one attempt (default DefaultLLMTimeout). It holds even
+	// when the model does not honour its context: the loop stops waiting.
+	Timeout time.Duration
+	// Retries is how many times a temporary failure (engine.ModelError:
+	// HTTP 429, 5xx, a dropped connection) is retried (0: DefaultLLMRetries;
+	// negative: never). A timed-out attempt is not retried.
+	Retries int
+	// Backoff is the first wait before a retry (default 1s); it doubles
+	// with every retry, up to MaxWait.
+	Backoff time.Duration
+	// MaxWait is the longest wait before one retry (default 30s). A
+	// provider's Retry-After up to MaxWait is honoured; a longer one ends
+	// the call at once.
+	MaxWait time.Duration
+	// Budget bounds one call with all its attempts and waits (default
+	// 5m): no retry starts when its wait would end past it.
+	Budget time.Duration
+}
+
+// Defaults of LLMPolicy.
+const (
+	DefaultLLMTimeout = 120 * time.Second
+	DefaultLLMRetries = 3
+	DefaultLLMBackoff = time.Second
+	DefaultLLMMaxWait = 30 * time.Second
+	DefaultLLMBudget  = 5 * time.Minute
+)
+
+func (p LLMPolicy) withDefaults() LLMPolicy {
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultLLMTimeout
+	}
+	if p.Retries == 0 {
+		p.Retries = DefaultLLMRetries
+	}
+	if p.Retries < 0 {
+		p.Retries = 0
+	}
+	if p.Backoff <= 0 {
+		p.Backoff = DefaultLLMBackoff
+	}
+	if p.MaxWait <= 0 {
+		p.MaxWait = DefaultLLMMaxWait
+	}
+	if p.Budget <= 0 {
+		p.Budget = DefaultLLMBudget
+	}
+	return p
+}
+
+// attempt is one failed try of a model call, as llm.jsonl records it.
+type attempt struct {
+	Attempt    int    `json:"attempt"`
+	Error      string `json:"error"`
+	LatencyMS  int64  `json:"latency_ms"`
+	WaitMS     int64  `json:"wait_ms,omitempty"`        // before the next attempt
+	RetryAfter int64  `json:"retry_after_ms,omitempty"` // what the provider asked for
+}
+
+// callStats is how one model call went.
+type callStats struct {
+	attempts int
+	retries  []attempt // the failed attempts that were retried (and a last failed one)
+	latency  time.Duration
+}
+
+// errLLMTimeout marks an attempt that ran out of time.
+var errLLMTimeout = errors.New("timed out")
+
+// callModel calls m under the policy: a deadline per attempt, retries with
+// backoff on temporary failures. The error says what happened and after how
+// many attempts.
+func callModel(ctx context.Context, m engine.Model, req engine.ModelRequest, p LLMPolicy, now func() time.Time) (*engine.ModelResponse, callStats, error) {
+	var st callStats
+	start := now()
+	defer func() { st.latency = now().Sub(start) }()
+	for n := 1; ; n++ {
+		st.attempts = n
+		t0 := now()
+		resp, err := attemptModel(ctx, m, req, p.Timeout)
+		if err == nil {
+			return resp, st, nil
+		}
+		a := attempt{Attempt: n, Error: err.Error(), LatencyMS: now().Sub(t0).Milliseconds()}
+		if ctx.Err() != nil {
+			return nil, st, ctx.Err()
+		}
+		if errors.Is(err, errLLMTimeout) {
+			st.retries = append(st.retries, a)
+			return nil, st, fmt.Errorf("model call timed out after %v (attempt %d)", p.Timeout, n)
+		}
+		me, ok := engine.AsModelError(err)
+		if !ok || !me.Temporary {
+			return nil, st, err
+		}
+		a.RetryAfter = me.RetryAfter.Milliseconds()
+		if n > p.Retries {
+			st.retries = append(st.retries, a)
+			return nil, st, fmt.Errorf("%w (gave up after %d attempts)", err, n)
+		}
+		wait := p.Backoff << (n - 1)
+		if wait <= 0 || wait > p.MaxWait {
+			wait = p.MaxWait
+		}
+		if me.RetryAfter > p.MaxWait {
+			st.retries = append(st.retries, a)
+			return nil, st, fmt.Errorf("%w (the provider asks to wait %v, longer than %v; gave up after %d attempts)", err, me.RetryAfter, p.MaxWait, n)
+		}
+		if me.RetryAfter > 0 {
+			wait = me.RetryAfter
+		}
+		if now().Sub(start)+wait > p.Budget {
+			st.retries = append(st.retries, a)
+			return nil, st, fmt.Errorf("%w (no time left for a retry within %v; gave up after %d attempts)", err, p.Budget, n)
+		}
+		a.WaitMS = wait.Milliseconds()
+		st.retries = append(st.retries, a)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, st, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// attemptModel is one try with a deadline. The model runs in its own
+// goroutine so that a model ignoring its context cannot hold the loop: at
+// the deadline the loop stops waiting (the goroutine ends when the model
+// returns; a plugin's call is cancelled through its context).
+func attemptModel(ctx context.Context, m engine.Model, req engine.ModelRequest, timeout time.Duration) (*engine.ModelResponse, error) {
+	actx, cancel := context.WithTimeoutCause(ctx, timeout, errLLMTimeout)
+	defer cancel()
+	type result struct {
+		resp *engine.ModelResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := m.Complete(actx, req)
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() == nil && context.Cause(actx) == errLLMTimeout {
+			return nil, errLLMTimeout
+		}
+		if r.err == nil && r.resp == nil {
+			return nil, errors.New("the model returned no answer")
+		}
+		return r.resp, r.err
+	case <-actx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errLLMTimeout
+	}
+}
+
+// Bounds on what a model's answer may carry into the loop.
+const (
+	// MaxAnswerText is how much of an answer's text the loop reads (the
+	// planner's JSON plan; step mode reads only tool calls). The rest is
+	// cut off.
+	MaxAnswerText = 32 << 10
+	// MaxToolArgs is the longest tool call arguments the loop accepts;
+	// longer ones are an invalid tool call, told to the model.
+	MaxToolArgs = 64 << 10
+)
+
+// boundAnswer returns resp with its text clipped to MaxAnswerText.
+func boundAnswer(resp *engine.ModelResponse) *engine.ModelResponse {
+	if len(resp.Text) <= MaxAnswerText {
+		return resp
+	}
+	out := *resp
+	out.Text = clipBytes(resp.Text, MaxAnswerText)
+	return &out
+}
+
+// clipBytes cuts s to at most n bytes at a character boundary.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// tooLong is the tool error for oversized arguments.
+func tooLong(name string, n int) error {
+	return &toolError{fmt.Sprintf("the arguments of %s are %d bytes, more than the %d a tool call may carry: send shorter arguments", name, n, MaxToolArgs)}
+}
+
+// noteSecrets remembers the values the answer types into secret fields
+// (password, card number, …: the names actions.jsonl redacts), so that
+// llm.jsonl never shows them, in this answer or in later requests.
+func (r *runner) noteSecrets(resp *engine.ModelResponse) {
+	var calls []call
+	for _, tc := range resp.ToolCalls {
+		if c, err := parseCall(tc); err == nil {
+			calls = append(calls, c)
+		}
+	}
+	if out, err := parsePlan(resp); err == nil {
+		for _, l := range out.ProposedActions {
+			if c, err := parseActionLine(l); err == nil {
+				calls = append(calls, c)
+			}
+		}
+	}
+	for _, c := range calls {
+		if c.Value == "" || c.Kind != engine.ActFill && c.Kind != engine.ActType {
+			continue
+		}
+		name := c.Element
+		if el, ok := r.page.Find(c.Kind, c.Ref, c.Element); ok {
+			name = el.Name
+		}
+		if secretRe.MatchString(name) && !slices.Contains(r.secrets, c.Value) {
+			r.secrets = append(r.secrets, c.Value)
+		}
+	}
+}
