@@ -65,17 +65,19 @@ func TestEveryEndCompletesTheRun(t *testing.T) {
 				return "back", map[string]any{}
 			}
 		}, run.Completed, "", "about:blank", true, ""},
-		{"a model that navigates to file:///etc/passwd", func(c *Config, b *shop, m *fakeModel) {
-			m.p = func(s, msg string) (string, map[string]any) {
-				if strings.Contains(msg, "URL: file:///etc/passwd") {
-					return "finish", map[string]any{"answer": "read it", "success": true}
-				}
-				return "navigate", map[string]any{"url": "file:///etc/passwd"}
-			}
-		}, run.Completed, "", "file:///etc/passwd", true, ""},
+		// The navigation policy refuses file:// (a failed step each time), so
+		// a model that insists ends on the guardrail, on the page it was on.
+		{"a model that keeps navigating to file:///etc/passwd", func(c *Config, b *shop, m *fakeModel) {
+			m.p = answerWith("navigate", map[string]any{"url": "file:///etc/passwd"})
+		}, run.Failed, ReasonRepeatedAction, "http://shop.test/", true, ""},
+		// The browser lands on its error page by itself (a connection that
+		// failed): a page the run can be on and end on.
 		{"chromium's error page", func(c *Config, b *shop, m *fakeModel) {
 			c.MaxSteps = 2
-			m.p = answerWith("navigate", map[string]any{"url": "chrome-error://chromewebdata/"})
+			m.p = func(string, string) (string, map[string]any) {
+				b.page = "url:chrome-error://chromewebdata/"
+				return "wait", map[string]any{"millis": 1}
+			}
 		}, run.Failed, ReasonMaxSteps, "chrome-error://chromewebdata/", true, ""},
 		{"giving up without an answer", func(c *Config, b *shop, m *fakeModel) {
 			m.p = answerWith("finish", map[string]any{"answer": "", "success": false})

@@ -164,11 +164,13 @@ func TestPluginHostileServer(t *testing.T) {
 
 func TestPluginRequestTimeout(t *testing.T) {
 	h := NewHostileServer(t, Hang, Answer("", "back", `{}`))
-	m := openHostile(t, h, map[string]string{"timeout": "200ms"})
+	// Long enough that the answered request after the hang never hits it on
+	// a loaded machine.
+	m := openHostile(t, h, map[string]string{"timeout": "3s"})
 	start := time.Now()
 	_, err := ask(m)
 	var te *shared.TemporaryError
-	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") || errors.As(err, &te) {
+	if err == nil || !strings.Contains(err.Error(), "timed out after 3s") || errors.As(err, &te) {
 		t.Fatalf("err = %v", err)
 	}
 	if d := time.Since(start); d > 30*time.Second {
