@@ -20,6 +20,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/kv"
@@ -296,6 +297,11 @@ func normalize(m *Manifest) error {
 	}
 	if strings.ContainsAny(m.RunID, " \t\n/") {
 		return &InvalidError{fmt.Sprintf("run id %q holds a space or '/'", m.RunID)}
+	}
+	for _, f := range []struct{ name, v string }{{"run id", m.RunID}, {"session id", m.SessionID}, {"parent run id", m.ParentRunID}} {
+		if p := check.Text(f.name, f.v, check.MaxWord, false); p != "" {
+			return &InvalidError{p}
+		}
 	}
 	if m.Goal == "" {
 		return &InvalidError{"the goal is empty"}
