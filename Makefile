@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/engine
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps vet fmt-check lint proto bench clean
+.PHONY: build demo test deps vet fmt-check lint proto bench fuzz clean
 
 STATICCHECK_VERSION := v0.8.2
 
@@ -43,6 +43,11 @@ proto: deps
 ## bench: every benchmark once (see ARCHITECTURE.md for the figures)
 bench:
 	$(GO) test -run '^$$' -bench . ./...
+
+## fuzz: every fuzz target for FUZZTIME each (default 10s), one after another (scripts/fuzz.sh)
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) sh scripts/fuzz.sh
 
 clean:
 	rm -rf bin
