@@ -23,14 +23,12 @@ var fuzzNow = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 // iteration imports or learns goes into the first, its export is
 // re-imported into the second.
 type fuzzStores struct {
-	a, b     kv.Store
-	sa, sb   *Store
-	tb       testing.TB
-	cleanups int
+	a, b   kv.Store
+	sa, sb *Store
 }
 
 func newFuzzStores(tb testing.TB) *fuzzStores {
-	fs := &fuzzStores{a: kvtest.Open(tb), b: kvtest.Open(tb), tb: tb}
+	fs := &fuzzStores{a: kvtest.Open(tb), b: kvtest.Open(tb)}
 	opts := Options{Now: func() time.Time { return fuzzNow }, MaxRecall: 1 << 20, Tier1Cap: 1 << 20}
 	fs.sa, fs.sb = New(fs.a, opts), New(fs.b, opts)
 	return fs
