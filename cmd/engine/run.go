@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/cmd/engine/internal/suite"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -351,81 +349,18 @@ func (a *app) approver() agent.Approver {
 }
 
 // suiteCase is one case of a --cases file.
-type suiteCase struct {
-	Name     string `json:"name"`
-	Goal     string `json:"goal"`
-	URL      string `json:"url"`
-	Rules    string `json:"rules,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty"`
-}
+type suiteCase = suite.Case
 
 func readCases(path string) ([]suiteCase, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--cases: %v", err)
 	}
-	return parseCases(b, path)
-}
-
-// maxCaseName bounds a case's name, which names its data dir under
-// --memory-isolation per-run.
-const maxCaseName = 100
-
-// parseCases parses and checks a --cases file's content; path names it in
-// errors and anchors relative rules paths.
-func parseCases(b []byte, path string) ([]suiteCase, error) {
-	var wrapped struct {
-		Cases []suiteCase `json:"cases"`
-	}
-	var cases []suiteCase
-	if err := json.Unmarshal(b, &cases); err != nil {
-		if err2 := json.Unmarshal(b, &wrapped); err2 != nil {
-			return nil, usagef("--cases %s: want a JSON array of cases or {\"cases\": [...]}: %v", path, err)
-		}
-		cases = wrapped.Cases
-	}
-	if len(cases) == 0 {
-		return nil, usagef("--cases %s: no cases", path)
-	}
-	for i := range cases {
-		c := &cases[i]
-		if c.Name == "" {
-			c.Name = fmt.Sprintf("case-%d", i+1)
-		}
-		// The name becomes a directory name (per-run isolation): no path
-		// separators, no "..", nothing a terminal or file system chokes on.
-		if p := caseNameProblem(c.Name); p != "" {
-			return nil, usagef("--cases %s: case %d: name %q %s", path, i+1, c.Name, p)
-		}
-		if strings.TrimSpace(c.Goal) == "" || strings.TrimSpace(c.URL) == "" {
-			return nil, usagef("--cases %s: case %d (%s) needs a goal and a url", path, i+1, c.Name)
-		}
-		if c.MaxSteps < 0 {
-			return nil, usagef("--cases %s: case %d (%s): max_steps %d is negative", path, i+1, c.Name, c.MaxSteps)
-		}
-		if strings.ContainsRune(c.Rules, 0) {
-			return nil, usagef("--cases %s: case %d (%s): the rules path holds a NUL byte", path, i+1, c.Name)
-		}
-		if c.Rules != "" && !filepath.IsAbs(c.Rules) {
-			c.Rules = filepath.Join(filepath.Dir(path), c.Rules)
-		}
+	cases, err := suite.Parse(b, path)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return cases, nil
-}
-
-// caseNameProblem says what makes name unfit to name a directory, or "".
-func caseNameProblem(name string) string {
-	switch {
-	case utf8.RuneCountInString(name) > maxCaseName:
-		return fmt.Sprintf("is longer than %d characters", maxCaseName)
-	case name == "." || name == "..":
-		return "is not a name"
-	case strings.ContainsAny(name, `/\`):
-		return "holds a path separator"
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "holds a control character"
-	}
-	return ""
 }
 
 // runSuite runs the cases one after another, with memory shared or
