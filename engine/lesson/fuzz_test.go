@@ -200,6 +200,16 @@ func FuzzLearnRecall(f *testing.F) {
 			if strings.ContainsRune(l.Lesson.ErrorPattern, 0) {
 				t.Fatalf("learned a pattern with a NUL byte: %q", l.Lesson.ErrorPattern)
 			}
+			// What was learned from a failure is recalled when it happens again.
+			a := actions[slices.IndexFunc(actions, func(a Action) bool { return a.Step == l.Step && !a.OK })]
+			where := host
+			if h, err := domain.Host(a.URL); a.URL != "" && err == nil {
+				where = h
+			}
+			got, err := fs.sa.RecallError(ctx, a.Command, a.Error, where)
+			if err != nil || !slices.ContainsFunc(got, func(g Lesson) bool { return g.ID == l.Lesson.ID }) {
+				t.Fatalf("lesson %+v learned from step %d is not recalled on its failure (%q, %q, %q): %+v, %v", l.Lesson, l.Step, a.Command, a.Error, where, got, err)
+			}
 		}
 		for _, a := range actions {
 			if a.OK {

@@ -54,6 +54,11 @@ func TestLearnCleansControlCharacters(t *testing.T) {
 		learned[1].Lesson.ErrorPattern != "target page a b crashed" || learned[1].Lesson.Lesson != `If hover fails with "target page a b crashed", try press instead.` {
 		t.Fatalf("learned %+v", learned)
 	}
+	// The raw error (NUL and colours included) finds what was learned from it.
+	got, err := e.s.RecallError(ctx, "hover e2", "target page a\x00b crashed", "")
+	if err != nil || len(got) == 0 || got[0].ID != learned[1].Lesson.ID {
+		t.Fatalf("recall on the raw error = %+v, %v", got, err)
+	}
 	for _, c := range []struct{ cmd, err string }{{"click e5", "Element is not visible: e5"}, {"fill e1 x", "too many arguments: x"}} {
 		if _, err := e.s.RecallError(ctx, c.cmd, c.err, ""); err != nil {
 			t.Fatalf("recall %s after learning: %v", c.cmd, err)
@@ -118,10 +123,22 @@ func TestImportRefusesHostileFields(t *testing.T) {
 		{Lesson{ID: "l/../x", Lesson: "x", Category: ErrorRecovery}, `id "l/../x" may hold only letters, digits and _ - . :`},
 		{Lesson{Lesson: "x", Category: ErrorRecovery, Domain: "-"}, `domain: "-" is not a valid host name`},
 		{Lesson{Lesson: "x", Category: ErrorRecovery, Helped: -1}, "helped -1 is negative"},
+		{Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "npx"}, `failed_command "npx" runs commands; give the command that failed`},
 	} {
 		_, err := e.s.Prepare([]Lesson{c.l})
 		if !IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Prepare(%+v) = %v, want %q", c.l, err, c.want)
 		}
+	}
+}
+
+// A lone wrapper ("npx") failing is nothing to learn from; it used to make
+// Learn fail half-way (the lesson it built was refused).
+func TestLearnSkipsWrapperVerb(t *testing.T) {
+	e := newEnv(t)
+	learned, err := e.s.Learn(context.Background(), []Action{
+		{Step: 1, Command: "npx", Error: "command not found anywhere"}, {Step: 2, Command: "click e1", OK: true}}, "")
+	if err != nil || len(learned) != 0 {
+		t.Fatalf("Learn = %+v, %v; want nothing learned and no error", learned, err)
 	}
 }

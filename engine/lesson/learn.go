@@ -211,7 +211,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 		}
 		failed, recovery := Verb(a.Command), Verb(b.Command)
 		pattern := ErrorPattern(a.Error)
-		if failed == "" || failed == recovery || pattern == "" || check.Text("", failed, check.MaxWord, false) != "" {
+		if failed == "" || failed == recovery || pattern == "" || isWrapper(failed) || check.Text("", failed, check.MaxWord, false) != "" {
 			continue
 		}
 		where := host
@@ -265,7 +265,7 @@ func (s *Store) covering(ctx context.Context, verb, errText, host string) (strin
 	}
 	for _, l := range ls {
 		if l.FailedCommand == verb && l.ErrorPattern != "" &&
-			strings.Contains(strings.ToLower(errText), strings.ToLower(l.ErrorPattern)) {
+			strings.Contains(strings.ToLower(plainText(errText)), strings.ToLower(l.ErrorPattern)) {
 			return l.ID, nil
 		}
 	}

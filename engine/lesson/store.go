@@ -222,6 +222,11 @@ func (s *Store) normalize(l *Lesson) error {
 	// that is what is stored ("playwright-cli fill" → "fill"): a lesson
 	// filed under a whole command line could never be recalled.
 	l.FailedCommand = Verb(l.FailedCommand)
+	if isWrapper(l.FailedCommand) {
+		// Recall skips wrappers in a command line, so such a lesson
+		// could never be recalled.
+		return &InvalidError{fmt.Sprintf("failed_command %q runs commands; give the command that failed (fill, click, ...)", l.FailedCommand)}
+	}
 	l.ErrorPattern = strings.TrimSpace(l.ErrorPattern)
 	if l.Domain != "" {
 		h, err := domain.Host(l.Domain)
