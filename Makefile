@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/engine
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench stress clean
+.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench stress fuzz clean
 
 STATICCHECK_VERSION := v0.8.2
 
@@ -55,6 +55,11 @@ bench:
 ## stress: the timing-exposed tests, 20 rounds, with every core kept busy (STRESS_COUNT, STRESS_RUN, STRESS_PKGS)
 stress: deps
 	sh scripts/stress.sh
+
+## fuzz: every fuzz target for FUZZTIME each (default 10s), one after another (scripts/fuzz.sh)
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) sh scripts/fuzz.sh
 
 clean:
 	rm -rf bin

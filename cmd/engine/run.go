@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/engine-dev/engine/cmd/engine/internal/suite"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -425,43 +425,16 @@ func (a *app) approver() agent.Approver {
 }
 
 // suiteCase is one case of a --cases file.
-type suiteCase struct {
-	Name     string `json:"name"`
-	Goal     string `json:"goal"`
-	URL      string `json:"url"`
-	Rules    string `json:"rules,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty"`
-}
+type suiteCase = suite.Case
 
 func readCases(path string) ([]suiteCase, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--cases: %v", err)
 	}
-	var wrapped struct {
-		Cases []suiteCase `json:"cases"`
-	}
-	var cases []suiteCase
-	if err := json.Unmarshal(b, &cases); err != nil {
-		if err2 := json.Unmarshal(b, &wrapped); err2 != nil {
-			return nil, usagef("--cases %s: want a JSON array of cases or {\"cases\": [...]}: %v", path, err)
-		}
-		cases = wrapped.Cases
-	}
-	if len(cases) == 0 {
-		return nil, usagef("--cases %s: no cases", path)
-	}
-	for i := range cases {
-		c := &cases[i]
-		if c.Name == "" {
-			c.Name = fmt.Sprintf("case-%d", i+1)
-		}
-		if strings.TrimSpace(c.Goal) == "" || strings.TrimSpace(c.URL) == "" {
-			return nil, usagef("--cases %s: case %d (%s) needs a goal and a url", path, i+1, c.Name)
-		}
-		if c.Rules != "" && !filepath.IsAbs(c.Rules) {
-			c.Rules = filepath.Join(filepath.Dir(path), c.Rules)
-		}
+	cases, err := suite.Parse(b, path)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return cases, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
@@ -19,9 +20,29 @@ import (
 // record at a time; these checks are the same rules applied before the
 // first write, so that bad input writes nothing.
 
+// textProblem checks fields of imported text (see check.Text); it returns
+// the first problem, or "".
+func textProblem(fields ...textField) string {
+	for _, f := range fields {
+		if p := check.Text(f.name, f.v, f.max, f.multiline); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+type textField struct {
+	name, v   string
+	max       int
+	multiline bool
+}
+
 func checkFact(f fact.Fact) error {
 	if _, err := domain.Host(f.Domain); err != nil {
 		return &fact.InvalidError{Problem: fmt.Sprintf("domain: %v", err)}
+	}
+	if p := textProblem(textField{"the key", f.Key, check.MaxLine, false}, textField{"the value", f.Value, check.MaxText, true}); p != "" {
+		return &fact.InvalidError{Problem: p}
 	}
 	if _, err := fact.ParseType(string(f.Type)); err != nil {
 		return err
@@ -44,6 +65,10 @@ func checkFact(f fact.Fact) error {
 func checkSelector(s selector.Selector) error {
 	if _, err := domain.Host(s.Domain); err != nil {
 		return &selector.InvalidError{Problem: fmt.Sprintf("domain: %v", err)}
+	}
+	if p := textProblem(textField{"the role", s.Role, check.MaxWord, false}, textField{"the accessible name", s.Name, check.MaxLine, false},
+		textField{"the selector", s.Selector, check.MaxText, false}, textField{"the path", s.Path, check.MaxLine, false}); p != "" {
+		return &selector.InvalidError{Problem: p}
 	}
 	switch {
 	case strings.TrimSpace(s.Role) == "":
@@ -126,6 +151,14 @@ func checkTrajectory(t trajectory.Trajectory) error {
 	if strings.TrimSpace(t.Goal) == "" {
 		return &trajectory.InvalidError{Problem: "the goal is empty"}
 	}
+	if p := textProblem(textField{"the goal", t.Goal, check.MaxText, true}); p != "" {
+		return &trajectory.InvalidError{Problem: p}
+	}
+	if t.ID != "" {
+		if p := check.ID("id", t.ID); p != "" {
+			return &trajectory.InvalidError{Problem: p}
+		}
+	}
 	if len(t.Steps) == 0 {
 		return &trajectory.InvalidError{Problem: "a trajectory needs at least one step; this one has none"}
 	}
@@ -135,6 +168,11 @@ func checkTrajectory(t trajectory.Trajectory) error {
 	for i, st := range t.Steps {
 		if strings.TrimSpace(st.Action) == "" {
 			return &trajectory.InvalidError{Problem: fmt.Sprintf("step %d has no action", i+1)}
+		}
+		if p := textProblem(textField{"its action", st.Action, check.MaxWord, false}, textField{"its role", st.Role, check.MaxWord, false},
+			textField{"its name", st.Name, check.MaxLine, false}, textField{"its selector", st.Selector, check.MaxText, false},
+			textField{"its value", st.Value, check.MaxText, true}, textField{"its url", st.URL, check.MaxText, false}); p != "" {
+			return &trajectory.InvalidError{Problem: fmt.Sprintf("step %d: %s", i+1, p)}
 		}
 	}
 	return nil

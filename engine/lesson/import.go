@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -70,6 +71,11 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 			l.TriggeredDomains = []string{}
 		}
 		id := l.ID
+		if id != "" {
+			if p := check.ID("id", id); p != "" {
+				return nil, fmt.Errorf("lessons[%d]: %w", i, &InvalidError{p})
+			}
+		}
 		l.ID = ""
 		if err := s.normalize(&l); err != nil {
 			return nil, fmt.Errorf("lessons[%d]: %w", i, err)

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/check"
 )
 
 // Action is one step of a run's action log, as learning needs it.
@@ -121,6 +124,9 @@ func parseRecord(b []byte) (Action, error) {
 	if a.Command == "" {
 		return Action{}, fmt.Errorf("the command is empty")
 	}
+	if p := check.Text("the command's verb", Verb(a.Command), check.MaxWord, false); p != "" {
+		return Action{}, errors.New(p)
+	}
 	return a, nil
 }
 
@@ -128,7 +134,23 @@ var (
 	volatileRe = regexp.MustCompile(`"[^"]*"|'[^']*'|https?://\S+|\b[a-z]?\d+[a-z0-9]*\b`)
 	spaceRe    = regexp.MustCompile(`\s+`)
 	wordRe     = regexp.MustCompile(`[a-z]{2,}`)
+	// ansiRe matches terminal escape sequences (colours in a CLI's stderr).
+	ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 )
+
+// plainText makes error text safe to learn from: terminal escape sequences
+// removed, invalid UTF-8 and control characters other than newlines turned
+// into spaces (a NUL byte in a pattern would break the NUL-separated index
+// entry it is filed in).
+func plainText(s string) string {
+	s = ansiRe.ReplaceAllString(strings.ToValidUTF8(s, " "), "")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
 
 // ErrorPattern extracts the stable key phrase of an error message: its
 // first line up to the first colon, lower-cased, without the parts that
@@ -136,7 +158,7 @@ var (
 // "too many arguments: expected 2, received 3" → "too many arguments".
 // It returns "" for an error too thin to learn from (fewer than two words).
 func ErrorPattern(errText string) string {
-	s := strings.ToLower(strings.TrimSpace(errText))
+	s := strings.ToLower(strings.TrimSpace(plainText(errText)))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
@@ -189,7 +211,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 		}
 		failed, recovery := Verb(a.Command), Verb(b.Command)
 		pattern := ErrorPattern(a.Error)
-		if failed == "" || failed == recovery || pattern == "" {
+		if failed == "" || failed == recovery || pattern == "" || isWrapper(failed) || check.Text("", failed, check.MaxWord, false) != "" {
 			continue
 		}
 		where := host
@@ -243,7 +265,7 @@ func (s *Store) covering(ctx context.Context, verb, errText, host string) (strin
 	}
 	for _, l := range ls {
 		if l.FailedCommand == verb && l.ErrorPattern != "" &&
-			strings.Contains(strings.ToLower(errText), strings.ToLower(l.ErrorPattern)) {
+			strings.Contains(strings.ToLower(plainText(errText)), strings.ToLower(l.ErrorPattern)) {
 			return l.ID, nil
 		}
 	}
@@ -272,6 +294,11 @@ func recoveryPhrase(command string) string {
 	f := strings.Fields(command)
 	for i, w := range f {
 		if strings.EqualFold(w, verb) && verb == "press" && i+1 < len(f) {
+			// A key name; anything else (control characters, a long
+			// word) is not advice worth keeping.
+			if check.Text("key", f[i+1], 40, false) != "" {
+				return verb
+			}
 			return verb + " " + f[i+1]
 		}
 	}

@@ -107,6 +107,9 @@ func (l *Lesson) validate() error {
 	if l.UseCount < 0 {
 		return &InvalidError{fmt.Sprintf("use_count %d is negative", l.UseCount)}
 	}
+	if l.Helped < 0 {
+		return &InvalidError{fmt.Sprintf("helped %d is negative", l.Helped)}
+	}
 	for _, d := range []struct{ name, v string }{{"created_at", l.CreatedAt}, {"last_used", l.LastUsed}} {
 		if _, err := time.Parse(time.DateOnly, d.v); err != nil {
 			return &InvalidError{fmt.Sprintf("%s %q is not a date (YYYY-MM-DD)", d.name, d.v)}

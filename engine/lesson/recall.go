@@ -43,13 +43,19 @@ func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 // "playwright-cli" ("playwright-cli fill e37 x" → "fill").
 func Verb(command string) string {
 	f := strings.Fields(strings.ToLower(command))
-	for len(f) > 1 && (f[0] == "npx" || strings.Contains(f[0], "playwright") || strings.HasSuffix(f[0], "-cli")) {
+	for len(f) > 1 && isWrapper(f[0]) {
 		f = f[1:]
 	}
 	if len(f) == 0 {
 		return ""
 	}
 	return f[0]
+}
+
+// isWrapper reports whether a command line's word w runs the command rather
+// than being it ("npx", "playwright-cli").
+func isWrapper(w string) bool {
+	return w == "npx" || strings.Contains(w, "playwright") || strings.HasSuffix(w, "-cli")
 }
 
 // candidate is an error-recall candidate, scored from its index entry.
@@ -72,7 +78,7 @@ type candidate struct {
 // lessons are decoded. A recall is not a use: it changes nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
-	errLower := strings.ToLower(errText)
+	errLower := strings.ToLower(plainText(errText)) // as learning reads errors
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {

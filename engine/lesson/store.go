@@ -13,6 +13,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -213,8 +214,19 @@ func (s *Store) Get(ctx context.Context, id string) (*Lesson, error) {
 
 // normalize fills defaults, cleans fields and checks l before it is stored.
 func (s *Store) normalize(l *Lesson) error {
+	if err := checkText(l); err != nil {
+		return err
+	}
 	l.Lesson = strings.TrimSpace(l.Lesson)
-	l.FailedCommand = strings.ToLower(strings.TrimSpace(l.FailedCommand))
+	// Recall compares failed_command with a failing command's verb, so
+	// that is what is stored ("playwright-cli fill" → "fill"): a lesson
+	// filed under a whole command line could never be recalled.
+	l.FailedCommand = Verb(l.FailedCommand)
+	if isWrapper(l.FailedCommand) {
+		// Recall skips wrappers in a command line, so such a lesson
+		// could never be recalled.
+		return &InvalidError{fmt.Sprintf("failed_command %q runs commands; give the command that failed (fill, click, ...)", l.FailedCommand)}
+	}
 	l.ErrorPattern = strings.TrimSpace(l.ErrorPattern)
 	if l.Domain != "" {
 		h, err := domain.Host(l.Domain)
@@ -251,6 +263,33 @@ func (s *Store) normalize(l *Lesson) error {
 	}
 	if l.ID == "" {
 		l.ID = idFor(l)
+	}
+	return nil
+}
+
+// checkText refuses text that cannot be stored safely: invalid UTF-8,
+// control characters in the fields that go into keys and index entries
+// (failed_command, error_pattern: a NUL byte in a pattern used to break the
+// NUL-separated match entry), and over-long fields.
+func checkText(l *Lesson) error {
+	for _, f := range []struct {
+		name, v   string
+		max       int
+		multiline bool
+	}{
+		{"the lesson text", l.Lesson, check.MaxText, true},
+		{"failed_command", l.FailedCommand, check.MaxWord, false},
+		{"error_pattern", l.ErrorPattern, check.MaxPattern, false},
+		{"domain", l.Domain, check.MaxLine, false},
+	} {
+		if p := check.Text(f.name, f.v, f.max, f.multiline); p != "" {
+			return &InvalidError{p}
+		}
+	}
+	if l.ID != "" {
+		if p := check.ID("id", l.ID); p != "" {
+			return &InvalidError{p}
+		}
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/kv"
@@ -372,6 +373,11 @@ func normalize(m *Manifest) error {
 	m.Goal = strings.TrimSpace(m.Goal)
 	if err := CheckID(m.RunID); err != nil {
 		return err
+	}
+	for _, f := range []struct{ name, v string }{{"run id", m.RunID}, {"session id", m.SessionID}, {"parent run id", m.ParentRunID}} {
+		if p := check.Text(f.name, f.v, check.MaxWord, false); p != "" {
+			return &InvalidError{p}
+		}
 	}
 	if m.Goal == "" {
 		return &InvalidError{"the goal is empty"}

@@ -102,7 +102,7 @@ func TestDefaultsAndValidation(t *testing.T) {
 		{Session{Goal: "g", Domain: "x.com", TurnsUsed: -1}, "turns_used -1 is negative"},
 		{Session{Goal: "g", Domain: "x.com", DurationMS: -5}, "duration_ms -5 is negative"},
 		{Session{Goal: "g", Domain: "bad host/x"}, "domain"},
-		{Session{Goal: "g", Domain: "-"}, "not a site"},
+		{Session{Goal: "g", Domain: "-"}, `"-" is not a valid host name`},
 	} {
 		_, err := st.Record(ctx, tc.s)
 		if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -74,6 +75,9 @@ func Parse(data []byte) (*Rules, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("scripted rules: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("scripted rules: more than one JSON value in the file")
+	}
 	if len(r.Rules) == 0 {
 		return nil, errors.New("scripted rules: no rules")
 	}
@@ -84,6 +88,10 @@ func Parse(data []byte) (*Rules, error) {
 		for _, c := range rule.ToolCalls {
 			if c.Name == "" {
 				return nil, fmt.Errorf("scripted rules: rule %d (%s) has a tool call with no name", i+1, rule.label(i))
+			}
+			// Arguments are an object, or a string sent as is.
+			if a := bytes.TrimSpace(c.Arguments); len(a) > 0 && a[0] != '{' && a[0] != '"' && string(a) != "null" {
+				return nil, fmt.Errorf("scripted rules: rule %d (%s): the arguments of %s are %s: want a JSON object or a string", i+1, rule.label(i), c.Name, a)
 			}
 		}
 		if rule.Step < 0 || rule.Times < 0 {
