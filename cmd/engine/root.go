@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ Environment:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &usageError{err}
+		return engine.MarkInvalid(err)
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
@@ -46,6 +47,7 @@ Environment:
 	for _, add := range commandSets {
 		root.AddCommand(add(a)...)
 	}
+	strictUsage(root)
 	return root
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"slices"
 	"strings"
 
@@ -76,7 +77,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}
@@ -168,7 +169,7 @@ func errorScore(m *matchEntry, cmdMatch bool, errLower, host string) int {
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 	}
 	site := domain.Site(h)
 	var out []Lesson
@@ -229,7 +230,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Lesson, error) {
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

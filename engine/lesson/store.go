@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ const (
 )
 
 // ErrNotFound is returned for an id no lesson has.
-var ErrNotFound = errors.New("no such lesson")
+var ErrNotFound = engine.NotFound("no such lesson")
 
 // Options configure a Store.
 type Options struct {
@@ -219,12 +220,12 @@ func (s *Store) normalize(l *Lesson) error {
 	if l.Domain != "" {
 		h, err := domain.Host(l.Domain)
 		if err != nil {
-			return &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		l.Domain = h
 	}
 	if l.Category == SiteSpecific && l.Domain == "" {
-		return &InvalidError{"a site_specific lesson needs a domain"}
+		return engine.Invalid("lesson", "a site_specific lesson needs a domain")
 	}
 	if l.Source == "" {
 		l.Source = SourceLearned
@@ -239,7 +240,7 @@ func (s *Store) normalize(l *Lesson) error {
 	for _, d := range l.TriggeredDomains {
 		h, err := domain.Host(d)
 		if err != nil {
-			return &InvalidError{fmt.Sprintf("triggered_domains: %v", err)}
+			return engine.Invalid("lesson", fmt.Sprintf("triggered_domains: %v", err))
 		}
 		if !slices.Contains(td, h) {
 			td = append(td, h)
@@ -331,7 +332,7 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, false, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, false, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

@@ -2,6 +2,8 @@ package memctx
 
 import (
 	"context"
+	"errors"
+	"github.com/engine-dev/engine/engine"
 	"strings"
 	"testing"
 	"time"
@@ -244,7 +246,7 @@ func TestEmptyMemoryAndBadURL(t *testing.T) {
 	if r.Text != "" || len(r.Sections) != 0 || len(r.Dropped) != 0 {
 		t.Fatalf("empty memory: %+v", r)
 	}
-	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); !IsInvalid(err) ||
+	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); !errors.Is(err, engine.ErrInvalid) ||
 		err.Error() != `invalid context request: url: "http://" has no host` {
 		t.Fatalf("a URL without a host: %v", err)
 	}

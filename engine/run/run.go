@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -38,14 +39,14 @@ const (
 // Statuses lists the valid statuses.
 var Statuses = []Status{Running, Completed, Failed}
 
-// ParseStatus returns the status named s, or an *InvalidError listing the
+// ParseStatus returns the status named s, or an engine.ErrInvalid error listing the
 // valid ones.
 func ParseStatus(s string) (Status, error) {
 	st := Status(strings.TrimSpace(s))
 	if slices.Contains(Statuses, st) {
 		return st, nil
 	}
-	return "", &InvalidError{fmt.Sprintf("unknown status %q (want running, completed or failed)", s)}
+	return "", engine.Invalid("run", fmt.Sprintf("unknown status %q (want running, completed or failed)", s))
 }
 
 // Memory event names.
@@ -113,7 +114,7 @@ func cmpOr(ss ...string) string {
 }
 
 // ErrNotFound is returned for a run id the registry does not hold.
-var ErrNotFound = errors.New("no such run")
+var ErrNotFound = engine.NotFound("no such run")
 
 // ErrExists is returned when starting a run whose id is taken.
 var ErrExists = errors.New("run id already exists")
@@ -121,17 +122,6 @@ var ErrExists = errors.New("run id already exists")
 // ErrFinished is returned when updating or completing a run that has
 // already completed or failed.
 var ErrFinished = errors.New("run already finished")
-
-// InvalidError reports bad input, naming the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid run: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
 
 // Options configure a Store.
 type Options struct {
@@ -292,13 +282,13 @@ func (s *Store) Start(ctx context.Context, in Start) (*Manifest, error) {
 func normalize(m *Manifest) error {
 	m.Goal = strings.TrimSpace(m.Goal)
 	if m.RunID == "" {
-		return &InvalidError{"the run id is empty"}
+		return engine.Invalid("run", "the run id is empty")
 	}
 	if strings.ContainsAny(m.RunID, " \t\n/") {
-		return &InvalidError{fmt.Sprintf("run id %q holds a space or '/'", m.RunID)}
+		return engine.Invalid("run", fmt.Sprintf("run id %q holds a space or '/'", m.RunID))
 	}
 	if m.Goal == "" {
-		return &InvalidError{"the goal is empty"}
+		return engine.Invalid("run", "the goal is empty")
 	}
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
@@ -306,27 +296,27 @@ func normalize(m *Manifest) error {
 	for _, u := range []struct{ name, v string }{{"start_url", m.StartURL}, {"final_url", m.FinalURL}, {"current_url", m.CurrentURL}} {
 		if u.v != "" {
 			if _, err := domain.Host(u.v); err != nil {
-				return &InvalidError{fmt.Sprintf("%s: %v", u.name, err)}
+				return engine.Invalid("run", fmt.Sprintf("%s: %v", u.name, err))
 			}
 		}
 	}
 	d := cmpOr(strings.TrimSpace(m.Domain), m.StartURL)
 	if d == "" {
-		return &InvalidError{"no domain: give the domain or the start URL"}
+		return engine.Invalid("run", "no domain: give the domain or the start URL")
 	}
 	h, err := domain.Host(d)
 	if err != nil {
-		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("run", fmt.Sprintf("domain: %v", err))
 	}
 	if domain.Site(h) == keyspace.Global {
-		return &InvalidError{fmt.Sprintf("domain %q is not a site", d)}
+		return engine.Invalid("run", fmt.Sprintf("domain %q is not a site", d))
 	}
 	m.Domain = h
 	if m.TurnCount < 0 {
-		return &InvalidError{fmt.Sprintf("turn_count %d is negative", m.TurnCount)}
+		return engine.Invalid("run", fmt.Sprintf("turn_count %d is negative", m.TurnCount))
 	}
 	if m.StartedAt.IsZero() {
-		return &InvalidError{"started_at is missing"}
+		return engine.Invalid("run", "started_at is missing")
 	}
 	m.StartedAt = m.StartedAt.UTC()
 	if m.UpdatedAt.IsZero() {
@@ -339,7 +329,7 @@ func normalize(m *Manifest) error {
 	switch m.Status {
 	case Running:
 		if m.Success != nil || !m.CompletedAt.IsZero() {
-			return &InvalidError{"a running run has no success or completed_at"}
+			return engine.Invalid("run", "a running run has no success or completed_at")
 		}
 	default:
 		ok := m.Status == Completed
@@ -347,7 +337,7 @@ func normalize(m *Manifest) error {
 			m.Success = &ok
 		}
 		if *m.Success != ok {
-			return &InvalidError{fmt.Sprintf("status %s contradicts success %v", m.Status, *m.Success)}
+			return engine.Invalid("run", fmt.Sprintf("status %s contradicts success %v", m.Status, *m.Success))
 		}
 		if m.CompletedAt.IsZero() {
 			m.CompletedAt = m.UpdatedAt
@@ -399,7 +389,7 @@ type Progress struct {
 // URL every few turns).
 func (s *Store) Update(ctx context.Context, id string, p Progress) (*Manifest, error) {
 	if p.TurnCount < 0 {
-		return nil, &InvalidError{fmt.Sprintf("turn count %d is negative", p.TurnCount)}
+		return nil, engine.Invalid("run", fmt.Sprintf("turn count %d is negative", p.TurnCount))
 	}
 	return s.modify(ctx, "update", id, func(m *Manifest) error {
 		if p.CurrentURL != "" {
@@ -439,7 +429,7 @@ type Completion struct {
 // Complete finishes a running run: completed on success, else failed.
 func (s *Store) Complete(ctx context.Context, id string, c Completion) (*Manifest, error) {
 	if c.TurnCount < 0 {
-		return nil, &InvalidError{fmt.Sprintf("turn count %d is negative", c.TurnCount)}
+		return nil, engine.Invalid("run", fmt.Sprintf("turn count %d is negative", c.TurnCount))
 	}
 	m, err := s.modify(ctx, "complete", id, func(m *Manifest) error {
 		m.Status = Failed
@@ -481,7 +471,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("run", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -188,7 +189,7 @@ func TestListFiltersNewestFirstAndUsesIndexes(t *testing.T) {
 			t.Errorf("List(%+v) read %d manifests, want at most %d", tc.f, n, tc.maxReads)
 		}
 	}
-	if _, err := s.List(ctx, Filter{Status: "done"}); !IsInvalid(err) {
+	if _, err := s.List(ctx, Filter{Status: "done"}); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("unknown status = %v, want invalid", err)
 	}
 }
@@ -234,7 +235,7 @@ func TestInvalidStarts(t *testing.T) {
 		{Start{Goal: "g", Domain: "x.com", RunID: "a/b"}, "holds a space or '/'"},
 		{Start{Goal: "g", StartURL: "http://"}, "start_url"},
 	} {
-		if _, err := s.Start(ctx, tc.in); !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := s.Start(ctx, tc.in); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Start(%+v) = %v, want invalid: %s", tc.in, err, tc.want)
 		}
 	}
@@ -282,7 +283,7 @@ func TestPrepareImportRoundTripAndForget(t *testing.T) {
 	}
 	bad := all[0]
 	bad.Status = "done"
-	if _, err := s2.Prepare([]Manifest{all[1], bad}); !IsInvalid(err) || !strings.Contains(err.Error(), "runs[1]") {
+	if _, err := s2.Prepare([]Manifest{all[1], bad}); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "runs[1]") {
 		t.Fatalf("bad status = %v", err)
 	}
 

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"strings"
 	"sync"
 	"testing"
@@ -105,7 +107,7 @@ func TestDefaultsAndValidation(t *testing.T) {
 		{Session{Goal: "g", Domain: "-"}, "not a site"},
 	} {
 		_, err := st.Record(ctx, tc.s)
-		if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Record(%+v) = %v, want invalid: %s", tc.s, err, tc.want)
 		}
 	}

@@ -3,7 +3,9 @@ package trajectory
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"github.com/engine-dev/engine/engine"
 	"math"
 	"strings"
 	"sync"
@@ -261,7 +263,7 @@ func TestBadInput(t *testing.T) {
 			"invalid trajectory: recorded_at 2026-02-09T10:00:00Z is more than 720h0m0s ago: it has expired"},
 	} {
 		_, err := e.s.Record(context.Background(), c.tr)
-		if err == nil || !IsInvalid(err) || err.Error() != c.want {
+		if err == nil || !errors.Is(err, engine.ErrInvalid) || err.Error() != c.want {
 			t.Errorf("%+v: err = %v, want %q", c.tr, err, c.want)
 		}
 	}
