@@ -23,6 +23,7 @@ import (
 // Flag parse errors are marked by the root's FlagErrorFunc.
 func strictUsage(root *cobra.Command) {
 	root.SetHelpCommand(helpCommand(root))
+	root.InitDefaultCompletionCmd() // now, so that the walk covers it too
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.HasSubCommands() && !c.Runnable() {
