@@ -25,6 +25,10 @@ type Options struct {
 	// GCInterval runs value-log garbage collection this often while the store
 	// is open; zero means every 5 minutes, negative disables it.
 	GCInterval time.Duration
+	// ReadOnly opens an existing store without writing to it (no value-log
+	// rotation, no GC; writes fail). It fails for a store that was not
+	// closed cleanly, whose log has to be replayed by a read-write open.
+	ReadOnly bool
 }
 
 // maxConflictRetries bounds how often Update re-runs a conflicting
@@ -61,6 +65,10 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		WithCompression(options.None).
 		WithBlockCacheSize(0).
 		WithNumCompactors(2)
+	if opts.ReadOnly {
+		bopts = bopts.WithReadOnly(true)
+		opts.GCInterval = -1
+	}
 	db, err := badger.Open(bopts)
 	if err != nil {
 		lock.release()

@@ -18,10 +18,10 @@ const lockFile = "engine.lock"
 
 // LockedError reports that another process holds the data dir.
 type LockedError struct {
-	Dir     string
-	PID     int       // 0 when the holder is unknown
-	Command string    // the holder's command line, when known
-	Since   time.Time // when the holder opened the dir, when known
+	Dir     string    `json:"dir"`
+	PID     int       `json:"pid"`     // 0 when the holder is unknown
+	Command string    `json:"command"` // the holder's command line, when known
+	Since   time.Time `json:"since"`   // when the holder opened the dir, when known
 }
 
 func (e *LockedError) Error() string {

@@ -107,11 +107,11 @@ the file (and the line or record) and nothing is imported (exit status 2).`,
 			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
 			doc, notes, err := m.Read(args[0])
 			if err != nil {
-				return archiveErr(err)
+				return err
 			}
 			res, err := m.Import(ctx, doc, args[0])
 			if err != nil {
-				return archiveErr(err)
+				return err
 			}
 			// Seed after importing: seeds the import carried keep their
 			// counts, and a bad import leaves the data dir untouched.

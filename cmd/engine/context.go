@@ -55,9 +55,6 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			}, memctx.Options{Events: k.emit})
 			r, err := b.Build(cmd.Context(), req)
 			if err != nil {
-				if memctx.IsInvalid(err) {
-					return &usageError{err}
-				}
 				return err
 			}
 			if asJSON {

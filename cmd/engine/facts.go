@@ -37,15 +37,6 @@ func (k *knowledge) trajectories(weighted bool) *trajectory.Store {
 	return trajectory.New(k.db, trajectory.Options{Now: k.now, Events: k.emit, Weighted: weighted})
 }
 
-// knowledgeErr maps bad input reported by the fact, selector and trajectory
-// memories to exit status 2.
-func knowledgeErr(err error) error {
-	if fact.IsInvalid(err) || selector.IsInvalid(err) || trajectory.IsInvalid(err) {
-		return &usageError{err}
-	}
-	return err
-}
-
 func seen(n int) string {
 	if n == 1 {
 		return "seen once"
@@ -91,7 +82,7 @@ func (a *app) factsObserveCommand() *cobra.Command {
 			defer closeInto(&err, k)
 			out, err := k.facts().Observe(cmd.Context(), o)
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				if out.Contradicted == nil {
@@ -143,7 +134,7 @@ func (a *app) factsSetCommand() *cobra.Command {
 			defer closeInto(&err, k)
 			got, kept, err := k.facts().Put(cmd.Context(), f)
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, map[string]any{"fact": got, "kept": kept})
@@ -195,7 +186,7 @@ func (a *app) queryFactsCommand() *cobra.Command {
 				fs, err = s.List(cmd.Context(), host)
 			}
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				if fs == nil {

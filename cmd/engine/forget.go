@@ -42,7 +42,7 @@ exits with status 2.`,
 			if !yes {
 				s, err := m.Survey(ctx, host)
 				if err != nil {
-					return archiveErr(err)
+					return err
 				}
 				if asJSON {
 					if err := printJSON(a.stdout, s); err != nil {
@@ -55,7 +55,7 @@ exits with status 2.`,
 			}
 			s, err := m.Forget(ctx, host)
 			if err != nil {
-				return archiveErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, s)
@@ -70,12 +70,4 @@ exits with status 2.`,
 	f.BoolVar(&asJSON, "json", false, "print the counts as JSON")
 	c.MarkFlagRequired("domain")
 	return c
-}
-
-// archiveErr maps bad input to export, import and forget to exit status 2.
-func archiveErr(err error) error {
-	if archive.IsInvalid(err) {
-		return &usageError{err}
-	}
-	return memErr(err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/lesson"
 )
 
@@ -42,14 +43,6 @@ func (a *app) openLessons(ctx context.Context) (*lessonMemory, error) {
 // Close closes the data dir (the embedded Store has no Close).
 func (m *lessonMemory) Close() error { return m.memoryDB.Close() }
 
-// lessonErr maps a bad-input error from the lesson memory to exit status 2.
-func lessonErr(err error) error {
-	if lesson.IsInvalid(err) {
-		return &usageError{err}
-	}
-	return err
-}
-
 func (a *app) lessonsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lessons",
@@ -75,7 +68,7 @@ func (a *app) lessonsAddCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			cat, err := lesson.ParseCategory(category)
 			if err != nil {
-				return &usageError{err}
+				return err
 			}
 			l.Category = cat
 			l.Source = lesson.Source(source)
@@ -102,7 +95,7 @@ func (a *app) lessonsAddCommand() *cobra.Command {
 			defer closeInto(&err, m)
 			got, created, err := m.Record(cmd.Context(), l, "")
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			if !created {
 				fmt.Fprintf(a.stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.ID)
@@ -141,7 +134,7 @@ func (a *app) lessonsUseCommand() *cobra.Command {
 			defer closeInto(&err, m)
 			l, err := m.Use(cmd.Context(), args[0], host)
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			return a.printLessons(asJSON, false, *l)
 		},
@@ -211,7 +204,7 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
 				if err != nil {
-					return &usageError{err}
+					return err
 				}
 				f.Category = cat
 			}
@@ -228,7 +221,7 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 			defer closeInto(&err, m)
 			ls, err := m.List(cmd.Context(), f)
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			return a.printLessons(asJSON, true, ls...)
 		},
@@ -293,7 +286,7 @@ func (a *app) recallCommand() *cobra.Command {
 			defer closeInto(&err, m)
 			ls, err := m.RecallError(cmd.Context(), command, errText, host)
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			return a.printRecall(asJSON, lesson.ErrorTipsHeading, ls)
 		},
@@ -318,7 +311,7 @@ func (a *app) recallCommand() *cobra.Command {
 			defer closeInto(&err, m)
 			ls, err := m.RecallDomain(cmd.Context(), args[0])
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			return a.printRecall(domainJSON, lesson.DomainTipsHeading, ls)
 		},
@@ -382,12 +375,12 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			f, err := os.Open(args[0])
 			if err != nil {
-				return err
+				return engine.MarkInvalid(err)
 			}
 			actions, err := lesson.ParseActionLog(f, args[0])
 			f.Close()
 			if err != nil {
-				return &usageError{err}
+				return err
 			}
 			m, err := a.openLessons(cmd.Context())
 			if err != nil {
@@ -399,7 +392,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 			}
 			learned, err := m.Learn(cmd.Context(), actions, host)
 			if err != nil {
-				return lessonErr(err)
+				return err
 			}
 			if asJSON {
 				if learned == nil {

@@ -10,16 +10,25 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 func main() {
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// Main runs the engine CLI and returns its exit status: 0 on success, 1 when
-// the command failed, 2 when it was called wrongly.
+// Exit statuses: the one table (README.md "Exit status").
+const (
+	exitOK          = 0   // the command did what it was asked
+	exitFailed      = 1   // it failed (I/O, a plugin, a broken data dir, a check that failed)
+	exitUsage       = 2   // it was called wrongly: bad flag or argument, unknown command, bad or missing input file
+	exitNotFound    = 3   // an id memory does not hold (run, lesson, trajectory, planner history)
+	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM) before it finished
+)
+
+// Main runs the engine CLI and returns its exit status (exitCode).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -32,36 +41,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "engine: %v\n", err)
-	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return 2
-	}
-	return 1
+	return exitCode(ctx, err)
 }
 
-// isCobraUsage recognises the usage errors cobra returns as plain errors
-// (a missing required flag, an unknown command or argument count).
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"required flag", "unknown command", "accepts ", "requires at least", "unknown flag", "unknown shorthand flag"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
+// exitCode maps an error to the exit status, the one place that does.
+func exitCode(ctx context.Context, err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.Is(err, engine.ErrInvalid):
+		return exitUsage
+	case errors.Is(err, engine.ErrNotFound):
+		return exitNotFound
 	}
-	return false
+	return exitFailed
 }
 
-// usageError marks an error in how the command was called (a bad flag, an
-// unknown category, a non-numeric count): exit status 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// usagef returns a usageError with a formatted message.
+// usagef returns bad input (exit status 2) with a formatted message.
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
+	return engine.MarkInvalid(fmt.Errorf(format, args...))
 }

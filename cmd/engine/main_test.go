@@ -21,7 +21,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../../testdata/script",
 		UpdateScripts: os.Getenv("ENGINE_UPDATE_SCRIPTS") == "1",
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"serve": serveSite, "waitfor": waitFor},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"serve": serveSite, "waitfor": waitFor, "exits": exitsCmd},
 		Condition:     scriptCondition,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ENGINE_DATA_DIR", env.WorkDir+"/data")

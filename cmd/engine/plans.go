@@ -107,7 +107,7 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 			defer closeInto(&err, d)
 			got, err := d.plans().Add(cmd.Context(), args[0], it)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, got)

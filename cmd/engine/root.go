@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // app holds what every command shares: the standard streams and the global
@@ -37,7 +39,7 @@ Environment:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &usageError{err}
+		return engine.MarkInvalid(err)
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
@@ -46,6 +48,7 @@ Environment:
 	for _, add := range commandSets {
 		root.AddCommand(add(a)...)
 	}
+	strictUsage(root)
 	return root
 }
 

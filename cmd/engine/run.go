@@ -192,6 +192,13 @@ func (f *runFlags) check() error {
 			return usagef("--url %s", strings.TrimPrefix(err.Error(), "start URL "))
 		}
 	}
+	if f.rules != "" {
+		// The scripted plugin reads it in another process; a missing file
+		// is the caller's mistake, said here rather than as a plugin failure.
+		if _, err := os.Stat(f.rules); err != nil {
+			return usagef("--rules: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -292,7 +299,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 			return err
 		})
 		if errors.Is(err, run.ErrNotFound) {
-			return nil, usagef("no run %q (see engine runs)", id)
+			return nil, engine.NotFound(fmt.Sprintf("no run %q (see engine runs)", id))
 		}
 		if err != nil {
 			return nil, err
@@ -340,8 +347,8 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		cfg.OnStep = a.printStep
 	}
 	res, err := agent.Run(ctx, cfg)
-	if errors.Is(err, agent.ErrInvalid) || errors.Is(err, run.ErrExists) || run.IsInvalid(err) {
-		return nil, &usageError{err}
+	if errors.Is(err, run.ErrExists) {
+		return nil, engine.MarkInvalid(err)
 	}
 	return res, err
 }

@@ -31,15 +31,6 @@ func (d *runDB) sessions() *session.Store {
 }
 func (d *runDB) plans() *plan.Store { return plan.New(d.db, plan.Options{Now: d.now, Events: d.emit}) }
 
-// memErr maps a bad-input error of the session, run and plan memories to
-// exit status 2.
-func memErr(err error) error {
-	if run.IsInvalid(err) || session.IsInvalid(err) || plan.IsInvalid(err) {
-		return &usageError{err}
-	}
-	return err
-}
-
 // runFilterFlags are the list filters of `engine runs` and `engine query runs`.
 type runFilterFlags struct {
 	domain, status, session string
@@ -64,7 +55,7 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 	if f.status != "" {
 		st, err := run.ParseStatus(f.status)
 		if err != nil {
-			return &usageError{err}
+			return err
 		}
 		filter.Status = st
 	}
@@ -75,7 +66,7 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 	defer closeInto(&err, d)
 	ms, err := d.runs().List(ctx, filter)
 	if err != nil {
-		return memErr(err)
+		return err
 	}
 	if f.asJSON {
 		if ms == nil {
@@ -204,7 +195,7 @@ func (a *app) runsCreateCommand() *cobra.Command {
 			defer closeInto(&err, d)
 			m, err := d.runs().Start(cmd.Context(), in)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, m)
@@ -242,7 +233,7 @@ func (a *app) runsUpdateCommand() *cobra.Command {
 			defer closeInto(&err, d)
 			m, err := d.runs().Update(cmd.Context(), args[0], p)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			return a.printRun(asJSON, m)
 		},
@@ -281,7 +272,7 @@ on the site sees), unless --no-session is given.`,
 			defer closeInto(&err, d)
 			m, err := d.runs().Complete(cmd.Context(), args[0], c)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			if !noSession {
 				if _, err := d.sessions().Record(cmd.Context(), m.Session()); err != nil {

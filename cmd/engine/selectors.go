@@ -44,7 +44,7 @@ func (a *app) selectorsRecordCommand() *cobra.Command {
 			defer closeInto(&err, k)
 			got, err := k.selectors().Record(cmd.Context(), o)
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, got)
@@ -102,7 +102,7 @@ func (a *app) querySelectorsCommand() *cobra.Command {
 				ss, err = k.selectors().List(cmd.Context(), host)
 			}
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				if ss == nil {

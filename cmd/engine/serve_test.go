@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -78,3 +82,28 @@ func waitFor(ts *testscript.TestScript, neg bool, args []string) {
 
 // waitForBound is how long waitfor waits.
 const waitForBound = 90 * time.Second
+
+// exitsCmd is the scripts' `exits CODE PROG [ARGS...]`: it runs PROG like
+// exec and fails unless PROG's exit status is CODE, so scripts can pin the
+// exit-status table (`! exec` only says "not zero"). stdout and stderr are
+// kept for the assertions that follow.
+func exitsCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: code %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}

@@ -55,7 +55,7 @@ func (a *app) sessionsAddCommand() *cobra.Command {
 			defer closeInto(&err, d)
 			got, err := d.sessions().Record(cmd.Context(), s)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			return a.printSessions(asJSON, []session.Session{got})
 		},
@@ -135,7 +135,7 @@ func (a *app) querySessionsCommand() *cobra.Command {
 			defer closeInto(&err, d)
 			ss, err := d.sessions().List(cmd.Context(), f)
 			if err != nil {
-				return memErr(err)
+				return err
 			}
 			if render {
 				text := session.Render(ss)

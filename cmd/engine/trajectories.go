@@ -142,7 +142,7 @@ PIN, CVV or one-time code.`,
 			defer closeInto(&err, k)
 			got, err := k.trajectories(false).Record(cmd.Context(), t)
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, got)
@@ -185,7 +185,7 @@ func (a *app) trajectoriesShowCommand() *cobra.Command {
 			defer closeInto(&err, k)
 			t, err := k.trajectories(false).Get(cmd.Context(), host, args[0])
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, t)
@@ -217,7 +217,7 @@ func (a *app) trajectoriesRmCommand() *cobra.Command {
 			s := k.trajectories(false)
 			for _, id := range args {
 				if err := s.Delete(cmd.Context(), host, id); err != nil {
-					return knowledgeErr(err)
+					return err
 				}
 				fmt.Fprintf(a.stdout, "removed %s\n", id)
 			}
@@ -273,7 +273,7 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 			if goal != "" {
 				m, err := s.Match(cmd.Context(), host, goal)
 				if err != nil {
-					return knowledgeErr(err)
+					return err
 				}
 				if asJSON {
 					return printJSON(a.stdout, m)
@@ -299,7 +299,7 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 			}
 			ts, err := s.List(cmd.Context(), host)
 			if err != nil {
-				return knowledgeErr(err)
+				return err
 			}
 			if asJSON {
 				if ts == nil {

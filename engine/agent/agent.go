@@ -17,7 +17,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -72,9 +71,6 @@ const (
 	// ReplayThreshold is the similarity a trajectory needs to be replayed.
 	ReplayThreshold = 0.8
 )
-
-// ErrInvalid marks bad input (an empty goal or URL, a bad mode).
-var ErrInvalid = errors.New("invalid run")
 
 // ApprovalRequest is what the Approver is asked about.
 type ApprovalRequest struct {
@@ -183,7 +179,7 @@ func (noClose) Close() error { return nil }
 // running, and readers then show it as crashed (run.Owner).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if strings.TrimSpace(cfg.Goal) == "" {
-		return nil, fmt.Errorf("%w: the goal is empty", ErrInvalid)
+		return nil, engine.Invalid("run", "the goal is empty")
 	}
 	if id := strings.TrimSpace(cfg.RunID); id != "" {
 		if err := run.CheckID(id); err != nil {
@@ -191,34 +187,34 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if strings.TrimSpace(cfg.StartURL) == "" {
-		return nil, fmt.Errorf("%w: the start URL is empty", ErrInvalid)
+		return nil, engine.Invalid("run", "the start URL is empty")
 	}
 	nav, err := cfg.Navigation.ForStart(ctx, cfg.StartURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, engine.Invalidf("run", "%v", err)
 	}
 	if _, err := domain.Host(cfg.StartURL); err != nil {
-		return nil, fmt.Errorf("%w: start URL: %v", ErrInvalid, err)
+		return nil, engine.Invalidf("run", "start URL: %v", err)
 	}
 	if cfg.Browser == nil || cfg.OpenDB == nil {
-		return nil, fmt.Errorf("%w: a browser and a database are required", ErrInvalid)
+		return nil, engine.Invalid("run", "a browser and a database are required")
 	}
 	switch cfg.Mode {
 	case "":
 		cfg.Mode = StepMode
 	case StepMode, PlannerMode:
 	default:
-		return nil, fmt.Errorf("%w: mode %q: use step or planner", ErrInvalid, cfg.Mode)
+		return nil, engine.Invalidf("run", "mode %q: use step or planner", cfg.Mode)
 	}
 	switch cfg.Approve {
 	case "":
 		cfg.Approve = ApproveAsk
 	case ApproveAuto, ApproveAsk, ApproveNever:
 	default:
-		return nil, fmt.Errorf("%w: approve %q: use auto, ask or never", ErrInvalid, cfg.Approve)
+		return nil, engine.Invalidf("run", "approve %q: use auto, ask or never", cfg.Approve)
 	}
 	if cfg.Model == nil && !cfg.Replay {
-		return nil, fmt.Errorf("%w: a model is required", ErrInvalid)
+		return nil, engine.Invalid("run", "a model is required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

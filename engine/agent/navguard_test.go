@@ -346,7 +346,7 @@ func TestStartURLPolicy(t *testing.T) {
 		cfg := navConfig(t, &web{}, &fakeModel{p: script()}, "shop.test")
 		cfg.StartURL = start
 		_, err := Run(context.Background(), cfg)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("start %s: %v, want %q", start, err, want)
 		}
 	}

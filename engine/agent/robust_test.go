@@ -206,7 +206,7 @@ func TestBadRunIDsAreRefused(t *testing.T) {
 		cfg.RunsDir = filepath.Join(base, "runs")
 		cfg.RunID = id
 		_, err := Run(context.Background(), cfg)
-		if !run.IsInvalid(err) {
+		if !engine.IsInvalid(err) {
 			t.Fatalf("run id %q: %v, want invalid", id, err)
 		}
 		if ents, _ := os.ReadDir(base); len(ents) != 0 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/run"
@@ -104,13 +105,13 @@ type bamRun struct {
 func readJSON(file string, v any) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return &InvalidError{File: file, Err: unwrapPath(err)}
+		return invalidIn(file, unwrapPath(err))
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return &InvalidError{File: file, Err: errors.New("the file is empty (is it half-written?)")}
+		return invalidIn(file, errors.New("the file is empty (is it half-written?)"))
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &InvalidError{File: file, Err: jsonProblem(b, err)}
+		return invalidIn(file, jsonProblem(b, err))
 	}
 	return nil
 }
@@ -138,7 +139,7 @@ func (m *Memory) readAgentMemory(dir string) (*Document, []string, error) {
 	_, errD := os.Stat(filepath.Join(dir, "domains"))
 	_, errR := os.Stat(filepath.Join(dir, "agent-runs"))
 	if errD != nil && errR != nil {
-		return nil, nil, &InvalidError{File: dir, Err: errors.New("not an .agent-memory directory: it has neither domains/ nor agent-runs/")}
+		return nil, nil, invalidIn(dir, errors.New("not an .agent-memory directory: it has neither domains/ nor agent-runs/"))
 	}
 	d := &Document{Format: Format, Version: Version}
 	var notes []string
@@ -149,7 +150,7 @@ func (m *Memory) readAgentMemory(dir string) (*Document, []string, error) {
 	for _, name := range hosts {
 		host, err := domain.Host(name)
 		if err != nil {
-			return nil, nil, &InvalidError{File: filepath.Join(dir, "domains", name), Err: fmt.Errorf("directory name is not a domain: %v", err)}
+			return nil, nil, invalidIn(filepath.Join(dir, "domains", name), fmt.Errorf("directory name is not a domain: %v", err))
 		}
 		ddir := filepath.Join(dir, "domains", name)
 		n, err := m.readKnowledge(d, filepath.Join(ddir, "knowledge.json"), host)
@@ -198,7 +199,7 @@ func subdirs(dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &InvalidError{File: dir, Err: unwrapPath(err)}
+		return nil, invalidIn(dir, unwrapPath(err))
 	}
 	var out []string
 	for _, e := range es {
@@ -215,7 +216,7 @@ func jsonFiles(dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &InvalidError{File: dir, Err: unwrapPath(err)}
+		return nil, invalidIn(dir, unwrapPath(err))
 	}
 	var out []string
 	for _, e := range es {
@@ -243,20 +244,20 @@ func (m *Memory) readKnowledge(d *Document, file, host string) ([]string, error)
 	if k.Domain != "" {
 		h, err := domain.Host(k.Domain)
 		if err != nil {
-			return nil, &InvalidError{File: file, Err: fmt.Errorf("domain: %v", err)}
+			return nil, invalidIn(file, fmt.Errorf("domain: %v", err))
 		}
 		host = h
 	}
 	bad := func(what string, i int, err error) error {
-		return &InvalidError{File: file, Err: fmt.Errorf("%s[%d]: %w", what, i, err)}
+		return invalidIn(file, fmt.Errorf("%s[%d]: %w", what, i, err))
 	}
 	for i, bf := range k.Facts {
 		if bf.Confidence == nil {
-			return nil, bad("facts", i, &fact.InvalidError{Problem: "confidence is missing"})
+			return nil, bad("facts", i, engine.Invalid("fact", "confidence is missing"))
 		}
 		seen, err := isoTime("lastSeen", bf.LastSeen)
 		if err != nil {
-			return nil, bad("facts", i, &fact.InvalidError{Problem: err.Error()})
+			return nil, bad("facts", i, engine.Invalid("fact", err.Error()))
 		}
 		f := fact.Fact{Domain: host, Type: fact.Type(bf.Type), Key: bf.Key, Value: bf.Value,
 			Confidence: *bf.Confidence, Sources: bf.Sources, LastSeen: seen}
@@ -269,13 +270,13 @@ func (m *Memory) readKnowledge(d *Document, file, host string) ([]string, error)
 	for i, bs := range k.Sessions {
 		at, err := isoTime("timestamp", bs.Timestamp)
 		if err != nil {
-			return nil, bad("sessions", i, &session.InvalidError{Problem: err.Error()})
+			return nil, bad("sessions", i, engine.Invalid("session", err.Error()))
 		}
 		ss = append(ss, session.Session{ID: bs.ID, Domain: host, Goal: bs.Goal, Outcome: bs.Outcome, Success: bs.Success,
 			FinalURL: bs.FinalURL, Timestamp: at, TurnsUsed: bs.TurnsUsed, DurationMS: bs.DurationMS})
 	}
 	if _, err := m.Sessions.Prepare(ss); err != nil {
-		return nil, &InvalidError{File: file, Err: err}
+		return nil, invalidIn(file, err)
 	}
 	d.Sessions = append(d.Sessions, ss...)
 	return nil, nil
@@ -301,7 +302,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 	for _, k := range keys {
 		e := sf.Entries[k]
 		bad := func(err error) error {
-			return &InvalidError{File: file, Err: fmt.Errorf("entries[%q]: %w", k, err)}
+			return invalidIn(file, fmt.Errorf("entries[%q]: %w", k, err))
 		}
 		el := e.Element
 		if el == "" {
@@ -309,7 +310,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 		}
 		mm := elementRe.FindStringSubmatch(el)
 		if mm == nil {
-			return nil, bad(&selector.InvalidError{Problem: fmt.Sprintf("element %q is not `role \"accessible name\"`", el)})
+			return nil, bad(engine.Invalid("selector", fmt.Sprintf("element %q is not `role \"accessible name\"`", el)))
 		}
 		if e.StableSelector == "" {
 			notes = append(notes, fmt.Sprintf("%s: %s has only a volatile @ref (%s); left out", file, el, e.LastRef))
@@ -317,7 +318,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 		}
 		used, err := isoTime("lastUsed", e.LastUsed)
 		if err != nil {
-			return nil, bad(&selector.InvalidError{Problem: err.Error()})
+			return nil, bad(engine.Invalid("selector", err.Error()))
 		}
 		s := selector.Selector{Domain: host, Role: strings.ToLower(mm[1]), Name: mm[2], Selector: e.StableSelector,
 			Successes: e.SuccessCount, FirstSeen: used, LastSuccess: used}
@@ -339,7 +340,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 	}
 	at, err := isoTime("timestamp", bt.Timestamp)
 	if err != nil {
-		return nil, &InvalidError{File: file, Err: &trajectory.InvalidError{Problem: err.Error()}}
+		return nil, invalidIn(file, engine.Invalid("trajectory", err.Error()))
 	}
 	t := trajectory.Trajectory{Domain: host, Goal: bt.Goal, DurationMs: bt.DurationMS, RecordedAt: at}
 	for i, bs := range bt.Steps {
@@ -349,7 +350,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 			continue
 		}
 		if act == "" {
-			return nil, &InvalidError{File: file, Err: fmt.Errorf("steps[%d]: %w", i, &trajectory.InvalidError{Problem: "the step has no action"})}
+			return nil, invalidIn(file, fmt.Errorf("steps[%d]: %w", i, engine.Invalid("trajectory", "the step has no action")))
 		}
 		st := trajectory.Step{Action: act, Selector: str("selector"), URL: bs.URL, Verified: bs.Verified}
 		switch {
@@ -365,7 +366,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 		t.Steps = append(t.Steps, st)
 	}
 	if err := checkTrajectory(t); err != nil {
-		return nil, &InvalidError{File: file, Err: err}
+		return nil, invalidIn(file, err)
 	}
 	d.Trajectories = append(d.Trajectories, t)
 	return nil, nil
@@ -387,12 +388,12 @@ func (m *Memory) readRun(d *Document, file string) error {
 		to    *time.Time
 	}{{"startedAt", br.StartedAt, &mf.StartedAt}, {"updatedAt", br.UpdatedAt, &mf.UpdatedAt}, {"completedAt", br.CompletedAt, &mf.CompletedAt}} {
 		if *t.to, err = isoTime(t.field, t.v); err != nil {
-			return &InvalidError{File: file, Err: &run.InvalidError{Problem: err.Error()}}
+			return invalidIn(file, engine.Invalid("run", err.Error()))
 		}
 	}
 	ms, err := m.Runs.Prepare([]run.Manifest{mf})
 	if err != nil {
-		return &InvalidError{File: file, Err: errors.Unwrap(err)}
+		return invalidIn(file, errors.Unwrap(err))
 	}
 	d.Runs = append(d.Runs, ms[0])
 	return nil

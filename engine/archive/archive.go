@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
@@ -321,26 +322,13 @@ func (d *Document) Count() Counts {
 	return out
 }
 
-// InvalidError is bad input to import: a file that does not parse or a
-// record that does not validate. Nothing was written.
-type InvalidError struct {
-	File string // the file it is in ("" when not from a file)
-	Err  error
-}
-
-func (e *InvalidError) Error() string {
-	if e.File == "" {
-		return e.Err.Error()
+// invalidIn is bad input err found in file ("" when not from a file):
+// "<file>: <err>", marked engine.ErrInvalid. Nothing was written.
+func invalidIn(file string, err error) error {
+	if file != "" {
+		err = fmt.Errorf("%s: %w", file, err)
 	}
-	return e.File + ": " + e.Err.Error()
-}
-
-func (e *InvalidError) Unwrap() error { return e.Err }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
+	return engine.MarkInvalid(err)
 }
 
 // Result is what an import wrote and what it left out.
@@ -351,7 +339,7 @@ type Result struct {
 
 // Import validates every record of d and then writes them all, merging
 // into the memory there is: records with the same identity are replaced.
-// Invalid input writes nothing and returns an *InvalidError naming source,
+// Invalid input writes nothing and returns an engine.ErrInvalid error naming source,
 // the file d was read from. Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
@@ -371,7 +359,7 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 	for i, k := range kinds {
 		commit, err := k.prepare(m, &in)
 		if err != nil {
-			return nil, &InvalidError{File: source, Err: err}
+			return nil, invalidIn(source, err)
 		}
 		commits[i] = commit
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/lesson"
@@ -187,7 +189,7 @@ func TestImportIsAllOrNothing(t *testing.T) {
 			spoilt.Plans[1].Iterations = append([]plan.Iteration(nil), d.Plans[1].Iterations...)
 			tc.spoil(&spoilt)
 			_, err := b.mem.Import(ctx, &spoilt, "x.json")
-			if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "x.json: ") {
+			if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "x.json: ") {
 				t.Fatalf("Import = %v, want an invalid-input error naming x.json: %s", err, tc.want)
 			}
 			got, _ := b.mem.Export(ctx)
@@ -214,7 +216,7 @@ func TestParseFileErrors(t *testing.T) {
 		{`{"version": 2, "lessons": []}`, "dump.json: version 2 is not a memory.json version"},
 	} {
 		_, err := ParseFile([]byte(tc.in), "dump.json")
-		if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseFile(%s) = %v, want %q", tc.in, err, tc.want)
 		}
 	}
@@ -342,13 +344,13 @@ func TestReadAgentMemoryBadFiles(t *testing.T) {
 			writeTree(t, dir, map[string]string{tc.file: tc.body})
 			e := newEnv(t)
 			_, _, err := e.mem.Read(dir)
-			if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(dir, tc.file)) {
+			if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(dir, tc.file)) {
 				t.Fatalf("Read = %v\nwant an error naming %s: %s", err, tc.file, tc.want)
 			}
 		})
 	}
 	e := newEnv(t)
-	if _, _, err := e.mem.Read(t.TempDir()); !IsInvalid(err) || !strings.Contains(err.Error(), "not an .agent-memory directory") {
+	if _, _, err := e.mem.Read(t.TempDir()); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "not an .agent-memory directory") {
 		t.Fatalf("empty dir = %v", err)
 	}
 }
@@ -405,7 +407,7 @@ func TestForgetOneSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.mem.Survey(ctx, "-"); !IsInvalid(err) {
+	if _, err := e.mem.Survey(ctx, "-"); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf(`forgetting "-" (global memory) = %v, want refused`, err)
 	}
 }

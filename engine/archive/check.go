@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/internal/check"
@@ -39,48 +40,48 @@ type textField struct {
 
 func checkFact(f fact.Fact) error {
 	if _, err := domain.Host(f.Domain); err != nil {
-		return &fact.InvalidError{Problem: fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("fact", fmt.Sprintf("domain: %v", err))
 	}
 	if p := textProblem(textField{"the key", f.Key, check.MaxLine, false}, textField{"the value", f.Value, check.MaxText, true}); p != "" {
-		return &fact.InvalidError{Problem: p}
+		return engine.Invalid("fact", p)
 	}
 	if _, err := fact.ParseType(string(f.Type)); err != nil {
 		return err
 	}
 	if strings.TrimSpace(f.Key) == "" {
-		return &fact.InvalidError{Problem: "the key is empty"}
+		return engine.Invalid("fact", "the key is empty")
 	}
 	if strings.TrimSpace(f.Value) == "" {
-		return &fact.InvalidError{Problem: "the value is empty"}
+		return engine.Invalid("fact", "the value is empty")
 	}
 	if math.IsNaN(f.Confidence) || f.Confidence < 0 || f.Confidence > 1 {
-		return &fact.InvalidError{Problem: fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence)}
+		return engine.Invalid("fact", fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence))
 	}
 	if f.Sources < 0 {
-		return &fact.InvalidError{Problem: fmt.Sprintf("sources %d is negative", f.Sources)}
+		return engine.Invalid("fact", fmt.Sprintf("sources %d is negative", f.Sources))
 	}
 	return nil
 }
 
 func checkSelector(s selector.Selector) error {
 	if _, err := domain.Host(s.Domain); err != nil {
-		return &selector.InvalidError{Problem: fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("selector", fmt.Sprintf("domain: %v", err))
 	}
 	if p := textProblem(textField{"the role", s.Role, check.MaxWord, false}, textField{"the accessible name", s.Name, check.MaxLine, false},
 		textField{"the selector", s.Selector, check.MaxText, false}, textField{"the path", s.Path, check.MaxLine, false}); p != "" {
-		return &selector.InvalidError{Problem: p}
+		return engine.Invalid("selector", p)
 	}
 	switch {
 	case strings.TrimSpace(s.Role) == "":
-		return &selector.InvalidError{Problem: "the element's role is empty (button, link, textbox, ...)"}
+		return engine.Invalid("selector", "the element's role is empty (button, link, textbox, ...)")
 	case strings.TrimSpace(s.Name) == "":
-		return &selector.InvalidError{Problem: "the element's accessible name is empty"}
+		return engine.Invalid("selector", "the element's accessible name is empty")
 	case strings.TrimSpace(s.Selector) == "":
-		return &selector.InvalidError{Problem: "the selector is empty"}
+		return engine.Invalid("selector", "the selector is empty")
 	case s.Successes < 0 || s.Failures < 0:
-		return &selector.InvalidError{Problem: fmt.Sprintf("successes %d and failures %d must not be negative", s.Successes, s.Failures)}
+		return engine.Invalid("selector", fmt.Sprintf("successes %d and failures %d must not be negative", s.Successes, s.Failures))
 	case s.Successes+s.Failures == 0:
-		return &selector.InvalidError{Problem: "a selector needs at least one success or failure"}
+		return engine.Invalid("selector", "a selector needs at least one success or failure")
 	}
 	return nil
 }
@@ -146,33 +147,33 @@ func replaySelector(ctx context.Context, db kv.Store, s selector.Selector, have 
 
 func checkTrajectory(t trajectory.Trajectory) error {
 	if _, err := domain.Host(t.Domain); err != nil {
-		return &trajectory.InvalidError{Problem: fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 	}
 	if strings.TrimSpace(t.Goal) == "" {
-		return &trajectory.InvalidError{Problem: "the goal is empty"}
+		return engine.Invalid("trajectory", "the goal is empty")
 	}
 	if p := textProblem(textField{"the goal", t.Goal, check.MaxText, true}); p != "" {
-		return &trajectory.InvalidError{Problem: p}
+		return engine.Invalid("trajectory", p)
 	}
 	if t.ID != "" {
 		if p := check.ID("id", t.ID); p != "" {
-			return &trajectory.InvalidError{Problem: p}
+			return engine.Invalid("trajectory", p)
 		}
 	}
 	if len(t.Steps) == 0 {
-		return &trajectory.InvalidError{Problem: "a trajectory needs at least one step; this one has none"}
+		return engine.Invalid("trajectory", "a trajectory needs at least one step; this one has none")
 	}
 	if t.DurationMs < 0 {
-		return &trajectory.InvalidError{Problem: fmt.Sprintf("duration_ms %d is negative", t.DurationMs)}
+		return engine.Invalid("trajectory", fmt.Sprintf("duration_ms %d is negative", t.DurationMs))
 	}
 	for i, st := range t.Steps {
 		if strings.TrimSpace(st.Action) == "" {
-			return &trajectory.InvalidError{Problem: fmt.Sprintf("step %d has no action", i+1)}
+			return engine.Invalid("trajectory", fmt.Sprintf("step %d has no action", i+1))
 		}
 		if p := textProblem(textField{"its action", st.Action, check.MaxWord, false}, textField{"its role", st.Role, check.MaxWord, false},
 			textField{"its name", st.Name, check.MaxLine, false}, textField{"its selector", st.Selector, check.MaxText, false},
 			textField{"its value", st.Value, check.MaxText, true}, textField{"its url", st.URL, check.MaxText, false}); p != "" {
-			return &trajectory.InvalidError{Problem: fmt.Sprintf("step %d: %s", i+1, p)}
+			return engine.Invalid("trajectory", fmt.Sprintf("step %d: %s", i+1, p))
 		}
 	}
 	return nil

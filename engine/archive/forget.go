@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -40,11 +41,11 @@ func (s Survey) String() string {
 func siteOf(host string) (string, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return "", &InvalidError{Err: fmt.Errorf("domain: %v", err)}
+		return "", engine.MarkInvalid(fmt.Errorf("domain: %v", err))
 	}
 	site := domain.Site(h)
 	if site == keyspace.Global {
-		return "", &InvalidError{Err: fmt.Errorf("%q is not a site", host)}
+		return "", engine.MarkInvalid(fmt.Errorf("%q is not a site", host))
 	}
 	return site, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/kv"
@@ -136,7 +137,7 @@ func hostPart(h string) string {
 // checkNothingWritten asserts a refused import left the memory empty.
 func checkNothingWritten(t *testing.T, m *Memory, err error) {
 	t.Helper()
-	if !IsInvalid(err) {
+	if !engine.IsInvalid(err) {
 		t.Fatalf("bad input refused with an error that is not an InvalidError: %v", err)
 	}
 	d, xerr := m.Export(context.Background())
@@ -171,7 +172,7 @@ func FuzzArchiveImport(f *testing.F) {
 		fm.wipe(t)
 		d, err := ParseFile(data, "in.json")
 		if err != nil {
-			if !IsInvalid(err) || !strings.Contains(err.Error(), "in.json") {
+			if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "in.json") {
 				t.Fatalf("parse error is not an InvalidError naming the file: %v", err)
 			}
 			return
@@ -229,7 +230,7 @@ func FuzzAgentMemory(f *testing.F) {
 		}
 		d, _, err := fm.ma.Read(dir)
 		if err != nil {
-			if !IsInvalid(err) {
+			if !engine.IsInvalid(err) {
 				t.Fatalf("read error is not an InvalidError: %v", err)
 			}
 			return

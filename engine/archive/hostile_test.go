@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // Regression tests for what the fuzz targets found (see fuzz_test.go).
@@ -86,7 +88,7 @@ func TestImportRefusesControlCharacters(t *testing.T) {
 		if err == nil {
 			_, err = e.mem.Import(ctx, d, "in.json")
 		}
-		if !IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s → %s: err = %v, want %q", c.from, c.to, err, c.want)
 			continue
 		}
@@ -117,7 +119,7 @@ func TestAgentMemoryRefusesNonHostDirs(t *testing.T) {
 		}
 		e := newEnv(t)
 		_, _, err := e.mem.Read(dir)
-		if !IsInvalid(err) || !strings.Contains(err.Error(), "directory name is not a domain") || !strings.Contains(err.Error(), filepath.Join("domains", name)) {
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "directory name is not a domain") || !strings.Contains(err.Error(), filepath.Join("domains", name)) {
 			t.Errorf("dir %q: err = %v", name, err)
 		}
 	}

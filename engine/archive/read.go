@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/lesson"
 )
 
@@ -16,18 +17,18 @@ import (
 // document, a two-tier memory.json ({"version": 1, "lessons": [...]}), or
 // a browser-agent-driver .agent-memory directory (or a directory holding
 // one). Notes list what was read but left out, and why. Every problem is
-// an *InvalidError naming the file.
+// an engine.ErrInvalid error naming the file.
 func (m *Memory) Read(path string) (*Document, []string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, &InvalidError{File: path, Err: unwrapPath(err)}
+		return nil, nil, invalidIn(path, unwrapPath(err))
 	}
 	if fi.IsDir() {
 		return m.readAgentMemory(path)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, &InvalidError{File: path, Err: unwrapPath(err)}
+		return nil, nil, invalidIn(path, unwrapPath(err))
 	}
 	d, err := ParseFile(b, path)
 	return d, nil, err
@@ -51,21 +52,21 @@ func unwrapPath(err error) error {
 func ParseFile(b []byte, name string) (*Document, error) {
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, &InvalidError{File: name, Err: jsonProblem(b, err)}
+		return nil, invalidIn(name, jsonProblem(b, err))
 	}
 	if raw, ok := head["format"]; ok {
 		var format string
 		if err := json.Unmarshal(raw, &format); err != nil || format != Format {
-			return nil, &InvalidError{File: name, Err: fmt.Errorf("format %s is not %q", raw, Format)}
+			return nil, invalidIn(name, fmt.Errorf("format %s is not %q", raw, Format))
 		}
 		var d Document
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
-			return nil, &InvalidError{File: name, Err: jsonProblem(b, err)}
+			return nil, invalidIn(name, jsonProblem(b, err))
 		}
 		if d.Version != Version {
-			return nil, &InvalidError{File: name, Err: fmt.Errorf("export version %d: this engine reads version %d", d.Version, Version)}
+			return nil, invalidIn(name, fmt.Errorf("export version %d: this engine reads version %d", d.Version, Version))
 		}
 		d.fillEmpty()
 		return &d, nil
@@ -73,13 +74,13 @@ func ParseFile(b []byte, name string) (*Document, error) {
 	if _, ok := head["lessons"]; ok {
 		ls, err := lesson.ReadFile(bytes.NewReader(b), name)
 		if err != nil {
-			return nil, &InvalidError{Err: err} // lesson.ReadFile names the file
+			return nil, engine.MarkInvalid(err) // lesson.ReadFile names the file
 		}
 		d := &Document{Format: Format, Version: Version, Lessons: ls}
 		d.fillEmpty()
 		return d, nil
 	}
-	return nil, &InvalidError{File: name, Err: errors.New(`neither an engine export ("format": "engine-export") nor a memory.json ("lessons")`)}
+	return nil, invalidIn(name, errors.New(`neither an engine export ("format": "engine-export") nor a memory.json ("lessons")`))
 }
 
 // jsonProblem describes a JSON decoding error with the line it is on.

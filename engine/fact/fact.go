@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
@@ -82,26 +83,14 @@ type Fact struct {
 	LastSeen   time.Time `json:"last_seen"`
 }
 
-// InvalidError reports a fact or observation that cannot be stored, naming
-// the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid fact: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
-
-// ParseType returns the type named s, or an *InvalidError listing the valid
+// ParseType returns the type named s, or an engine.ErrInvalid error listing the valid
 // ones.
 func ParseType(s string) (Type, error) {
 	t := Type(strings.ToLower(strings.TrimSpace(s)))
 	if slices.Contains(Types, t) {
 		return t, nil
 	}
-	return "", &InvalidError{fmt.Sprintf("unknown type %q (want one of timing, selector, pattern, quirk)", s)}
+	return "", engine.Invalid("fact", fmt.Sprintf("unknown type %q (want one of timing, selector, pattern, quirk)", s))
 }
 
 // Options configure a Store.
@@ -158,7 +147,7 @@ type Outcome struct {
 func normalise(host, typ, key, value string) (h string, t Type, k, v string, err error) {
 	h, err = domain.Host(host)
 	if err != nil {
-		return "", "", "", "", &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return "", "", "", "", engine.Invalid("fact", fmt.Sprintf("domain: %v", err))
 	}
 	t, err = ParseType(typ)
 	if err != nil {
@@ -166,11 +155,11 @@ func normalise(host, typ, key, value string) (h string, t Type, k, v string, err
 	}
 	k = strings.ToLower(strings.Join(strings.Fields(key), " "))
 	if k == "" {
-		return "", "", "", "", &InvalidError{"the key is empty"}
+		return "", "", "", "", engine.Invalid("fact", "the key is empty")
 	}
 	v = strings.Join(strings.Fields(value), " ")
 	if v == "" {
-		return "", "", "", "", &InvalidError{"the value is empty"}
+		return "", "", "", "", engine.Invalid("fact", "the value is empty")
 	}
 	return h, t, k, v, nil
 }
@@ -319,7 +308,7 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 	return f, true, nil
 }
 
-// Check reports whether Put would accept f (an *InvalidError naming the
+// Check reports whether Put would accept f (an engine.ErrInvalid error naming the
 // problem if not), without storing anything: for importers that check
 // every record before they write any.
 func Check(f Fact) error {
@@ -333,10 +322,10 @@ func check(f Fact) (Fact, error) {
 		return Fact{}, err
 	}
 	if f.Confidence < 0 || f.Confidence > 1 || f.Confidence != f.Confidence {
-		return Fact{}, &InvalidError{fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence)}
+		return Fact{}, engine.Invalid("fact", fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence))
 	}
 	if f.Sources < 0 {
-		return Fact{}, &InvalidError{fmt.Sprintf("sources %d is negative", f.Sources)}
+		return Fact{}, engine.Invalid("fact", fmt.Sprintf("sources %d is negative", f.Sources))
 	}
 	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
 	return f, nil
@@ -411,7 +400,7 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 	if host != "" {
 		var err error
 		if h, err = domain.Host(host); err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("fact", fmt.Sprintf("domain: %v", err))
 		}
 	}
 	var out []Fact

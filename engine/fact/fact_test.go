@@ -2,10 +2,12 @@ package fact
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
 )
@@ -182,7 +184,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := c.run()
-		if err == nil || !IsInvalid(err) || err.Error() != c.want {
+		if err == nil || !errors.Is(err, engine.ErrInvalid) || err.Error() != c.want {
 			t.Errorf("%s: err = %v, want invalid %q", c.name, err, c.want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/kvtest"
@@ -145,7 +146,7 @@ func FuzzImportRecall(f *testing.F) {
 		}
 		prepared, err := fs.sa.Prepare(ls)
 		if err != nil {
-			if !IsInvalid(err) {
+			if !engine.IsInvalid(err) {
 				t.Fatalf("prepare refused with a non-InvalidError: %v", err)
 			}
 			return

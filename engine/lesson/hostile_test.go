@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // Regression tests for what the fuzz targets found (see fuzz_test.go).
@@ -21,10 +23,10 @@ func TestImportRefusesNULInErrorPattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.s.Prepare(ls)
-	if !IsInvalid(err) || !strings.Contains(err.Error(), "lessons[1]") || !strings.Contains(err.Error(), "error_pattern holds a control character (U+0000)") {
+	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "lessons[1]") || !strings.Contains(err.Error(), "error_pattern holds a control character (U+0000)") {
 		t.Fatalf("Prepare = %v, want lessons[1]: error_pattern holds a control character", err)
 	}
-	if _, _, err := e.s.Record(ctx, Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "fi\x00ll"}, ""); !IsInvalid(err) {
+	if _, _, err := e.s.Record(ctx, Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "fi\x00ll"}, ""); !engine.IsInvalid(err) {
 		t.Fatalf("Record with a NUL in failed_command = %v, want an InvalidError", err)
 	}
 	got, err := e.s.RecallError(ctx, "fill", "too many arguments: x", "")
@@ -126,7 +128,7 @@ func TestImportRefusesHostileFields(t *testing.T) {
 		{Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "npx"}, `failed_command "npx" runs commands; give the command that failed`},
 	} {
 		_, err := e.s.Prepare([]Lesson{c.l})
-		if !IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Prepare(%+v) = %v, want %q", c.l, err, c.want)
 		}
 	}

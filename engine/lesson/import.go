@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -34,10 +35,10 @@ func ReadFile(r io.Reader, name string) ([]Lesson, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, jsonProblem(b, err))
+		return nil, engine.MarkInvalid(fmt.Errorf("%s: %s", name, jsonProblem(b, err)))
 	}
 	if f.Version != 1 {
-		return nil, fmt.Errorf("%s: version %d is not a memory.json version this engine reads (want 1)", name, f.Version)
+		return nil, engine.MarkInvalid(fmt.Errorf("%s: version %d is not a memory.json version this engine reads (want 1)", name, f.Version))
 	}
 	return f.Lessons, nil
 }
@@ -73,7 +74,7 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 		id := l.ID
 		if id != "" {
 			if p := check.ID("id", id); p != "" {
-				return nil, fmt.Errorf("lessons[%d]: %w", i, &InvalidError{p})
+				return nil, fmt.Errorf("lessons[%d]: %w", i, engine.Invalid("lesson", p))
 			}
 		}
 		l.ID = ""
@@ -133,7 +134,7 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 // its index entries, including those outside the site's key range.
 func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 	if site == "" || site == keyspace.Global {
-		return 0, &InvalidError{"forgetting needs a site"}
+		return 0, engine.Invalid("lesson", "forgetting needs a site")
 	}
 	total := 0
 	for {

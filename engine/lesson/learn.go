@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
@@ -47,7 +48,8 @@ type actionRecord struct {
 }
 
 // ParseActionLog reads a JSONL action log. name is used in errors, which
-// give the line and the problem. Blank lines are skipped.
+// give the line and the problem (engine.ErrInvalid). Blank lines are
+// skipped.
 func ParseActionLog(r io.Reader, name string) ([]Action, error) {
 	var out []Action
 	sc := bufio.NewScanner(r)
@@ -61,7 +63,7 @@ func ParseActionLog(r io.Reader, name string) ([]Action, error) {
 		}
 		a, err := parseRecord(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+			return nil, engine.MarkInvalid(fmt.Errorf("%s:%d: %v", name, line, err))
 		}
 		if a.Step == 0 {
 			a.Step = len(out) + 1
@@ -69,7 +71,7 @@ func ParseActionLog(r io.Reader, name string) ([]Action, error) {
 		out = append(out, a)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", name, line+1, err)
+		return nil, engine.MarkInvalid(fmt.Errorf("%s:%d: %v", name, line+1, err))
 	}
 	return out, nil
 }
@@ -199,7 +201,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

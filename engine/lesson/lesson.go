@@ -11,11 +11,12 @@
 package lesson
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // Category says what kind of advice a lesson is, and so its tier.
@@ -72,47 +73,36 @@ func (l *Lesson) Tier() int {
 	return 2
 }
 
-// InvalidError reports a lesson that cannot be stored, naming the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid lesson: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
-
-// ParseCategory returns the category named s, or an *InvalidError listing
+// ParseCategory returns the category named s, or an engine.ErrInvalid error listing
 // the valid ones.
 func ParseCategory(s string) (Category, error) {
 	c := Category(strings.TrimSpace(s))
 	if slices.Contains(Categories, c) {
 		return c, nil
 	}
-	return "", &InvalidError{fmt.Sprintf("unknown category %q (want one of tool_fallback, best_practice, error_recovery, site_specific)", s)}
+	return "", engine.Invalid("lesson", fmt.Sprintf("unknown category %q (want one of tool_fallback, best_practice, error_recovery, site_specific)", s))
 }
 
 // validate checks l as it would be stored.
 func (l *Lesson) validate() error {
 	if strings.TrimSpace(l.Lesson) == "" {
-		return &InvalidError{"the lesson text is empty"}
+		return engine.Invalid("lesson", "the lesson text is empty")
 	}
 	if _, err := ParseCategory(string(l.Category)); err != nil {
 		return err
 	}
 	if l.Source != SourceSeed && l.Source != SourceLearned {
-		return &InvalidError{fmt.Sprintf("unknown source %q (want seed or learned)", l.Source)}
+		return engine.Invalid("lesson", fmt.Sprintf("unknown source %q (want seed or learned)", l.Source))
 	}
 	if l.UseCount < 0 {
-		return &InvalidError{fmt.Sprintf("use_count %d is negative", l.UseCount)}
+		return engine.Invalid("lesson", fmt.Sprintf("use_count %d is negative", l.UseCount))
 	}
 	if l.Helped < 0 {
-		return &InvalidError{fmt.Sprintf("helped %d is negative", l.Helped)}
+		return engine.Invalid("lesson", fmt.Sprintf("helped %d is negative", l.Helped))
 	}
 	for _, d := range []struct{ name, v string }{{"created_at", l.CreatedAt}, {"last_used", l.LastUsed}} {
 		if _, err := time.Parse(time.DateOnly, d.v); err != nil {
-			return &InvalidError{fmt.Sprintf("%s %q is not a date (YYYY-MM-DD)", d.name, d.v)}
+			return engine.Invalid("lesson", fmt.Sprintf("%s %q is not a date (YYYY-MM-DD)", d.name, d.v))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
 )
@@ -224,7 +225,7 @@ func TestRecallDomain(t *testing.T) {
 	if len(ev) != 3 || ev[1].Fields["domain"] != "smile.amazon.com" || ev[1].Fields["matched"] != 2 {
 		t.Fatalf("domain_recall events: %+v", ev)
 	}
-	if _, err := e.s.RecallDomain(ctx, ""); !IsInvalid(err) {
+	if _, err := e.s.RecallDomain(ctx, ""); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("empty domain: %v", err)
 	}
 }
@@ -404,7 +405,7 @@ func TestInvalidLessons(t *testing.T) {
 		{Lesson{Lesson: "x", Category: BestPractice, Domain: "a b"}, "domain"},
 	} {
 		_, _, err := e.s.Record(context.Background(), c.l, "")
-		if !IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an invalid-lesson error mentioning %q", c.l, err, c.want)
 		}
 	}

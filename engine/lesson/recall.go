@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -82,7 +83,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}
@@ -174,7 +175,7 @@ func errorScore(m *matchEntry, cmdMatch bool, errLower, host string) int {
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 	}
 	site := domain.Site(h)
 	var out []Lesson
@@ -235,7 +236,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Lesson, error) {
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

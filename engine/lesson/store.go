@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
@@ -29,7 +30,7 @@ const (
 )
 
 // ErrNotFound is returned for an id no lesson has.
-var ErrNotFound = errors.New("no such lesson")
+var ErrNotFound = engine.NotFound("no such lesson")
 
 // Options configure a Store.
 type Options struct {
@@ -225,18 +226,18 @@ func (s *Store) normalize(l *Lesson) error {
 	if isWrapper(l.FailedCommand) {
 		// Recall skips wrappers in a command line, so such a lesson
 		// could never be recalled.
-		return &InvalidError{fmt.Sprintf("failed_command %q runs commands; give the command that failed (fill, click, ...)", l.FailedCommand)}
+		return engine.Invalid("lesson", fmt.Sprintf("failed_command %q runs commands; give the command that failed (fill, click, ...)", l.FailedCommand))
 	}
 	l.ErrorPattern = strings.TrimSpace(l.ErrorPattern)
 	if l.Domain != "" {
 		h, err := domain.Host(l.Domain)
 		if err != nil {
-			return &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		l.Domain = h
 	}
 	if l.Category == SiteSpecific && l.Domain == "" {
-		return &InvalidError{"a site_specific lesson needs a domain"}
+		return engine.Invalid("lesson", "a site_specific lesson needs a domain")
 	}
 	if l.Source == "" {
 		l.Source = SourceLearned
@@ -251,7 +252,7 @@ func (s *Store) normalize(l *Lesson) error {
 	for _, d := range l.TriggeredDomains {
 		h, err := domain.Host(d)
 		if err != nil {
-			return &InvalidError{fmt.Sprintf("triggered_domains: %v", err)}
+			return engine.Invalid("lesson", fmt.Sprintf("triggered_domains: %v", err))
 		}
 		if !slices.Contains(td, h) {
 			td = append(td, h)
@@ -283,12 +284,12 @@ func checkText(l *Lesson) error {
 		{"domain", l.Domain, check.MaxLine, false},
 	} {
 		if p := check.Text(f.name, f.v, f.max, f.multiline); p != "" {
-			return &InvalidError{p}
+			return engine.Invalid("lesson", p)
 		}
 	}
 	if l.ID != "" {
 		if p := check.ID("id", l.ID); p != "" {
-			return &InvalidError{p}
+			return engine.Invalid("lesson", p)
 		}
 	}
 	return nil
@@ -370,7 +371,7 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, false, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, false, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

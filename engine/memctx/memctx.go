@@ -32,12 +32,12 @@ package memctx
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
@@ -203,17 +203,6 @@ type Result struct {
 	Match *trajectory.Match `json:"match,omitempty"`
 }
 
-// InvalidError reports a request that cannot be built, naming the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid context request: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
-
 // Tokens estimates the tokens of s: one per four runes, rounded up.
 func Tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 
@@ -247,7 +236,7 @@ const sep = "\n\n"
 func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 	host, err := domain.Host(req.URL)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("url: %v", err)}
+		return nil, engine.Invalid("context request", fmt.Sprintf("url: %v", err))
 	}
 	budget := req.Budget
 	if budget <= 0 {

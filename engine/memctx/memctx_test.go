@@ -2,10 +2,12 @@ package memctx
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
@@ -244,7 +246,7 @@ func TestEmptyMemoryAndBadURL(t *testing.T) {
 	if r.Text != "" || len(r.Sections) != 0 || len(r.Dropped) != 0 {
 		t.Fatalf("empty memory: %+v", r)
 	}
-	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); !IsInvalid(err) ||
+	if _, err := e.builder(Options{}).Build(context.Background(), Request{URL: "http://", Goal: "x"}); !errors.Is(err, engine.ErrInvalid) ||
 		err.Error() != `invalid context request: url: "http://" has no host` {
 		t.Fatalf("a URL without a host: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -70,19 +71,7 @@ type History struct {
 }
 
 // ErrNotFound is returned for a run with no planner history.
-var ErrNotFound = errors.New("no planner history for run")
-
-// InvalidError reports an iteration that cannot be stored, naming the
-// problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid iteration: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
+var ErrNotFound = engine.NotFound("no planner history for run")
 
 // Options configure a Store.
 type Options struct {
@@ -113,24 +102,24 @@ func (s *Store) normalize(it *Iteration) error {
 		t := &it.Tools[i]
 		t.Tool = strings.TrimSpace(t.Tool)
 		if t.Tool == "" {
-			return &InvalidError{fmt.Sprintf("tools[%d]: the tool name is empty", i)}
+			return engine.Invalid("iteration", fmt.Sprintf("tools[%d]: the tool name is empty", i))
 		}
 		if len(bytes.TrimSpace(t.Output)) == 0 {
 			t.Output = nil
 		} else if !json.Valid(t.Output) {
-			return &InvalidError{fmt.Sprintf("tools[%d] (%s): output is not JSON", i, t.Tool)}
+			return engine.Invalid("iteration", fmt.Sprintf("tools[%d] (%s): output is not JSON", i, t.Tool))
 		} else {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, t.Output); err != nil {
-				return &InvalidError{fmt.Sprintf("tools[%d] (%s): output: %v", i, t.Tool, err)}
+				return engine.Invalid("iteration", fmt.Sprintf("tools[%d] (%s): output: %v", i, t.Tool, err))
 			}
 			t.Output = buf.Bytes()
 		}
 		if !t.OK && strings.TrimSpace(t.Error) == "" {
-			return &InvalidError{fmt.Sprintf("tools[%d] (%s): a failed tool execution needs its error", i, t.Tool)}
+			return engine.Invalid("iteration", fmt.Sprintf("tools[%d] (%s): a failed tool execution needs its error", i, t.Tool))
 		}
 		if t.OK && t.Error != "" {
-			return &InvalidError{fmt.Sprintf("tools[%d] (%s): ok but has an error %q", i, t.Tool, t.Error)}
+			return engine.Invalid("iteration", fmt.Sprintf("tools[%d] (%s): ok but has an error %q", i, t.Tool, t.Error))
 		}
 	}
 	if it.Tools == nil {
@@ -140,7 +129,7 @@ func (s *Store) normalize(it *Iteration) error {
 		it.Planner.ProposedActions = []string{}
 	}
 	if it.Observations < 0 {
-		return &InvalidError{fmt.Sprintf("observations %d is negative", it.Observations)}
+		return engine.Invalid("iteration", fmt.Sprintf("observations %d is negative", it.Observations))
 	}
 	if it.EndedAt.IsZero() {
 		it.EndedAt = s.opts.Now()
@@ -150,14 +139,14 @@ func (s *Store) normalize(it *Iteration) error {
 	}
 	it.StartedAt, it.EndedAt = it.StartedAt.UTC(), it.EndedAt.UTC()
 	if it.EndedAt.Before(it.StartedAt) {
-		return &InvalidError{"ended_at is before started_at"}
+		return engine.Invalid("iteration", "ended_at is before started_at")
 	}
 	return nil
 }
 
 func checkRun(runID string) error {
 	if strings.TrimSpace(runID) == "" {
-		return &InvalidError{"the run id is empty"}
+		return engine.Invalid("iteration", "the run id is empty")
 	}
 	return nil
 }
@@ -186,7 +175,7 @@ func (s *Store) Add(ctx context.Context, runID string, it Iteration) (Iteration,
 			return err
 		}
 		if want != 0 && want != next {
-			return &InvalidError{fmt.Sprintf("iteration %d given, but the next iteration of run %s is %d", want, runID, next)}
+			return engine.Invalid("iteration", fmt.Sprintf("iteration %d given, but the next iteration of run %s is %d", want, runID, next))
 		}
 		it.N = next
 		b, err := json.Marshal(it)
@@ -284,11 +273,11 @@ func (s *Store) Prepare(hs []History) ([]History, error) {
 			return nil, fmt.Errorf("plans[%d]: %w", i, err)
 		}
 		if seen[h.RunID] {
-			return nil, fmt.Errorf("plans[%d]: %w", i, &InvalidError{fmt.Sprintf("run %s appears twice", h.RunID)})
+			return nil, fmt.Errorf("plans[%d]: %w", i, engine.Invalid("iteration", fmt.Sprintf("run %s appears twice", h.RunID)))
 		}
 		seen[h.RunID] = true
 		if len(h.Iterations) == 0 {
-			return nil, fmt.Errorf("plans[%d] (%s): %w", i, h.RunID, &InvalidError{"no iterations"})
+			return nil, fmt.Errorf("plans[%d] (%s): %w", i, h.RunID, engine.Invalid("iteration", "no iterations"))
 		}
 		its := make([]Iteration, len(h.Iterations))
 		for j, it := range h.Iterations {
@@ -300,7 +289,7 @@ func (s *Store) Prepare(hs []History) ([]History, error) {
 				it.N = j + 1
 			}
 			if it.N != j+1 {
-				return nil, fmt.Errorf("plans[%d] (%s) iterations[%d]: %w", i, h.RunID, j, &InvalidError{fmt.Sprintf("numbered %d, want %d", it.N, j+1)})
+				return nil, fmt.Errorf("plans[%d] (%s) iterations[%d]: %w", i, h.RunID, j, engine.Invalid("iteration", fmt.Sprintf("numbered %d, want %d", it.N, j+1)))
 			}
 			its[j] = it
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -74,7 +75,7 @@ func TestAddGetAndRenderSeedExample(t *testing.T) {
 	if _, err := s.Add(ctx, "run_1", second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Add(ctx, "run_1", Iteration{N: 5}); !IsInvalid(err) || !strings.Contains(err.Error(), "next iteration of run run_1 is 3") {
+	if _, err := s.Add(ctx, "run_1", Iteration{N: 5}); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "next iteration of run run_1 is 3") {
 		t.Fatalf("out-of-order number = %v", err)
 	}
 	its, err := s.Get(ctx, "run_1")
@@ -263,11 +264,11 @@ func TestValidation(t *testing.T) {
 		{Iteration{Observations: -1}, "observations -1 is negative"},
 		{Iteration{StartedAt: t0.Add(time.Hour), EndedAt: t0}, "ended_at is before started_at"},
 	} {
-		if _, err := s.Add(ctx, "r", tc.it); !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := s.Add(ctx, "r", tc.it); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Add(%+v) = %v, want %q", tc.it, err, tc.want)
 		}
 	}
-	if _, err := s.Add(ctx, " ", Iteration{}); !IsInvalid(err) {
+	if _, err := s.Add(ctx, " ", Iteration{}); !errors.Is(err, engine.ErrInvalid) {
 		t.Errorf("empty run id = %v", err)
 	}
 }
@@ -328,10 +329,10 @@ func TestExportImportAndDelete(t *testing.T) {
 		t.Fatalf("round trip differs")
 	}
 	bad := []History{{RunID: "x", Iterations: []Iteration{{N: 1}, {N: 3}}}}
-	if _, err := s2.Prepare(bad); !IsInvalid(err) || !strings.Contains(err.Error(), "plans[0] (x) iterations[1]") {
+	if _, err := s2.Prepare(bad); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "plans[0] (x) iterations[1]") {
 		t.Fatalf("bad numbering = %v", err)
 	}
-	if _, err := s2.Prepare([]History{{RunID: "x"}}); !IsInvalid(err) {
+	if _, err := s2.Prepare([]History{{RunID: "x"}}); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("empty history = %v", err)
 	}
 	if err := s2.Delete(ctx, "run/a"); err != nil {

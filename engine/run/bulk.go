@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -26,7 +27,7 @@ func (s *Store) Prepare(ms []Manifest) ([]Manifest, error) {
 			return nil, fmt.Errorf("runs[%d] (%s): %w", i, m.RunID, err)
 		}
 		if j, dup := seen[m.RunID]; dup {
-			return nil, fmt.Errorf("runs[%d]: %w", i, &InvalidError{fmt.Sprintf("run id %s repeats runs[%d]", m.RunID, j)})
+			return nil, fmt.Errorf("runs[%d]: %w", i, engine.Invalid("run", fmt.Sprintf("run id %s repeats runs[%d]", m.RunID, j)))
 		}
 		seen[m.RunID] = i
 		out = append(out, m)
@@ -63,7 +64,7 @@ func (s *Store) Import(ctx context.Context, ms []Manifest) error {
 // the ids it deleted (so their planner histories can go too).
 func (s *Store) ForgetSite(ctx context.Context, site string) ([]string, error) {
 	if site == "" || site == keyspace.Global {
-		return nil, &InvalidError{"forgetting needs a site"}
+		return nil, engine.Invalid("run", "forgetting needs a site")
 	}
 	var all []string
 	for {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // TestHelperProcess is not a test: run as a subprocess by the liveness
@@ -145,7 +147,7 @@ func TestKilledRunShowsCrashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := Manifest{RunID: "x", Goal: "g", Domain: "x.com", Status: Crashed, StartedAt: t0}
-	if _, err := s.Prepare([]Manifest{bad}); !IsInvalid(err) {
+	if _, err := s.Prepare([]Manifest{bad}); !engine.IsInvalid(err) {
 		t.Fatalf("importing a stored crashed status = %v", err)
 	}
 }

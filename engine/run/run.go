@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
@@ -47,14 +48,14 @@ var Statuses = []Status{Running, Completed, Failed, Crashed}
 // stored lists the statuses a manifest is stored with.
 var stored = []Status{Running, Completed, Failed}
 
-// ParseStatus returns the status named s, or an *InvalidError listing the
+// ParseStatus returns the status named s, or an engine.ErrInvalid error listing the
 // valid ones.
 func ParseStatus(s string) (Status, error) {
 	st := Status(strings.TrimSpace(s))
 	if slices.Contains(Statuses, st) {
 		return st, nil
 	}
-	return "", &InvalidError{fmt.Sprintf("unknown status %q (want running, completed, failed or crashed)", s)}
+	return "", engine.Invalid("run", fmt.Sprintf("unknown status %q (want running, completed, failed or crashed)", s))
 }
 
 // IDPattern is what a run id looks like: it names the run's artifact
@@ -69,11 +70,11 @@ var idRe = regexp.MustCompile(`^` + IDPattern + `$`)
 func CheckID(id string) error {
 	switch {
 	case id == "":
-		return &InvalidError{"the run id is empty"}
+		return engine.Invalid("run", "the run id is empty")
 	case len(id) > 64:
-		return &InvalidError{fmt.Sprintf("run id %q… is %d characters long (at most 64)", id[:16], len(id))}
+		return engine.Invalid("run", fmt.Sprintf("run id %q… is %d characters long (at most 64)", id[:16], len(id)))
 	case !idRe.MatchString(id) || strings.Contains(id, ".."):
-		return &InvalidError{fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit, no \"..\" (%s)", id, IDPattern)}
+		return engine.Invalid("run", fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit, no \"..\" (%s)", id, IDPattern))
 	}
 	return nil
 }
@@ -164,7 +165,7 @@ func cmpOr(ss ...string) string {
 }
 
 // ErrNotFound is returned for a run id the registry does not hold.
-var ErrNotFound = errors.New("no such run")
+var ErrNotFound = engine.NotFound("no such run")
 
 // ErrExists is returned when starting a run whose id is taken.
 var ErrExists = errors.New("run id already exists")
@@ -172,17 +173,6 @@ var ErrExists = errors.New("run id already exists")
 // ErrFinished is returned when updating or completing a run that has
 // already completed or failed.
 var ErrFinished = errors.New("run already finished")
-
-// InvalidError reports bad input, naming the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid run: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
 
 // Options configure a Store.
 type Options struct {
@@ -376,24 +366,24 @@ func normalize(m *Manifest) error {
 	}
 	for _, f := range []struct{ name, v string }{{"run id", m.RunID}, {"session id", m.SessionID}, {"parent run id", m.ParentRunID}} {
 		if p := check.Text(f.name, f.v, check.MaxWord, false); p != "" {
-			return &InvalidError{p}
+			return engine.Invalid("run", p)
 		}
 	}
 	if m.Goal == "" {
-		return &InvalidError{"the goal is empty"}
+		return engine.Invalid("run", "the goal is empty")
 	}
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
 	}
 	if !slices.Contains(stored, m.Status) {
-		return &InvalidError{fmt.Sprintf("status %q is shown, never stored (want running, completed or failed)", m.Status)}
+		return engine.Invalid("run", fmt.Sprintf("status %q is shown, never stored (want running, completed or failed)", m.Status))
 	}
 	// Any URL is a state a run can be in (about:blank after back on the
 	// first page, data:, file:, chrome-error://): recorded as it is.
 	for _, u := range []struct{ name, v string }{{"start_url", m.StartURL}, {"final_url", m.FinalURL}, {"current_url", m.CurrentURL}} {
 		if u.v != "" {
 			if p, err := url.Parse(u.v); err != nil || p.Scheme == "" {
-				return &InvalidError{fmt.Sprintf("%s %q is not a URL", u.name, u.v)}
+				return engine.Invalid("run", fmt.Sprintf("%s %q is not a URL", u.name, u.v))
 			}
 		}
 	}
@@ -402,21 +392,21 @@ func normalize(m *Manifest) error {
 		d = m.StartURL
 	}
 	if d == "" {
-		return &InvalidError{"no domain: give the domain or the start URL"}
+		return engine.Invalid("run", "no domain: give the domain or the start URL")
 	}
 	h, err := domain.Host(d)
 	if err != nil {
-		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("run", fmt.Sprintf("domain: %v", err))
 	}
 	if domain.Site(h) == keyspace.Global {
-		return &InvalidError{fmt.Sprintf("domain %q is not a site", d)}
+		return engine.Invalid("run", fmt.Sprintf("domain %q is not a site", d))
 	}
 	m.Domain = h
 	if m.TurnCount < 0 {
-		return &InvalidError{fmt.Sprintf("turn_count %d is negative", m.TurnCount)}
+		return engine.Invalid("run", fmt.Sprintf("turn_count %d is negative", m.TurnCount))
 	}
 	if m.StartedAt.IsZero() {
-		return &InvalidError{"started_at is missing"}
+		return engine.Invalid("run", "started_at is missing")
 	}
 	m.StartedAt = m.StartedAt.UTC()
 	if m.UpdatedAt.IsZero() {
@@ -430,7 +420,7 @@ func normalize(m *Manifest) error {
 	switch m.Status {
 	case Running:
 		if m.Success != nil || !m.CompletedAt.IsZero() {
-			return &InvalidError{"a running run has no success or completed_at"}
+			return engine.Invalid("run", "a running run has no success or completed_at")
 		}
 	default:
 		ok := m.Status == Completed
@@ -438,7 +428,7 @@ func normalize(m *Manifest) error {
 			m.Success = &ok
 		}
 		if *m.Success != ok {
-			return &InvalidError{fmt.Sprintf("status %s contradicts success %v", m.Status, *m.Success)}
+			return engine.Invalid("run", fmt.Sprintf("status %s contradicts success %v", m.Status, *m.Success))
 		}
 		if m.CompletedAt.IsZero() {
 			m.CompletedAt = m.UpdatedAt
@@ -490,7 +480,7 @@ type Progress struct {
 // URL every few turns) and its heartbeat.
 func (s *Store) Update(ctx context.Context, id string, p Progress) (*Manifest, error) {
 	if p.TurnCount < 0 {
-		return nil, &InvalidError{fmt.Sprintf("turn count %d is negative", p.TurnCount)}
+		return nil, engine.Invalid("run", fmt.Sprintf("turn count %d is negative", p.TurnCount))
 	}
 	return s.modify(ctx, "update", id, func(m *Manifest) error {
 		if p.CurrentURL != "" {
@@ -531,7 +521,7 @@ type Completion struct {
 // Complete finishes a running run: completed on success, else failed.
 func (s *Store) Complete(ctx context.Context, id string, c Completion) (*Manifest, error) {
 	if c.TurnCount < 0 {
-		return nil, &InvalidError{fmt.Sprintf("turn count %d is negative", c.TurnCount)}
+		return nil, engine.Invalid("run", fmt.Sprintf("turn count %d is negative", c.TurnCount))
 	}
 	m, err := s.modify(ctx, "complete", id, func(m *Manifest) error {
 		m.Status = Failed
@@ -573,7 +563,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("run", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}

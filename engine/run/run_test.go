@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -188,7 +189,7 @@ func TestListFiltersNewestFirstAndUsesIndexes(t *testing.T) {
 			t.Errorf("List(%+v) read %d manifests, want at most %d", tc.f, n, tc.maxReads)
 		}
 	}
-	if _, err := s.List(ctx, Filter{Status: "done"}); !IsInvalid(err) {
+	if _, err := s.List(ctx, Filter{Status: "done"}); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("unknown status = %v, want invalid", err)
 	}
 }
@@ -243,7 +244,7 @@ func TestInvalidStarts(t *testing.T) {
 		{Start{Goal: "g", StartURL: "about:blank"}, "no domain"},
 		{Start{Goal: "g", Domain: "x.com", StartURL: "not a url"}, "start_url"},
 	} {
-		if _, err := s.Start(ctx, tc.in); !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := s.Start(ctx, tc.in); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Start(%+v) = %v, want invalid: %s", tc.in, err, tc.want)
 		}
 	}
@@ -291,7 +292,7 @@ func TestPrepareImportRoundTripAndForget(t *testing.T) {
 	}
 	bad := all[0]
 	bad.Status = "done"
-	if _, err := s2.Prepare([]Manifest{all[1], bad}); !IsInvalid(err) || !strings.Contains(err.Error(), "runs[1]") {
+	if _, err := s2.Prepare([]Manifest{all[1], bad}); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "runs[1]") {
 		t.Fatalf("bad status = %v", err)
 	}
 
@@ -352,7 +353,7 @@ func TestNonWebPagesAreRunStates(t *testing.T) {
 			t.Fatalf("after Update(%q): current %q, domain %q", u, got.CurrentURL, got.Domain)
 		}
 	}
-	if _, err := s.Update(ctx, m.RunID, Progress{CurrentURL: "no scheme here"}); !IsInvalid(err) {
+	if _, err := s.Update(ctx, m.RunID, Progress{CurrentURL: "no scheme here"}); !engine.IsInvalid(err) {
 		t.Fatalf("Update with a non-URL = %v, want invalid", err)
 	}
 	done, err := s.Complete(ctx, m.RunID, Completion{Success: false, FinalURL: "about:blank", Reason: "gave_up", ArtifactPaths: []string{"/d/runs/r1/final.png"}})

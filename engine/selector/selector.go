@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
@@ -61,17 +62,6 @@ type Selector struct {
 
 // Score ranks selectors: successes − FailureWeight·failures.
 func (s *Selector) Score() int { return s.Successes - FailureWeight*s.Failures }
-
-// InvalidError reports an observation that cannot be stored.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid selector: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
-}
 
 // Options configure a Store.
 type Options struct {
@@ -183,22 +173,22 @@ func pathPart(p string) string {
 func normalise(host, role, name, sel string) (h, r, n, nameKey, s string, err error) {
 	h, err = domain.Host(host)
 	if err != nil {
-		return "", "", "", "", "", &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return "", "", "", "", "", engine.Invalid("selector", fmt.Sprintf("domain: %v", err))
 	}
 	r, n, nameKey = normIdentity(role, name)
 	s = strings.TrimSpace(sel)
 	switch {
 	case r == "":
-		return "", "", "", "", "", &InvalidError{"the element's role is empty (button, link, textbox, ...)"}
+		return "", "", "", "", "", engine.Invalid("selector", "the element's role is empty (button, link, textbox, ...)")
 	case n == "":
-		return "", "", "", "", "", &InvalidError{"the element's accessible name is empty"}
+		return "", "", "", "", "", engine.Invalid("selector", "the element's accessible name is empty")
 	case s == "":
-		return "", "", "", "", "", &InvalidError{"the selector is empty"}
+		return "", "", "", "", "", engine.Invalid("selector", "the selector is empty")
 	}
 	return h, r, n, nameKey, s, nil
 }
 
-// Check reports whether Put would accept sl (an *InvalidError naming the
+// Check reports whether Put would accept sl (an engine.ErrInvalid error naming the
 // problem if not), without storing anything.
 func Check(sl Selector) error {
 	_, _, err := check(sl)
@@ -211,10 +201,10 @@ func check(sl Selector) (Selector, string, error) {
 		return Selector{}, "", err
 	}
 	if sl.Successes < 0 || sl.Failures < 0 {
-		return Selector{}, "", &InvalidError{fmt.Sprintf("successes %d and failures %d must not be negative", sl.Successes, sl.Failures)}
+		return Selector{}, "", engine.Invalid("selector", fmt.Sprintf("successes %d and failures %d must not be negative", sl.Successes, sl.Failures))
 	}
 	if sl.Successes == 0 && sl.Failures == 0 {
-		return Selector{}, "", &InvalidError{"a selector needs at least one success or failure"}
+		return Selector{}, "", engine.Invalid("selector", "a selector needs at least one success or failure")
 	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, NormalisePath(sl.Path)
 	return sl, nk, nil
@@ -319,7 +309,7 @@ func applies(h, r string) bool {
 func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selector, error) {
 	host, err := domain.Host(pageURL)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("url: %v", err)}
+		return nil, engine.Invalid("selector", fmt.Sprintf("url: %v", err))
 	}
 	path := ""
 	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
@@ -347,7 +337,7 @@ func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selecto
 func (s *Store) Lookup(ctx context.Context, pageURL, role, name string) ([]Selector, error) {
 	host, err := domain.Host(pageURL)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("url: %v", err)}
+		return nil, engine.Invalid("selector", fmt.Sprintf("url: %v", err))
 	}
 	path := ""
 	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
@@ -374,7 +364,7 @@ func (s *Store) List(ctx context.Context, host string) ([]Selector, error) {
 	if host != "" {
 		var err error
 		if h, err = domain.Host(host); err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("selector", fmt.Sprintf("domain: %v", err))
 		}
 	}
 	out, err := s.scan(ctx, h, related)

@@ -2,10 +2,12 @@ package selector
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -141,7 +143,7 @@ func TestBadInput(t *testing.T) {
 		{Observation{Role: "button", Name: "Go", Selector: "#go"}, "invalid selector: domain: empty domain"},
 	} {
 		_, err := s.Record(context.Background(), c.o)
-		if err == nil || !IsInvalid(err) || err.Error() != c.want {
+		if err == nil || !errors.Is(err, engine.ErrInvalid) || err.Error() != c.want {
 			t.Errorf("%+v: err = %v, want %q", c.o, err, c.want)
 		}
 	}
@@ -185,7 +187,7 @@ func TestPutAndCheck(t *testing.T) {
 		if err := Check(c.sl); err == nil || err.Error() != c.want {
 			t.Errorf("Check(%+v) = %v, want %q", c.sl, err, c.want)
 		}
-		if _, err := s.Put(ctx, c.sl); err == nil || !IsInvalid(err) {
+		if _, err := s.Put(ctx, c.sl); err == nil || !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("Put(%+v) = %v, want an invalid-selector error", c.sl, err)
 		}
 	}

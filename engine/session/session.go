@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -49,17 +50,6 @@ type Session struct {
 	Timestamp  time.Time `json:"timestamp"` // when the run ended
 	TurnsUsed  int       `json:"turns_used"`
 	DurationMS int64     `json:"duration_ms"`
-}
-
-// InvalidError reports a session that cannot be stored, naming the problem.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid session: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
 }
 
 // Options configure a Store.
@@ -98,11 +88,11 @@ func (st *Store) normalize(s *Session) error {
 	s.Outcome = strings.TrimSpace(s.Outcome)
 	s.FinalURL = strings.TrimSpace(s.FinalURL)
 	if s.Goal == "" {
-		return &InvalidError{"the goal is empty"}
+		return engine.Invalid("session", "the goal is empty")
 	}
 	if s.FinalURL != "" {
 		if _, err := domain.Host(s.FinalURL); err != nil {
-			return &InvalidError{fmt.Sprintf("final_url: %v", err)}
+			return engine.Invalid("session", fmt.Sprintf("final_url: %v", err))
 		}
 	}
 	d := s.Domain
@@ -110,21 +100,21 @@ func (st *Store) normalize(s *Session) error {
 		d = s.FinalURL
 	}
 	if d == "" {
-		return &InvalidError{"no domain: give the domain or the final URL"}
+		return engine.Invalid("session", "no domain: give the domain or the final URL")
 	}
 	h, err := domain.Host(d)
 	if err != nil {
-		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("session", fmt.Sprintf("domain: %v", err))
 	}
 	if domain.Site(h) == keyspace.Global {
-		return &InvalidError{fmt.Sprintf("domain %q is not a site", d)}
+		return engine.Invalid("session", fmt.Sprintf("domain %q is not a site", d))
 	}
 	s.Domain = h
 	if s.TurnsUsed < 0 {
-		return &InvalidError{fmt.Sprintf("turns_used %d is negative", s.TurnsUsed)}
+		return engine.Invalid("session", fmt.Sprintf("turns_used %d is negative", s.TurnsUsed))
 	}
 	if s.DurationMS < 0 {
-		return &InvalidError{fmt.Sprintf("duration_ms %d is negative", s.DurationMS)}
+		return engine.Invalid("session", fmt.Sprintf("duration_ms %d is negative", s.DurationMS))
 	}
 	if s.Timestamp.IsZero() {
 		s.Timestamp = st.opts.Now()
@@ -214,7 +204,7 @@ func (st *Store) trim(tx kv.Txn, site string) error {
 func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return nil, engine.Invalid("session", fmt.Sprintf("domain: %v", err))
 	}
 	site := domain.Site(h)
 	var out []Session
@@ -254,7 +244,7 @@ func (st *Store) List(ctx context.Context, f Filter) ([]Session, error) {
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("session", fmt.Sprintf("domain: %v", err))
 		}
 		sites = []string{domain.Site(h)}
 	}

@@ -2,12 +2,14 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
 )
@@ -105,7 +107,7 @@ func TestDefaultsAndValidation(t *testing.T) {
 		{Session{Goal: "g", Domain: "-"}, `"-" is not a valid host name`},
 	} {
 		_, err := st.Record(ctx, tc.s)
-		if !IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Record(%+v) = %v, want invalid: %s", tc.s, err, tc.want)
 		}
 	}

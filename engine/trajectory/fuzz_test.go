@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -72,7 +73,7 @@ func FuzzGoalTemplate(f *testing.F) {
 		rec, err := st.Record(ctx, Trajectory{Domain: "shop.example.com", Goal: goal,
 			Steps: []Step{{Action: "type", Role: "textbox", Name: "Search", Value: value}, {Action: "press", Value: "Enter"}}})
 		if err != nil {
-			if !IsInvalid(err) {
+			if !engine.IsInvalid(err) {
 				t.Fatalf("record refused with a non-InvalidError: %v", err)
 			}
 			return

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -343,10 +344,10 @@ type bind struct {
 func (s *Store) Matches(ctx context.Context, host, goal string, limit int) ([]Match, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return nil, engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 	}
 	if strings.TrimSpace(goal) == "" {
-		return nil, &InvalidError{"the goal is empty"}
+		return nil, engine.Invalid("trajectory", "the goal is empty")
 	}
 	limit = max(limit, 1)
 	site := domain.Site(h)

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
@@ -54,7 +55,7 @@ const (
 )
 
 // ErrNotFound is returned for an id no trajectory has.
-var ErrNotFound = errors.New("no such trajectory")
+var ErrNotFound = engine.NotFound("no such trajectory")
 
 // Step is one action of a recorded run.
 type Step struct {
@@ -98,17 +99,6 @@ func (t *Trajectory) VerifiedShare() float64 {
 		}
 	}
 	return float64(n) / float64(len(t.Steps))
-}
-
-// InvalidError reports a trajectory that cannot be stored.
-type InvalidError struct{ Problem string }
-
-func (e *InvalidError) Error() string { return "invalid trajectory: " + e.Problem }
-
-// IsInvalid reports whether err is (or wraps) an *InvalidError.
-func IsInvalid(err error) bool {
-	var ie *InvalidError
-	return errors.As(err, &ie)
 }
 
 // Options configure a Store.
@@ -165,24 +155,24 @@ func isSecret(s *Step) bool {
 // prepare validates t, scrubs its secrets and fills in its template, id and
 // times. It returns the number of secret values scrubbed.
 // Check reports whether Record would accept t, apart from its expiry (an
-// *InvalidError naming the problem if not), without storing anything: for
+// engine.ErrInvalid error naming the problem if not), without storing anything: for
 // importers that check every record before they write any.
 func Check(t Trajectory) error {
 	if _, err := domain.Host(t.Domain); err != nil {
-		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 	}
 	if strings.TrimSpace(t.Goal) == "" {
-		return &InvalidError{"the goal is empty"}
+		return engine.Invalid("trajectory", "the goal is empty")
 	}
 	if len(t.Steps) == 0 {
-		return &InvalidError{"a trajectory needs at least one step; this one has none"}
+		return engine.Invalid("trajectory", "a trajectory needs at least one step; this one has none")
 	}
 	if t.DurationMs < 0 {
-		return &InvalidError{fmt.Sprintf("duration_ms %d is negative", t.DurationMs)}
+		return engine.Invalid("trajectory", fmt.Sprintf("duration_ms %d is negative", t.DurationMs))
 	}
 	for i, st := range t.Steps {
 		if strings.TrimSpace(st.Action) == "" {
-			return &InvalidError{fmt.Sprintf("step %d has no action", i+1)}
+			return engine.Invalid("trajectory", fmt.Sprintf("step %d has no action", i+1))
 		}
 	}
 	return nil
@@ -258,7 +248,7 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 	now := s.opts.Now()
 	ttl := t.ExpiresAt.Sub(now)
 	if ttl <= 0 {
-		return Trajectory{}, &InvalidError{fmt.Sprintf("recorded_at %s is more than %s ago: it has expired", t.RecordedAt.Format(time.RFC3339), s.opts.TTL)}
+		return Trajectory{}, engine.Invalid("trajectory", fmt.Sprintf("recorded_at %s is more than %s ago: it has expired", t.RecordedAt.Format(time.RFC3339), s.opts.TTL))
 	}
 	site := domain.Site(t.Domain)
 	ent := entryOf(&t)
@@ -325,7 +315,7 @@ func applies(h, r string) bool {
 func (s *Store) Get(ctx context.Context, host, id string) (Trajectory, error) {
 	h, err := domain.Host(host)
 	if err != nil {
-		return Trajectory{}, &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return Trajectory{}, engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 	}
 	t, err := s.get(ctx, domain.Site(h), id)
 	if err != nil {
@@ -356,7 +346,7 @@ func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
 func (s *Store) Delete(ctx context.Context, host, id string) error {
 	h, err := domain.Host(host)
 	if err != nil {
-		return &InvalidError{fmt.Sprintf("domain: %v", err)}
+		return engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 	}
 	site := domain.Site(h)
 	gen := newGen()
@@ -395,7 +385,7 @@ func (s *Store) List(ctx context.Context, host string) ([]Trajectory, error) {
 	if host != "" {
 		var err error
 		if h, err = domain.Host(host); err != nil {
-			return nil, &InvalidError{fmt.Sprintf("domain: %v", err)}
+			return nil, engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
 		}
 	}
 	now := s.opts.Now()

@@ -3,6 +3,7 @@ package trajectory
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -261,7 +263,7 @@ func TestBadInput(t *testing.T) {
 			"invalid trajectory: recorded_at 2026-02-09T10:00:00Z is more than 720h0m0s ago: it has expired"},
 	} {
 		_, err := e.s.Record(context.Background(), c.tr)
-		if err == nil || !IsInvalid(err) || err.Error() != c.want {
+		if err == nil || !errors.Is(err, engine.ErrInvalid) || err.Error() != c.want {
 			t.Errorf("%+v: err = %v, want %q", c.tr, err, c.want)
 		}
 	}

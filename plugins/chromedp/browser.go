@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	dp "github.com/chromedp/chromedp"
@@ -160,20 +161,7 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		if err != nil {
 			return err
 		}
-		opts := append(dp.DefaultExecAllocatorOptions[:],
-			dp.ExecPath(path),
-			dp.UserDataDir(b.profile),
-			dp.NoSandbox, // we run as root on CI machines
-			dp.DisableGPU,
-			dp.WindowSize(w, h),
-			dp.Flag("disable-background-networking", true),
-			dp.Flag("disable-component-update", true),
-			dp.Flag("disable-sync", true),
-			dp.Flag("disable-quic", true),
-			dp.Flag("no-first-run", true),
-			// No back/forward cache: "back" then always loads the page.
-			dp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
-		)
+		opts := execOptions(path, b.profile, w, h)
 		if o[shared.OptHeadless] == "false" {
 			opts = append(opts, dp.Flag("headless", false))
 		}
@@ -359,6 +347,71 @@ func (b *Browser) closeLocked() error {
 		}
 	}
 	return nil
+}
+
+// execOptions are the flags chromium is started with (headless unless the
+// caller adds otherwise), shared by Open and Probe.
+func execOptions(path, profile string, w, h int) []dp.ExecAllocatorOption {
+	return append(dp.DefaultExecAllocatorOptions[:],
+		dp.ExecPath(path),
+		dp.UserDataDir(profile),
+		dp.NoSandbox, // we run as root on CI machines
+		dp.DisableGPU,
+		dp.WindowSize(w, h),
+		dp.Flag("disable-background-networking", true),
+		dp.Flag("disable-component-update", true),
+		dp.Flag("disable-sync", true),
+		dp.Flag("disable-quic", true),
+		dp.Flag("no-first-run", true),
+		// No back/forward cache: "back" then always loads the page.
+		dp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
+	)
+}
+
+// ProbeResult is what Probe found.
+type ProbeResult struct {
+	Path    string `json:"path"`              // the chromium binary
+	Version string `json:"version,omitempty"` // its product string, e.g. "Chrome/131.0.6778.85"; empty when it did not start
+}
+
+// Probe finds chromium as Open does (path, else PATH) and starts it
+// headless with Open's flags, asks its version over the DevTools protocol
+// and stops it, all within timeout. An error with a non-empty Path means
+// chromium was found but did not start.
+func Probe(ctx context.Context, path string, timeout time.Duration) (ProbeResult, error) {
+	p, err := FindChromium(path)
+	if err != nil {
+		return ProbeResult{}, err
+	}
+	res := ProbeResult{Path: p}
+	profile, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", profilePrefix, os.Getpid()))
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	allocCtx, allocCancel := dp.NewExecAllocator(ctx, execOptions(p, profile, 800, 600)...)
+	defer allocCancel() // waits for chromium to exit
+	bctx, bcancel := dp.NewContext(allocCtx)
+	defer bcancel()
+	err = dp.Do(bctx) // starts chromium
+	if err == nil {
+		var v browser.GetVersionResult
+		v, err = dp.CallBrowser(bctx, browser.GetVersion, cdp.Empty{})
+		res.Version = v.Product
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("did not start within %s: %w", timeout, err)
+		}
+		return res, fmt.Errorf("chromium %s: %w", p, err)
+	}
+	return res, nil
 }
 
 // profilePrefix names the temporary profiles: engine-chromium-PID-RANDOM,

@@ -22,12 +22,15 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // Errors a caller can test for with errors.Is.
 var (
-	// ErrNotFound: no plugin of that kind has that name.
-	ErrNotFound = errors.New("plugin not found")
+	// ErrNotFound: no plugin of that kind has that name. The name is the
+	// caller's input, so it is also engine.ErrInvalid (bad input).
+	ErrNotFound = engine.MarkInvalid(errors.New("plugin not found"))
 	// ErrPluginDied: the plugin process exited or broke the connection
 	// during a call (or before it).
 	ErrPluginDied = errors.New("plugin died")

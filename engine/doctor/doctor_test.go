@@ -1,0 +1,142 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+func find(t *testing.T, checks []Check, name string) Check {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %q check in %+v", name, checks)
+	return Check{}
+}
+
+func TestDataDirMissingIsNotCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	checks, info := DataDir(context.Background(), dir)
+	if c := find(t, checks, "data dir"); c.Status != OK || !strings.Contains(c.Detail, "does not exist yet") {
+		t.Errorf("data dir check = %+v", c)
+	}
+	if info.Exists || info.Backend != "badger" {
+		t.Errorf("info = %+v", info)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("DataDir created %s (stat err %v)", dir, err)
+	}
+}
+
+func TestDataDirNotADirectoryFails(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks, _ := DataDir(context.Background(), f)
+	if c := find(t, checks, "data dir"); !c.Broken() || !strings.Contains(c.Detail, "not a directory") {
+		t.Errorf("data dir check = %+v", c)
+	}
+}
+
+// stamped makes a data dir whose database has schema version v.
+func stamped(t *testing.T, v int) string {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keyspace.Init(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if v != keyspace.SchemaVersion {
+		if err := s.Update(ctx, func(tx kv.Txn) error {
+			return tx.Set(keyspace.Schema(), []byte(strconv.Itoa(v)), 0)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestDataDirSchemaAndLock(t *testing.T) {
+	ctx := context.Background()
+	dir := stamped(t, keyspace.SchemaVersion)
+	checks, info := DataDir(ctx, dir)
+	if c := find(t, checks, "schema"); c.Status != OK || info.Schema != keyspace.SchemaVersion {
+		t.Errorf("schema check = %+v, info.Schema = %d", c, info.Schema)
+	}
+	if c := find(t, checks, "in use"); c.Detail != "no" || info.InUse != nil {
+		t.Errorf("in use check = %+v", c)
+	}
+	if !info.Exists || info.SizeBytes <= 0 {
+		t.Errorf("info = %+v", info)
+	}
+	// The doctor released the lock: the data dir opens at once.
+	s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{})
+	if err != nil {
+		t.Fatalf("after the doctor: %v", err)
+	}
+	defer s.Close()
+
+	// Held by another opener (this process, another file description):
+	// the holder is reported, nothing fails, and the doctor does not wait.
+	checks, info = DataDir(ctx, dir)
+	lock := find(t, checks, "in use")
+	if info.InUse == nil || info.InUse.PID != os.Getpid() || !strings.Contains(lock.Detail, "process "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("in use check = %+v, info.InUse = %+v", lock, info.InUse)
+	}
+	if c := find(t, checks, "schema"); c.Status != Warn || c.Broken() {
+		t.Errorf("schema check while in use = %+v", c)
+	}
+}
+
+func TestDataDirNewerSchemaFails(t *testing.T) {
+	dir := stamped(t, keyspace.SchemaVersion+1)
+	checks, _ := DataDir(context.Background(), dir)
+	if c := find(t, checks, "schema"); !c.Broken() || !strings.Contains(c.Detail, "newer engine") {
+		t.Errorf("schema check = %+v", c)
+	}
+}
+
+func TestKeysNamesNeverValues(t *testing.T) {
+	env := map[string]string{"A_KEY": "sk-secret-value", "EMPTY_KEY": ""}
+	lookup := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
+	c := Keys([]string{"A_KEY", "B_KEY", "EMPTY_KEY"}, lookup)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sk-secret") {
+		t.Fatalf("the check shows a value: %s", b)
+	}
+	if c.Status != OK || c.Detail != "set: A_KEY; not set: B_KEY, EMPTY_KEY" {
+		t.Errorf("Keys = %+v", c)
+	}
+	if c := Keys([]string{"B_KEY"}, lookup); c.Status != Warn || c.Broken() {
+		t.Errorf("none set = %+v", c)
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB"} {
+		if got := HumanBytes(n); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
