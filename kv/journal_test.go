@@ -92,6 +92,9 @@ func diff(before, after map[string]string) string {
 			fmt.Fprintf(&b, "added %q; ", k)
 		}
 	}
+	if b.Len() > 600 {
+		return b.String()[:600] + "..."
+	}
 	return b.String()
 }
 

@@ -260,7 +260,7 @@ func (m *Memory) readKnowledge(d *Document, file, host string) ([]string, error)
 		}
 		f := fact.Fact{Domain: host, Type: fact.Type(bf.Type), Key: bf.Key, Value: bf.Value,
 			Confidence: *bf.Confidence, Sources: bf.Sources, LastSeen: seen}
-		if err := checkFact(f); err != nil {
+		if err := fact.Check(f); err != nil {
 			return nil, bad("facts", i, err)
 		}
 		d.Facts = append(d.Facts, f)
@@ -321,7 +321,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 		}
 		s := selector.Selector{Domain: host, Role: strings.ToLower(mm[1]), Name: mm[2], Selector: e.StableSelector,
 			Successes: e.SuccessCount, FirstSeen: used, LastSuccess: used}
-		if err := checkSelector(s); err != nil {
+		if err := selector.Check(s); err != nil {
 			return nil, bad(err)
 		}
 		d.Selectors = append(d.Selectors, s)
@@ -364,7 +364,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 		}
 		t.Steps = append(t.Steps, st)
 	}
-	if err := checkTrajectory(t); err != nil {
+	if err := trajectory.Check(t); err != nil {
 		return nil, &InvalidError{File: file, Err: err}
 	}
 	d.Trajectories = append(d.Trajectories, t)

@@ -3,9 +3,11 @@
 // memory.json or from a browser-agent-driver .agent-memory directory, and
 // forget one site's memory of every kind.
 //
-// Import is all or nothing for bad input: every file is parsed and every
-// record validated before the first write, and a problem is reported with
-// the file (and the line or record) it is in.
+// Import is all or nothing: every file is parsed and every record validated
+// before the first write, a problem is reported with the file (and the line
+// or record) it is in, and the writes are committed in one step
+// (kv.Staging, kv.Apply), so a store error or a crash part way writes
+// nothing either.
 package archive
 
 import (
@@ -54,6 +56,10 @@ type Options struct {
 	Now func() time.Time
 	// Events receives the stores' memory events; nil drops them.
 	Events event.Func
+	// Apply tunes how Import commits (kv.Apply); the zero value writes an
+	// import in one transaction when it fits and through kv's undo journal
+	// when not.
+	Apply kv.ApplyOptions
 }
 
 // Memory is every store over one kv.Store.
@@ -61,6 +67,7 @@ type Memory struct {
 	db           kv.Store
 	now          func() time.Time
 	events       event.Func
+	apply        kv.ApplyOptions
 	Lessons      *lesson.Store
 	Facts        *fact.Store
 	Selectors    *selector.Store
@@ -77,7 +84,7 @@ func New(db kv.Store, opts Options) *Memory {
 	}
 	now, ev := opts.Now, opts.Events
 	return &Memory{
-		db: db, now: now, events: ev,
+		db: db, now: now, events: ev, apply: opts.Apply,
 		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
 		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
 		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
@@ -128,7 +135,7 @@ var kinds = []kind{
 		},
 		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
 			for i, f := range d.Facts {
-				if err := checkFact(f); err != nil {
+				if err := fact.Check(f); err != nil {
 					return nil, fmt.Errorf("facts[%d]: %w", i, err)
 				}
 			}
@@ -151,7 +158,7 @@ var kinds = []kind{
 		},
 		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
 			for i, s := range d.Selectors {
-				if err := checkSelector(s); err != nil {
+				if err := selector.Check(s); err != nil {
 					return nil, fmt.Errorf("selectors[%d]: %w", i, err)
 				}
 			}
@@ -174,8 +181,14 @@ var kinds = []kind{
 							have = &held[h][i]
 						}
 					}
-					if err := replaySelector(ctx, m.db, s, have); err != nil {
+					stored, err := m.Selectors.Put(ctx, mergeSelector(s, have))
+					if err != nil {
 						return err
+					}
+					if have != nil {
+						*have = stored
+					} else {
+						held[h] = append(held[h], stored)
 					}
 				}
 				return nil
@@ -191,7 +204,7 @@ var kinds = []kind{
 		},
 		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
 			for i, t := range d.Trajectories {
-				if err := checkTrajectory(t); err != nil {
+				if err := trajectory.Check(t); err != nil {
 					return nil, fmt.Errorf("trajectories[%d]: %w", i, err)
 				}
 			}
@@ -352,7 +365,11 @@ type Result struct {
 // Import validates every record of d and then writes them all, merging
 // into the memory there is: records with the same identity are replaced.
 // Invalid input writes nothing and returns an *InvalidError naming source,
-// the file d was read from. Trajectories that have already expired are
+// the file d was read from; a store error writes nothing either (the
+// import is one kv.Apply), and neither does a crash once the store is
+// reopened. Import must not run alongside readers of the same memory in
+// this process: a large import's commit is atomic but not isolated.
+// Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
 func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Result, error) {
@@ -367,9 +384,16 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 		}
 		in.Trajectories = append(in.Trajectories, t)
 	}
+	// The stores write into a kv.Staging over the store, which Commit
+	// writes in one step, all or nothing (kv.Apply): a store error or a
+	// crash part way leaves the memory as it was. Their events wait for the
+	// commit.
+	stage := kv.NewStaging(m.db)
+	var events []event.Event
+	sm := New(stage, Options{Now: m.now, Events: func(e event.Event) { events = append(events, e) }})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
-		commit, err := k.prepare(m, &in)
+		commit, err := k.prepare(sm, &in)
 		if err != nil {
 			return nil, &InvalidError{File: source, Err: err}
 		}
@@ -377,8 +401,14 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 	}
 	for i, commit := range commits {
 		if err := commit(ctx); err != nil {
-			return nil, fmt.Errorf("import %s: %w", kinds[i].name, err)
+			return nil, fmt.Errorf("import %s: %w (nothing written)", kinds[i].name, err)
 		}
+	}
+	if err := stage.Commit(ctx, m.apply); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	for _, e := range events {
+		m.events.Emit(e.Name, e.Fields)
 	}
 	res.Imported = in.Count()
 	return res, nil
