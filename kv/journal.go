@@ -25,7 +25,8 @@ var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not roll
 // key layout in engine/keyspace reserves it):
 //
 //	kv/journal/active                 → <id> of the Apply in progress
-//	kv/journal/undo/<id>/<seq>        → one key's value before that Apply
+//	kv/journal/undo/<id>/<seq>        → values (and TTLs) of up to ChunkOps
+//	                                    keys before that Apply
 const journalPrefix = "kv/journal/"
 
 var (
@@ -61,7 +62,7 @@ type expiryReader interface {
 // Ops that fit one transaction are written in one. A larger Apply (the
 // transaction fails with ErrTooBig, or ops exceed MaxTxnOps) keeps an undo
 // journal: (1) the current value of every key ops write is saved under
-// kv/journal/undo/<id>/, in batches; (2) kv/journal/active is set to <id> in
+// kv/journal/undo/<id>/ (one record per ChunkOps keys), in batches; (2) kv/journal/active is set to <id> in
 // one transaction; (3) ops are written in batches; (4) deleting
 // kv/journal/active, one transaction, is the commit point; (5) the undo
 // records are deleted. An error in (1) or (2) deletes what (1) wrote; an
@@ -120,8 +121,18 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	id := hex.EncodeToString(idb[:])
 	undoPrefix := append(append(bytes.Clone(journalUndo), id...), '/')
 
-	// (1) Save the current values.
+	// (1) Save the current values: one undo record per ChunkOps keys (or
+	// ChunkBytes of keys and values), so the journal adds few entries.
 	var undo []Op
+	var rec []byte
+	inRec := 0
+	flush := func() {
+		if inRec > 0 {
+			k := binary.BigEndian.AppendUint64(bytes.Clone(undoPrefix), uint64(len(undo)))
+			undo = append(undo, Op{Key: k, Value: rec})
+			rec, inRec = nil, 0
+		}
+	}
 	seen := map[string]bool{}
 	err := s.View(ctx, func(r Reader) error {
 		if _, err := r.Get(journalActive); err == nil {
@@ -147,9 +158,13 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return err
 			}
-			k := binary.BigEndian.AppendUint64(bytes.Clone(undoPrefix), uint64(len(undo)))
-			undo = append(undo, Op{Key: k, Value: encodeUndo(op.Key, present, exp, v)})
+			if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
+				flush()
+			}
+			rec = appendUndo(rec, op.Key, present, exp, v)
+			inRec++
 		}
+		flush()
 		return nil
 	})
 	if err != nil {
@@ -225,11 +240,11 @@ func rollback(ctx context.Context, s Store, id string, opts ApplyOptions) error 
 	var restore []Op
 	err := s.View(ctx, func(r Reader) error {
 		return r.Scan(undoPrefix, ScanOptions{}, func(k, v []byte) error {
-			op, err := decodeUndo(v)
+			var err error
+			restore, err = decodeUndo(restore, v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
-			restore = append(restore, op)
 			return nil
 		})
 	})
@@ -286,10 +301,11 @@ func clearPrefix(ctx context.Context, s Store, prefix []byte, opts ApplyOptions)
 	return writeChunks(ctx, s, dels, opts)
 }
 
-// An undo record: uvarint key length, key, 1 byte present, 8 bytes expiry
-// (Unix seconds, 0 for none), value.
-func encodeUndo(key []byte, present bool, exp time.Time, v []byte) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(key)))
+// An undo record is a run of saved values, each: uvarint key length, key,
+// 1 byte present, 8 bytes expiry (Unix seconds, 0 for none), uvarint value
+// length, value.
+func appendUndo(b, key []byte, present bool, exp time.Time, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
 	b = append(b, key...)
 	var p byte
 	if present {
@@ -301,31 +317,46 @@ func encodeUndo(key []byte, present bool, exp time.Time, v []byte) []byte {
 		e = uint64(exp.Unix())
 	}
 	b = binary.BigEndian.AppendUint64(b, e)
+	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
 }
 
-// decodeUndo returns the op that restores the saved value.
-func decodeUndo(b []byte) (Op, error) {
-	n, w := binary.Uvarint(b)
-	if w <= 0 || uint64(len(b)-w) < n+9 {
-		return Op{}, errors.New("corrupt undo record")
-	}
-	b = b[w:]
-	op := Op{Key: bytes.Clone(b[:n])}
-	present := b[n] == 1
-	e := binary.BigEndian.Uint64(b[n+1 : n+9])
-	if !present {
-		op.Delete = true
-		return op, nil
-	}
-	op.Value = bytes.Clone(b[n+9:])
-	if e != 0 {
-		// Half a second over, so that the store's whole-second expiry
-		// comes out at the saved second.
-		op.TTL = time.Until(time.Unix(int64(e), 0)) + 500*time.Millisecond
-		if op.TTL <= 500*time.Millisecond {
-			op.Value, op.TTL, op.Delete = nil, 0, true // expired meanwhile
+// decodeUndo appends to ops the ops that restore the values saved in b.
+func decodeUndo(ops []Op, b []byte) ([]Op, error) {
+	corrupt := errors.New("corrupt undo record")
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n+9 {
+			return nil, corrupt
 		}
+		b = b[w:]
+		op := Op{Key: bytes.Clone(b[:n])}
+		present := b[n] == 1
+		e := binary.BigEndian.Uint64(b[n+1 : n+9])
+		b = b[n+9:]
+		vn, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < vn {
+			return nil, corrupt
+		}
+		v := b[w : w+int(vn)]
+		b = b[w+int(vn):]
+		switch {
+		case !present:
+			op.Delete = true
+		case e != 0:
+			// Half a second over, so that the store's whole-second expiry
+			// comes out at the saved second.
+			op.TTL = time.Until(time.Unix(int64(e), 0)) + 500*time.Millisecond
+			if op.TTL <= 500*time.Millisecond {
+				op.Delete = true // expired meanwhile
+				op.TTL = 0
+				break
+			}
+			op.Value = bytes.Clone(v)
+		default:
+			op.Value = bytes.Clone(v)
+		}
+		ops = append(ops, op)
 	}
-	return op, nil
+	return ops, nil
 }

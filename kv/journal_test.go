@@ -215,9 +215,9 @@ func TestApplyFailedRollbackRecoversOnOpen(t *testing.T) {
 	ops := fill(t, db, 40)
 	before := dump(t, db)
 	opts := ApplyOptions{MaxTxnOps: 10, ChunkOps: 7}
-	// 70 keys: writes 1..10 save undo records, 11 marks the journal,
-	// 12.. write the ops; 14 and everything after fail.
-	f := &faultStore{Store: db, failAt: 14, failAfter: true}
+	// 70 keys: 10 undo records saved in writes 1 and 2, 3 marks the
+	// journal, 4..13 write the ops; 8 and everything after fail.
+	f := &faultStore{Store: db, failAt: 8, failAfter: true}
 	err := Apply(ctx, f, ops, opts)
 	if !errors.Is(err, ErrRecoveryPending) || !errors.Is(err, errInjected) {
 		t.Fatalf("Apply: %v, want a pending recovery", err)
