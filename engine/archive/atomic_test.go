@@ -409,3 +409,86 @@ func BenchmarkImportLessons(b *testing.B) {
 		})
 	}
 }
+
+// A real disk full: badger on a size-limited tmpfs. Badger writes its logs
+// through mmap, so a full tmpfs kills the writer with SIGBUS, or the write
+// fails; either way, once there is room again and the dir is reopened,
+// the store holds all of the import or none of it. Needs root (mount).
+func TestImportDiskFullIsAllOrNothing(t *testing.T) {
+	if dir := os.Getenv("ARCHIVE_DISKFULL_DIR"); dir != "" {
+		db, err := kv.Open(context.Background(), filepath.Join(dir, "mnt", "data"), kv.Options{GCInterval: -1})
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(3)
+		}
+		e := &env{db: db, now: t0}
+		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
+		e.populate(t)
+		d := importDoc(t, e)
+		d.Lessons = append(d.Lessons, manyLessons(2500)...) // ~2.5 MB, on a 2 MiB tmpfs
+		before, _ := json.Marshal(dumpStore(t, db))
+		if err := os.WriteFile(filepath.Join(dir, "before.json"), before, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.mem.Import(context.Background(), d, "x.json")
+		fmt.Println("import:", err)
+		if err := db.Close(); err != nil {
+			fmt.Println("close:", err)
+		}
+		os.Exit(0)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a size-limited tmpfs")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (%v: %s)", err, out)
+	}
+	defer func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", mnt, err, out)
+		}
+	}()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestImportDiskFullIsAllOrNothing$")
+	cmd.Env = append(os.Environ(), "ARCHIVE_DISKFULL_DIR="+dir)
+	out, runErr := cmd.CombinedOutput()
+	said := string(out)
+	if strings.Contains(said, "import: <nil>") {
+		t.Fatalf("the import fitted on the 2 MiB tmpfs: the test did not fill the disk\n%s", said)
+	}
+	if strings.Contains(said, "open:") {
+		t.Fatalf("the subprocess could not open the store: %s", said)
+	}
+	t.Logf("the import on a full disk: %v; %.200s", runErr, said)
+	// Room again, then reopen.
+	if out, err := exec.Command("mount", "-o", "remount,size=512m", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v: %s", err, out)
+	}
+	var before map[string]string
+	b, err := os.ReadFile(filepath.Join(dir, "before.json"))
+	if err != nil || json.Unmarshal(b, &before) != nil {
+		t.Fatalf("before.json (the subprocess died before the import?): %v\n%s", err, said)
+	}
+	db, err := kv.Open(context.Background(), filepath.Join(mnt, "data"), kv.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := dumpStore(t, db)
+	if d := dumpDiff(before, now); d != "" {
+		// Not none: then all of it.
+		m := New(db, Options{})
+		ls, err := m.Lessons.List(context.Background(), lesson.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) < 2500 {
+			t.Fatalf("after a disk-full import and reopening: neither none (%s) nor all (%d lessons)", d, len(ls))
+		}
+		t.Log("the import had committed")
+	}
+}
