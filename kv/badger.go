@@ -79,6 +79,12 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
 	s := &badgerStore{db: db, lock: lock, stopGC: make(chan struct{})}
+	// Finish an atomic write (Apply) that a crash interrupted.
+	if _, err := Recover(ctx, s); err != nil {
+		db.Close()
+		lock.release()
+		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+	}
 	if opts.GCInterval >= 0 {
 		every := opts.GCInterval
 		if every == 0 {
@@ -275,16 +281,44 @@ func (t *badgerTxn) Set(key, value []byte, ttl time.Duration) error {
 		e = e.WithTTL(ttl)
 	}
 	if err := t.txn.SetEntry(e); err != nil {
-		return fmt.Errorf("kv: set %q: %w", key, err)
+		return fmt.Errorf("kv: set %q: %w", key, tooBig(err))
 	}
 	return nil
 }
 
 func (t *badgerTxn) Delete(key []byte) error {
 	if err := t.txn.Delete(key); err != nil {
-		return fmt.Errorf("kv: delete %q: %w", key, err)
+		return fmt.Errorf("kv: delete %q: %w", key, tooBig(err))
 	}
 	return nil
+}
+
+// tooBig adds ErrTooBig to badger's ErrTxnTooBig.
+func tooBig(err error) error {
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return fmt.Errorf("%w: %w", ErrTooBig, err)
+	}
+	return err
+}
+
+// GetExpiry is Get plus the key's expiry (zero when it has none).
+func (t *badgerTxn) GetExpiry(key []byte) ([]byte, time.Time, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, time.Time{}, ErrNotFound
+	}
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("kv: get %q: %w", key, err)
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("kv: read value of %q: %w", key, err)
+	}
+	var exp time.Time
+	if e := item.ExpiresAt(); e != 0 {
+		exp = time.Unix(int64(e), 0)
+	}
+	return v, exp, nil
 }
 
 // badgerLogger forwards badger's warnings and errors to slog and drops its

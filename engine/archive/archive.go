@@ -3,9 +3,11 @@
 // memory.json or from a browser-agent-driver .agent-memory directory, and
 // forget one site's memory of every kind.
 //
-// Import is all or nothing for bad input: every file is parsed and every
-// record validated before the first write, and a problem is reported with
-// the file (and the line or record) it is in.
+// Import is all or nothing: every file is parsed and every record validated
+// before the first write, a problem is reported with the file (and the line
+// or record) it is in, and the writes are committed in one step
+// (kv.Staging, kv.Apply), so a store error or a crash part way writes
+// nothing either.
 package archive
 
 import (
@@ -55,6 +57,10 @@ type Options struct {
 	Now func() time.Time
 	// Events receives the stores' memory events; nil drops them.
 	Events event.Func
+	// Apply tunes how Import commits (kv.Apply); the zero value writes an
+	// import in one transaction when it fits and through kv's undo journal
+	// when not.
+	Apply kv.ApplyOptions
 }
 
 // Memory is every store over one kv.Store.
@@ -62,6 +68,7 @@ type Memory struct {
 	db           kv.Store
 	now          func() time.Time
 	events       event.Func
+	apply        kv.ApplyOptions
 	Lessons      *lesson.Store
 	Facts        *fact.Store
 	Selectors    *selector.Store
@@ -78,7 +85,7 @@ func New(db kv.Store, opts Options) *Memory {
 	}
 	now, ev := opts.Now, opts.Events
 	return &Memory{
-		db: db, now: now, events: ev,
+		db: db, now: now, events: ev, apply: opts.Apply,
 		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
 		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
 		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
@@ -175,8 +182,14 @@ var kinds = []kind{
 							have = &held[h][i]
 						}
 					}
-					if err := replaySelector(ctx, m.db, s, have); err != nil {
+					stored, err := m.Selectors.Put(ctx, mergeSelector(s, have))
+					if err != nil {
 						return err
+					}
+					if have != nil {
+						*have = stored
+					} else {
+						held[h] = append(held[h], stored)
 					}
 				}
 				return nil
@@ -340,7 +353,11 @@ type Result struct {
 // Import validates every record of d and then writes them all, merging
 // into the memory there is: records with the same identity are replaced.
 // Invalid input writes nothing and returns an engine.ErrInvalid error naming source,
-// the file d was read from. Trajectories that have already expired are
+// the file d was read from; a store error writes nothing either (the
+// import is one kv.Apply), and neither does a crash once the store is
+// reopened. Import must not run alongside readers of the same memory in
+// this process: a large import's commit is atomic but not isolated.
+// Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
 func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Result, error) {
@@ -355,9 +372,16 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 		}
 		in.Trajectories = append(in.Trajectories, t)
 	}
+	// The stores write into a kv.Staging over the store, which Commit
+	// writes in one step, all or nothing (kv.Apply): a store error or a
+	// crash part way leaves the memory as it was. Their events wait for the
+	// commit.
+	stage := kv.NewStaging(m.db)
+	var events []event.Event
+	sm := New(stage, Options{Now: m.now, Events: func(e event.Event) { events = append(events, e) }})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
-		commit, err := k.prepare(m, &in)
+		commit, err := k.prepare(sm, &in)
 		if err != nil {
 			return nil, invalidIn(source, err)
 		}
@@ -365,8 +389,14 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 	}
 	for i, commit := range commits {
 		if err := commit(ctx); err != nil {
-			return nil, fmt.Errorf("import %s: %w", kinds[i].name, err)
+			return nil, fmt.Errorf("import %s: %w (nothing written)", kinds[i].name, err)
 		}
+	}
+	if err := stage.Commit(ctx, m.apply); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	for _, e := range events {
+		m.events.Emit(e.Name, e.Fields)
 	}
 	res.Imported = in.Count()
 	return res, nil

@@ -43,6 +43,9 @@
 //	site/<site>/session-gen                  → write counter that serialises session writes
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
+//	kv/journal/                              ── reserved for kv's undo journal (kv.Apply);
+//	                                            no store writes there
+//
 // Secondary indexes outside the site ranges (id/, due/, runidx/) are kept in the same
 // transaction as the record they point at; forgetting a site deletes its
 // entries there before it drops the range.

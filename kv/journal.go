@@ -1,0 +1,362 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrTooBig is returned (wrapped) by a transaction's Set or Delete when the
+// transaction has grown past what the store commits in one step (badger's
+// ErrTxnTooBig; etcd's 128 operations or 1.5 MiB per transaction).
+var ErrTooBig = errors.New("kv: transaction too big")
+
+// ErrRecoveryPending is returned by Apply while an earlier Apply that
+// failed could not be rolled back (its journal is still marked active):
+// the store rolls it back when it is next opened.
+var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not rolled back yet; reopen the store")
+
+// The journal lives under its own prefix, which no other key may use (the
+// key layout in engine/keyspace reserves it):
+//
+//	kv/journal/active                 → <id> of the Apply in progress
+//	kv/journal/undo/<id>/<seq>        → values (and TTLs) of up to ChunkOps
+//	                                    keys before that Apply
+const journalPrefix = "kv/journal/"
+
+var (
+	journalActive = []byte(journalPrefix + "active")
+	journalUndo   = []byte(journalPrefix + "undo/")
+)
+
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// MaxTxnOps is the most ops written in one transaction: a larger Apply
+	// goes through the undo journal. Zero means no limit other than the
+	// store's own (ErrTooBig).
+	MaxTxnOps int
+	// ChunkOps is how many ops the journaled path writes per batch; zero
+	// means 512.
+	ChunkOps int
+	// ChunkBytes bounds the keys and values of one batch; zero means 1 MiB.
+	ChunkBytes int
+}
+
+// expiryReader is implemented by readers that can say when a key expires,
+// so that a rollback restores its TTL as well as its value.
+type expiryReader interface {
+	// GetExpiry is Get plus the key's expiry (zero when it has none).
+	GetExpiry(key []byte) ([]byte, time.Time, error)
+}
+
+// Apply writes ops all or nothing, against store errors and crashes as well
+// as bad input: after an error, s holds exactly what it held before, and a
+// process killed part way leaves either all or none of ops once the store
+// is opened again (Open runs Recover).
+//
+// Ops that fit one transaction are written in one. A larger Apply (the
+// transaction fails with ErrTooBig, or ops exceed MaxTxnOps) keeps an undo
+// journal: (1) the current value of every key ops write is saved under
+// kv/journal/undo/<id>/ (one record per ChunkOps keys), in batches; (2) kv/journal/active is set to <id> in
+// one transaction; (3) ops are written in batches; (4) deleting
+// kv/journal/active, one transaction, is the commit point; (5) the undo
+// records are deleted. An error in (1) or (2) deletes what (1) wrote; an
+// error in (3) or (4) rolls back: every saved value (and TTL) is written
+// back, then the marker is deleted. If the rollback fails too, the marker
+// stays, Apply returns an error wrapping ErrRecoveryPending, and Recover
+// rolls back on the next open. Undo records without the marker are garbage
+// and Recover deletes them.
+//
+// Apply is atomic, not isolated: while a journaled Apply runs, readers of s
+// in this process can see part of it. Callers that cache what they read
+// (engine/internal/sitecache) must not read while it runs; engine import
+// runs alone on its data dir. Apply is not safe to run concurrently with
+// itself or with writers of the same keys.
+func Apply(ctx context.Context, s Store, ops []Op, opts ApplyOptions) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	if opts.ChunkOps <= 0 {
+		opts.ChunkOps = 512
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = 1 << 20
+	}
+	if opts.MaxTxnOps <= 0 || len(ops) <= opts.MaxTxnOps {
+		err := s.Update(ctx, func(tx Txn) error {
+			if _, err := tx.Get(journalActive); err == nil {
+				return ErrRecoveryPending
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			for _, op := range ops {
+				if err := writeOp(tx, op); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !errors.Is(err, ErrTooBig) {
+			return err
+		}
+	}
+	return applyJournaled(ctx, s, ops, opts)
+}
+
+func writeOp(tx Txn, op Op) error {
+	if op.Delete {
+		return tx.Delete(op.Key)
+	}
+	return tx.Set(op.Key, op.Value, op.TTL)
+}
+
+func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) error {
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	id := hex.EncodeToString(idb[:])
+	undoPrefix := append(append(bytes.Clone(journalUndo), id...), '/')
+
+	// (1) Save the current values: one undo record per ChunkOps keys (or
+	// ChunkBytes of keys and values), so the journal adds few entries.
+	var undo []Op
+	var rec []byte
+	inRec := 0
+	flush := func() {
+		if inRec > 0 {
+			k := binary.BigEndian.AppendUint64(bytes.Clone(undoPrefix), uint64(len(undo)))
+			undo = append(undo, Op{Key: k, Value: rec})
+			rec, inRec = nil, 0
+		}
+	}
+	seen := map[string]bool{}
+	err := s.View(ctx, func(r Reader) error {
+		if _, err := r.Get(journalActive); err == nil {
+			return ErrRecoveryPending
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		er, _ := r.(expiryReader)
+		for _, op := range ops {
+			if seen[string(op.Key)] {
+				continue
+			}
+			seen[string(op.Key)] = true
+			var v []byte
+			var exp time.Time
+			var err error
+			if er != nil {
+				v, exp, err = er.GetExpiry(op.Key)
+			} else {
+				v, err = r.Get(op.Key)
+			}
+			present := err == nil
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
+				flush()
+			}
+			rec = appendUndo(rec, op.Key, present, exp, v)
+			inRec++
+		}
+		flush()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("kv: apply: save current values: %w", err)
+	}
+	fail := func(stage string, err error) error {
+		if cerr := clearPrefix(ctx, s, undoPrefix, opts); cerr != nil {
+			return fmt.Errorf("kv: apply: %s: %w (and deleting the undo records: %v)", stage, err, cerr)
+		}
+		return fmt.Errorf("kv: apply: %s: %w (nothing written)", stage, err)
+	}
+	if err := writeChunks(ctx, s, undo, opts); err != nil {
+		return fail("save current values", err)
+	}
+	// (2) Mark the journal active.
+	err = s.Update(ctx, func(tx Txn) error {
+		if _, err := tx.Get(journalActive); err == nil {
+			return ErrRecoveryPending
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return tx.Set(journalActive, []byte(id), 0)
+	})
+	if err != nil {
+		return fail("mark the journal active", err)
+	}
+	// (3) Write, (4) commit by deleting the marker.
+	err = writeChunks(ctx, s, ops, opts)
+	if err == nil {
+		err = s.Update(ctx, func(tx Txn) error { return tx.Delete(journalActive) })
+	}
+	if err != nil {
+		if rerr := rollback(context.WithoutCancel(ctx), s, id, opts); rerr != nil {
+			return fmt.Errorf("kv: apply: %w; rolling back failed too: %w: %w", err, rerr, ErrRecoveryPending)
+		}
+		return fmt.Errorf("kv: apply: %w (rolled back: nothing written)", err)
+	}
+	// (5) Best effort: Recover deletes what is left.
+	_ = clearPrefix(context.WithoutCancel(ctx), s, undoPrefix, opts)
+	return nil
+}
+
+// Recover finishes what an interrupted Apply left: a journal marked active
+// is rolled back (every saved value written back, then the marker deleted),
+// and undo records of no active Apply are deleted. It reports whether it
+// rolled back. Open calls it; it is idempotent.
+func Recover(ctx context.Context, s Store) (rolledBack bool, err error) {
+	var id []byte
+	err = s.View(ctx, func(r Reader) error {
+		var err error
+		id, err = r.Get(journalActive)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return false, fmt.Errorf("kv: recover: %w", err)
+	}
+	if err == nil {
+		if err := rollback(ctx, s, string(id), ApplyOptions{}); err != nil {
+			return false, fmt.Errorf("kv: recover: roll back interrupted write %s: %w", id, err)
+		}
+		rolledBack = true
+	}
+	if err := clearPrefix(ctx, s, journalUndo, ApplyOptions{}); err != nil {
+		return rolledBack, fmt.Errorf("kv: recover: delete undo records: %w", err)
+	}
+	return rolledBack, nil
+}
+
+// rollback writes back every value saved by Apply id, deletes the marker,
+// then (best effort) the undo records.
+func rollback(ctx context.Context, s Store, id string, opts ApplyOptions) error {
+	undoPrefix := append(append(bytes.Clone(journalUndo), id...), '/')
+	var restore []Op
+	err := s.View(ctx, func(r Reader) error {
+		return r.Scan(undoPrefix, ScanOptions{}, func(k, v []byte) error {
+			var err error
+			restore, err = decodeUndo(restore, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeChunks(ctx, s, restore, opts); err != nil {
+		return err
+	}
+	err = s.Update(ctx, func(tx Txn) error { return tx.Delete(journalActive) })
+	if err != nil {
+		return err
+	}
+	_ = clearPrefix(ctx, s, undoPrefix, opts)
+	return nil
+}
+
+// writeChunks writes ops in batches of at most opts.ChunkOps ops and
+// opts.ChunkBytes bytes.
+func writeChunks(ctx context.Context, s Store, ops []Op, opts ApplyOptions) error {
+	if opts.ChunkOps <= 0 {
+		opts.ChunkOps = 512
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = 1 << 20
+	}
+	for len(ops) > 0 {
+		n, size := 0, 0
+		for n < len(ops) && n < opts.ChunkOps && (n == 0 || size+len(ops[n].Key)+len(ops[n].Value) <= opts.ChunkBytes) {
+			size += len(ops[n].Key) + len(ops[n].Value)
+			n++
+		}
+		if err := s.Batch(ctx, ops[:n]); err != nil {
+			return err
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// clearPrefix deletes every key under prefix in batches (not DropPrefix,
+// which stalls badger's writes).
+func clearPrefix(ctx context.Context, s Store, prefix []byte, opts ApplyOptions) error {
+	var dels []Op
+	err := s.View(ctx, func(r Reader) error {
+		return r.Scan(prefix, ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			dels = append(dels, Op{Key: bytes.Clone(k), Delete: true})
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return writeChunks(ctx, s, dels, opts)
+}
+
+// An undo record is a run of saved values, each: uvarint key length, key,
+// 1 byte present, 8 bytes expiry (Unix seconds, 0 for none), uvarint value
+// length, value.
+func appendUndo(b, key []byte, present bool, exp time.Time, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	var p byte
+	if present {
+		p = 1
+	}
+	b = append(b, p)
+	var e uint64
+	if !exp.IsZero() {
+		e = uint64(exp.Unix())
+	}
+	b = binary.BigEndian.AppendUint64(b, e)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// decodeUndo appends to ops the ops that restore the values saved in b.
+func decodeUndo(ops []Op, b []byte) ([]Op, error) {
+	corrupt := errors.New("corrupt undo record")
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n+9 {
+			return nil, corrupt
+		}
+		b = b[w:]
+		op := Op{Key: bytes.Clone(b[:n])}
+		present := b[n] == 1
+		e := binary.BigEndian.Uint64(b[n+1 : n+9])
+		b = b[n+9:]
+		vn, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < vn {
+			return nil, corrupt
+		}
+		v := b[w : w+int(vn)]
+		b = b[w+int(vn):]
+		switch {
+		case !present:
+			op.Delete = true
+		case e != 0:
+			// Half a second over, so that the store's whole-second expiry
+			// comes out at the saved second.
+			op.TTL = time.Until(time.Unix(int64(e), 0)) + 500*time.Millisecond
+			if op.TTL <= 500*time.Millisecond {
+				op.Delete = true // expired meanwhile
+				op.TTL = 0
+				break
+			}
+			op.Value = bytes.Clone(v)
+		default:
+			op.Value = bytes.Clone(v)
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
