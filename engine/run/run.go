@@ -64,6 +64,9 @@ const IDPattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
 
 var idRe = regexp.MustCompile(`^` + IDPattern + `$`)
 
+// maxIDLen is the longest run id IDPattern allows.
+const maxIDLen = 64
+
 // CheckID returns an *InvalidError when id is not a valid run id:
 // IDPattern (a letter or digit, then at most 63 letters, digits, '.', '_'
 // or '-') and no "..".
@@ -71,7 +74,7 @@ func CheckID(id string) error {
 	switch {
 	case id == "":
 		return engine.Invalid("run", "the run id is empty")
-	case len(id) > 64:
+	case len(id) > maxIDLen:
 		return engine.Invalid("run", fmt.Sprintf("run id %q… is %d characters long (at most 64)", id[:16], len(id)))
 	case !idRe.MatchString(id) || strings.Contains(id, ".."):
 		return engine.Invalid("run", fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit, no \"..\" (%s)", id, IDPattern))
@@ -361,13 +364,18 @@ func (s *Store) Start(ctx context.Context, in Start) (*Manifest, error) {
 // normalize cleans and checks a manifest before it is stored.
 func normalize(m *Manifest) error {
 	m.Goal = strings.TrimSpace(m.Goal)
-	if err := CheckID(m.RunID); err != nil {
-		return err
-	}
-	for _, f := range []struct{ name, v string }{{"run id", m.RunID}, {"session id", m.SessionID}, {"parent run id", m.ParentRunID}} {
-		if p := check.Text(f.name, f.v, check.MaxWord, false); p != "" {
+	// Control characters and bad UTF-8 first: that message names the
+	// character, which the pattern's would not.
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"run id", m.RunID, maxIDLen}, {"session id", m.SessionID, check.MaxWord}, {"parent run id", m.ParentRunID, check.MaxWord}} {
+		if p := check.Text(f.name, f.v, f.max, false); p != "" {
 			return engine.Invalid("run", p)
 		}
+	}
+	if err := CheckID(m.RunID); err != nil {
+		return err
 	}
 	if m.Goal == "" {
 		return engine.Invalid("run", "the goal is empty")

@@ -133,7 +133,11 @@ func classify(provider string, err error, x *exchange, ctx context.Context, time
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", provider, ctx.Err())
-	case strings.Contains(err.Error(), "Client.Timeout") || netErr != nil && isTimeout(netErr):
+	// The call's own context is live, so a deadline here is the HTTP
+	// client's: langchaingo reports it as its own "request timeout" error
+	// or as the client's, depending on where the request was when it hit.
+	case strings.Contains(err.Error(), "Client.Timeout") || netErr != nil && isTimeout(netErr) ||
+		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "exceeded deadline"):
 		return fmt.Errorf("%s: the request timed out after %v (plugin option timeout): %v", provider, timeout, err)
 	case netErr != nil && dropped(netErr):
 		return &shared.TemporaryError{Err: fmt.Errorf("%s: connection failed: %v", provider, err)}
