@@ -5,19 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/llm/llmtest"
 )
 
 // A hostile OpenAI-compatible provider, behind the real openai plugin
@@ -26,83 +25,7 @@ import (
 // becomes something the model is told, or ends the run with a clear
 // reason; none hangs or crashes the run.
 
-type behaviour func(w http.ResponseWriter, r *http.Request)
-
-type hostile struct {
-	*httptest.Server
-	mu     sync.Mutex
-	next   []behaviour
-	bodies []map[string]any
-}
-
-func newHostile(t *testing.T, bs ...behaviour) *hostile {
-	h := &hostile{next: bs}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		h.mu.Lock()
-		h.bodies = append(h.bodies, body)
-		b := h.next[0]
-		if len(h.next) > 1 {
-			h.next = h.next[1:]
-		}
-		h.mu.Unlock()
-		b(w, r)
-	}))
-	t.Cleanup(h.Server.Close)
-	return h
-}
-
-// lastUser is the last user message of request i.
-func (h *hostile) lastUser(i int) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if i >= len(h.bodies) {
-		return ""
-	}
-	msgs, _ := h.bodies[i]["messages"].([]any)
-	if len(msgs) == 0 {
-		return ""
-	}
-	return fmt.Sprint(msgs[len(msgs)-1].(map[string]any)["content"])
-}
-
-func toolCall(text, name, args string) behaviour {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		msg := map[string]any{"role": "assistant", "content": text,
-			"tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": name, "arguments": args}}}}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "local",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "tool_calls"}},
-			"usage":   map[string]any{"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-	}
-}
-
-func httpStatus(code int, retryAfter string) behaviour {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		fmt.Fprintf(w, `{"error":{"message":"hostile %d","type":"server_error"}}`, code)
-	}
-}
-
-func reset(w http.ResponseWriter, _ *http.Request) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	conn.Close()
-}
-
-func hang(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
-
-var finishOK = toolCall("", "finish", `{"answer":"signed in","success":true}`)
+var finishOK = llmtest.Answer("", "finish", `{"answer":"signed in","success":true}`)
 
 const loginPage = `<!doctype html><title>Sign in</title><h1>Sign in</h1>
 <form action="/welcome"><label for="pw">Password</label><input id="pw" name="pw" type="password"><button>Sign in</button></form>`
@@ -151,13 +74,13 @@ func TestAgentHostileProvider(t *testing.T) {
 	huge := strings.Repeat("blah ", 1_000_000) // 5 MB
 	for _, c := range []struct {
 		name    string
-		script  []behaviour
+		script  []llmtest.Behaviour
 		success bool
 		reason  string
-		check   func(t *testing.T, h *hostile, lines []llmLine, raw string)
+		check   func(t *testing.T, h *llmtest.Server, lines []llmLine, raw string)
 	}{
-		{"500 then ok", []behaviour{httpStatus(500, ""), toolCall("", "fill", `{"element":"Password","text":"hunter2-secret"}`), finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, lines []llmLine, raw string) {
+		{"500 then ok", []llmtest.Behaviour{llmtest.Status(500, ""), llmtest.Answer("", "fill", `{"element":"Password","text":"hunter2-secret"}`), finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, raw string) {
 				if lines[0].Attempts != 2 || len(lines[0].Retries) != 1 || !strings.Contains(lines[0].Retries[0].Error, "HTTP 500") {
 					t.Fatalf("first call: %+v", lines[0])
 				}
@@ -165,61 +88,61 @@ func TestAgentHostileProvider(t *testing.T) {
 					t.Fatalf("the secret is in llm.jsonl:\n%.3000s", raw)
 				}
 			}},
-		{"429 then ok", []behaviour{httpStatus(429, "0"), finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, lines []llmLine, _ string) {
+		{"429 then ok", []llmtest.Behaviour{llmtest.Status(429, "0"), finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, _ string) {
 				if lines[0].Attempts != 2 || !strings.Contains(lines[0].Retries[0].Error, "rate limited (HTTP 429)") {
 					t.Fatalf("first call: %+v", lines[0])
 				}
 			}},
-		{"reset then ok", []behaviour{reset, finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, lines []llmLine, _ string) {
+		{"reset then ok", []llmtest.Behaviour{llmtest.Reset, finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, _ string) {
 				if lines[0].Attempts != 2 || !strings.Contains(lines[0].Retries[0].Error, "connection failed") {
 					t.Fatalf("first call: %+v", lines[0])
 				}
 			}},
-		{"always 503", []behaviour{httpStatus(503, "")}, false, "llm_failed: ",
-			func(t *testing.T, h *hostile, lines []llmLine, _ string) {
+		{"always 503", []llmtest.Behaviour{llmtest.Status(503, "")}, false, "llm_failed: ",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, _ string) {
 				if len(lines) != 1 || lines[0].Attempts != 3 || !strings.Contains(lines[0].Error, "gave up after 3 attempts") {
 					t.Fatalf("%+v", lines)
 				}
 			}},
-		{"hang", []behaviour{hang}, false, "llm_failed: model call timed out after 300ms",
-			func(t *testing.T, h *hostile, lines []llmLine, _ string) {
+		{"hang", []llmtest.Behaviour{llmtest.Hang}, false, "llm_failed: model call timed out after 300ms",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, _ string) {
 				if len(lines) != 1 || !strings.Contains(lines[0].Error, "timed out") {
 					t.Fatalf("%+v", lines)
 				}
 			}},
-		{"huge text", []behaviour{toolCall(huge, "finish", `{"answer":"done","success":true}`)}, true, "finished",
-			func(t *testing.T, h *hostile, lines []llmLine, raw string) {
+		{"huge text", []llmtest.Behaviour{llmtest.Answer(huge, "finish", `{"answer":"done","success":true}`)}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, raw string) {
 				if len(raw) > 64<<10 || lines[0].TextBytes < 1<<20 {
 					t.Fatalf("llm.jsonl is %d bytes; text_bytes %d", len(raw), lines[0].TextBytes)
 				}
 			}},
-		{"huge tool arguments", []behaviour{toolCall("", "fill", `{"element":"Password","text":"`+huge+`"}`), finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, lines []llmLine, raw string) {
-				if m := h.lastUser(1); !strings.Contains(m, "a tool call may carry") {
+		{"huge tool arguments", []llmtest.Behaviour{llmtest.Answer("", "fill", `{"element":"Password","text":"`+huge+`"}`), finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, lines []llmLine, raw string) {
+				if m := h.LastUser(1); !strings.Contains(m, "a tool call may carry") {
 					t.Fatalf("the model was not told: %s", m)
 				}
 				if len(raw) > 64<<10 {
 					t.Fatalf("llm.jsonl is %d bytes", len(raw))
 				}
 			}},
-		{"malformed arguments", []behaviour{toolCall("", "fill", `{"element":"Password","text":`), finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, _ []llmLine, _ string) {
-				if m := h.lastUser(1); !strings.Contains(m, "malformed arguments for fill") {
+		{"malformed arguments", []llmtest.Behaviour{llmtest.Answer("", "fill", `{"element":"Password","text":`), finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, _ []llmLine, _ string) {
+				if m := h.LastUser(1); !strings.Contains(m, "malformed arguments for fill") {
 					t.Fatalf("the model was not told: %s", m)
 				}
 			}},
-		{"unknown tool", []behaviour{toolCall("", "teleport", `{}`), finishOK}, true, "finished",
-			func(t *testing.T, h *hostile, _ []llmLine, _ string) {
-				if m := h.lastUser(1); !strings.Contains(m, `unknown tool "teleport"`) {
+		{"unknown tool", []llmtest.Behaviour{llmtest.Answer("", "teleport", `{}`), finishOK}, true, "finished",
+			func(t *testing.T, h *llmtest.Server, _ []llmLine, _ string) {
+				if m := h.LastUser(1); !strings.Contains(m, `unknown tool "teleport"`) {
 					t.Fatalf("the model was not told: %s", m)
 				}
 			}},
-		{"finish without success", []behaviour{toolCall("", "finish", `{"answer":"no password given","success":false}`)}, false, "gave_up: no password given", nil},
+		{"finish without success", []llmtest.Behaviour{llmtest.Answer("", "finish", `{"answer":"no password given","success":false}`)}, false, "gave_up: no password given", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHostile(t, c.script...)
+			h := llmtest.New(t, c.script...)
 			// Generous (a loaded machine under -race parses 5 MB slowly),
 			// except where the timeout is the point.
 			timeout := 30 * time.Second
@@ -256,13 +179,11 @@ func TestAgentHostileProvider(t *testing.T) {
 			if len(lines) == 0 || lines[0].LatencyMS == nil || lines[0].Request.System == "" || len(lines[0].Request.Messages) != 1 {
 				t.Fatalf("llm.jsonl:\n%.2000s", raw)
 			}
-			h.mu.Lock()
-			for i, body := range h.bodies {
+			for i, body := range h.Bodies() {
 				if body["max_tokens"] != float64(321) {
 					t.Errorf("request %d: max_tokens = %v", i+1, body["max_tokens"])
 				}
 			}
-			h.mu.Unlock()
 			if c.check != nil {
 				c.check(t, h, lines, raw)
 			}
@@ -274,7 +195,7 @@ func TestAgentHostileProvider(t *testing.T) {
 func TestAgentLLMTimeoutFlag(t *testing.T) {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, loginPage) }))
 	defer site.Close()
-	h := newHostile(t, hang)
+	h := llmtest.New(t, llmtest.Hang)
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", h.URL+"/v1")
 	var out, errb strings.Builder
@@ -283,9 +204,7 @@ func TestAgentLLMTimeoutFlag(t *testing.T) {
 	if code != 1 || !strings.Contains(out.String()+errb.String(), "llm_failed: model call timed out after 300ms") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.bodies) != 1 || h.bodies[0]["max_tokens"] != float64(99) {
-		t.Fatalf("bodies: %v", h.bodies)
+	if bodies := h.Bodies(); len(bodies) != 1 || bodies[0]["max_tokens"] != float64(99) {
+		t.Fatalf("bodies: %v", bodies)
 	}
 }

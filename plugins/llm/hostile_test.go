@@ -2,110 +2,17 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/plugins/llm/llmtest"
 	"github.com/engine-dev/engine/plugins/shared"
 )
 
-// Behaviour is one answer of a HostileServer.
-type Behaviour func(w http.ResponseWriter, r *http.Request)
-
-// HostileServer speaks OpenAI's chat completions wire protocol, answering
-// each request with the next behaviour (the last one repeats), and keeps
-// every request body.
-type HostileServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	next   []Behaviour
-	bodies []map[string]any
-}
-
-func NewHostileServer(t testing.TB, bs ...Behaviour) *HostileServer {
-	h := &HostileServer{next: bs}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		h.mu.Lock()
-		h.bodies = append(h.bodies, body)
-		b := h.next[0]
-		if len(h.next) > 1 {
-			h.next = h.next[1:]
-		}
-		h.mu.Unlock()
-		b(w, r)
-	}))
-	t.Cleanup(h.Server.Close)
-	return h
-}
-
-// Bodies are the request bodies so far.
-func (h *HostileServer) Bodies() []map[string]any {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]map[string]any(nil), h.bodies...)
-}
-
-// Answer is a chat completion with text and tool calls (name, arguments
-// pairs).
-func Answer(text string, calls ...string) Behaviour {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		var tcs []any
-		for i := 0; i+1 < len(calls); i += 2 {
-			tcs = append(tcs, map[string]any{"id": fmt.Sprintf("call_%d", i/2+1), "type": "function",
-				"function": map[string]any{"name": calls[i], "arguments": calls[i+1]}})
-		}
-		msg := map[string]any{"role": "assistant", "content": text}
-		if len(tcs) > 0 {
-			msg["tool_calls"] = tcs
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "m",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "tool_calls"}},
-			"usage":   map[string]any{"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-	}
-}
-
-// Status answers with an HTTP error (and a Retry-After header when set).
-func Status(code int, retryAfter string) Behaviour {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		fmt.Fprintf(w, `{"error":{"message":"hostile server says %d","type":"server_error"}}`, code)
-	}
-}
-
-// Reset drops the connection with a TCP reset, without answering.
-func Reset(w http.ResponseWriter, _ *http.Request) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	conn.Close()
-}
-
-// Hang never answers; it returns when the client gives up or the server
-// closes.
-func Hang(w http.ResponseWriter, r *http.Request) {
-	<-r.Context().Done()
-}
-
-func openHostile(t *testing.T, h *HostileServer, extra map[string]string) *Model {
+func openHostile(t *testing.T, h *llmtest.Server, extra map[string]string) *Model {
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "")
 	m := New("openai")
@@ -129,21 +36,21 @@ func ask(m *Model) (*engine.ModelResponse, error) {
 func TestPluginHostileServer(t *testing.T) {
 	for _, c := range []struct {
 		name        string
-		b           Behaviour
+		b           llmtest.Behaviour
 		temporary   bool
 		rateLimited bool
 		after       time.Duration
 		msg         string
 	}{
-		{"500", Status(500, ""), true, false, 0, "server error (HTTP 500)"},
-		{"503 with Retry-After", Status(503, "3"), true, false, 3 * time.Second, "HTTP 503"},
-		{"429", Status(429, "7"), true, true, 7 * time.Second, "rate limited (HTTP 429)"},
-		{"429 Retry-After too long", Status(429, "86400"), true, true, MaxRetryAfter, "HTTP 429"},
-		{"reset", Reset, true, false, 0, "connection failed"},
-		{"400", Status(400, ""), false, false, 0, "hostile server says 400"},
+		{"500", llmtest.Status(500, ""), true, false, 0, "server error (HTTP 500)"},
+		{"503 with Retry-After", llmtest.Status(503, "3"), true, false, 3 * time.Second, "HTTP 503"},
+		{"429", llmtest.Status(429, "7"), true, true, 7 * time.Second, "rate limited (HTTP 429)"},
+		{"429 Retry-After too long", llmtest.Status(429, "86400"), true, true, MaxRetryAfter, "HTTP 429"},
+		{"reset", llmtest.Reset, true, false, 0, "connection failed"},
+		{"400", llmtest.Status(400, ""), false, false, 0, "hostile server says 400"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := NewHostileServer(t, c.b, Answer("", "click", `{"ref":"e1"}`))
+			h := llmtest.New(t, c.b, llmtest.Answer("", "click", `{"ref":"e1"}`))
 			m := openHostile(t, h, nil)
 			_, err := ask(m)
 			var te *shared.TemporaryError
@@ -163,7 +70,7 @@ func TestPluginHostileServer(t *testing.T) {
 }
 
 func TestPluginRequestTimeout(t *testing.T) {
-	h := NewHostileServer(t, Hang, Answer("", "back", `{}`))
+	h := llmtest.New(t, llmtest.Hang, llmtest.Answer("", "back", `{}`))
 	// Long enough that the answered request after the hang never hits it on
 	// a loaded machine.
 	m := openHostile(t, h, map[string]string{"timeout": "3s"})
@@ -186,7 +93,7 @@ func TestPluginRequestTimeout(t *testing.T) {
 
 // max_tokens goes with every request: the default, or the option.
 func TestPluginSendsMaxTokens(t *testing.T) {
-	h := NewHostileServer(t, Answer("ok"))
+	h := llmtest.New(t, llmtest.Answer("ok"))
 	if _, err := ask(openHostile(t, h, nil)); err != nil {
 		t.Fatal(err)
 	}
