@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 )
@@ -38,9 +38,9 @@ func (a *app) readIteration(path string) (plan.Iteration, error) {
 		err error
 	)
 	if path == "-" {
-		b, err = io.ReadAll(a.stdin)
+		b, err = engine.ReadInput(a.stdin, engine.MaxInputFile)
 	} else {
-		b, err = os.ReadFile(path)
+		b, err = engine.ReadInputFile(path, engine.MaxInputFile)
 	}
 	if err != nil {
 		return plan.Iteration{}, err

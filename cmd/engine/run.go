@@ -435,7 +435,7 @@ func (a *app) approver() agent.Approver {
 type suiteCase = suite.Case
 
 func readCases(path string) ([]suiteCase, error) {
-	b, err := os.ReadFile(path)
+	b, err := engine.ReadInputFile(path, engine.MaxInputFile)
 	if err != nil {
 		return nil, usagef("--cases: %v", err)
 	}

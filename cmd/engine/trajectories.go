@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -42,9 +43,9 @@ func (a *app) readSteps(path string) (trajectory.Trajectory, error) {
 	var b []byte
 	var err error
 	if path == "-" {
-		b, err = io.ReadAll(a.stdin)
+		b, err = engine.ReadInput(a.stdin, engine.MaxInputFile)
 	} else {
-		b, err = os.ReadFile(path)
+		b, err = engine.ReadInputFile(path, engine.MaxInputFile)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -103,7 +103,7 @@ type bamRun struct {
 
 // readJSON decodes file into v, naming the line of a problem.
 func readJSON(file string, v any) error {
-	b, err := os.ReadFile(file)
+	b, err := engine.ReadInputFile(file, engine.MaxInputFile)
 	if err != nil {
 		return invalidIn(file, unwrapPath(err))
 	}

@@ -26,7 +26,7 @@ func (m *Memory) Read(path string) (*Document, []string, error) {
 	if fi.IsDir() {
 		return m.readAgentMemory(path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := engine.ReadInputFile(path, engine.MaxInputFile)
 	if err != nil {
 		return nil, nil, invalidIn(path, unwrapPath(err))
 	}

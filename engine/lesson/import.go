@@ -27,7 +27,7 @@ type File struct {
 // ReadFile decodes a memory.json. name is used in errors, which give the
 // line of a syntax error, or the lesson and field of an invalid value.
 func ReadFile(r io.Reader, name string) ([]Lesson, error) {
-	b, err := io.ReadAll(r)
+	b, err := engine.ReadInput(r, engine.MaxInputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

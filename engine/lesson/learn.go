@@ -52,7 +52,7 @@ type actionRecord struct {
 // skipped.
 func ParseActionLog(r io.Reader, name string) ([]Action, error) {
 	var out []Action
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(engine.LimitInput(r, engine.MaxInputFile))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	for sc.Scan() {

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -103,7 +102,7 @@ func Parse(data []byte) (*Rules, error) {
 
 // Load reads a rules file.
 func Load(path string) (*Rules, error) {
-	data, err := os.ReadFile(path)
+	data, err := engine.ReadInputFile(path, engine.MaxInputFile)
 	if err != nil {
 		return nil, fmt.Errorf("scripted rules: %w", err)
 	}
