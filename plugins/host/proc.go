@@ -210,6 +210,11 @@ func (p *proc) call(ctx context.Context, kind, method string, timeout time.Durat
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, ctx.Err())
+	case pastDeadline(ctx):
+		// The caller's own deadline, which the plugin saw and acted on
+		// before the caller's timer fired: the caller's error, and the
+		// plugin is fine.
+		return fmt.Errorf("%s: %s: %w", p.c.label(kind), method, context.DeadlineExceeded)
 	case cctx.Err() == context.DeadlineExceeded || pastDeadline(cctx):
 		p.markDead(fmt.Errorf("killed after a call timed out: %w", ErrTimeout))
 		p.kill()
