@@ -88,6 +88,10 @@ func main() {
 		dir = os.TempDir()
 	}
 	sock := filepath.Join(dir, fmt.Sprintf("rawllm-%d.sock", os.Getpid()))
+	// A socket by this name is a left-over of an earlier process with our
+	// pid that was killed before it could remove it: no live process holds
+	// our pid, so it is stale.
+	_ = os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		logf("error", "listen", "error", err.Error())
