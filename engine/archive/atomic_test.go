@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,87 +20,8 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
-
-var errInjected = errors.New("injected store failure")
-
-// faultStore fails the Nth write (Update or Batch, from 1). A failing Batch
-// writes the first half of its ops first, as a store that splits batches
-// may. With hook set, the Nth write runs hook (which does not return)
-// instead of failing.
-type faultStore struct {
-	kv.Store
-	mu     sync.Mutex
-	writes int
-	failAt int
-	hook   func()
-}
-
-func (f *faultStore) hit() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	return f.writes == f.failAt
-}
-
-func (f *faultStore) Update(ctx context.Context, fn func(kv.Txn) error) error {
-	if f.hit() {
-		if f.hook != nil {
-			f.hook()
-		}
-		return errInjected
-	}
-	return f.Store.Update(ctx, fn)
-}
-
-func (f *faultStore) Batch(ctx context.Context, ops []kv.Op) error {
-	if f.hit() {
-		if err := f.Store.Batch(ctx, ops[:len(ops)/2]); err != nil {
-			return err
-		}
-		if f.hook != nil {
-			f.hook()
-		}
-		return errInjected
-	}
-	return f.Store.Batch(ctx, ops)
-}
-
-// dumpStore returns every key and value in the store.
-func dumpStore(t *testing.T, s kv.Store) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := s.View(context.Background(), func(r kv.Reader) error {
-		return r.Scan(nil, kv.ScanOptions{}, func(k, v []byte) error {
-			m[string(k)] = string(v)
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func dumpDiff(before, after map[string]string) string {
-	var b strings.Builder
-	for k, v := range before {
-		if w, ok := after[k]; !ok {
-			fmt.Fprintf(&b, "lost %q; ", k)
-		} else if w != v {
-			fmt.Fprintf(&b, "changed %q; ", k)
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			fmt.Fprintf(&b, "added %q; ", k)
-		}
-	}
-	if b.Len() > 600 {
-		return b.String()[:600] + "..."
-	}
-	return b.String()
-}
 
 // importDoc is an export of populated memory with changes of every kind
 // the import merges: 40 more lessons, a fact at another confidence, a
@@ -168,22 +88,22 @@ func TestImportStoreFailureWritesNothing(t *testing.T) {
 			e.populate(t)
 			d := importDoc(t, e)
 			wantProbes := probes(t, e.mem)
-			before := dumpStore(t, e.db)
+			before := kvtest.Dump(t, e.db)
 			exported := exportJSON(t, e.mem)
 
 			// The writes of a successful import, counted on another store.
 			p := newEnv(t)
 			p.populate(t)
-			probe := &faultStore{Store: p.db}
+			probe := &kvtest.FaultStore{Store: p.db}
 			if _, err := New(probe, Options{Now: func() time.Time { return p.now }, Apply: mode.opts}).Import(ctx, d, "x.json"); err != nil {
 				t.Fatal(err)
 			}
-			if mode.opts.MaxTxnOps > 0 && probe.writes < 8 {
-				t.Fatalf("a journaled import made only %d writes", probe.writes)
+			if mode.opts.MaxTxnOps > 0 && probe.Writes() < 8 {
+				t.Fatalf("a journaled import made only %d writes", probe.Writes())
 			}
 			var gotEvents int
-			for n := 1; n <= probe.writes; n++ {
-				f := &faultStore{Store: e.db, failAt: n}
+			for n := 1; n <= probe.Writes(); n++ {
+				f := &kvtest.FaultStore{Store: e.db, FailAt: n}
 				gotEvents = 0
 				m := New(f, Options{Now: func() time.Time { return e.now }, Apply: mode.opts, Events: func(event.Event) { gotEvents++ }})
 				_, err := m.Import(ctx, d, "x.json")
@@ -195,19 +115,19 @@ func TestImportStoreFailureWritesNothing(t *testing.T) {
 					}
 					break
 				}
-				if !errors.Is(err, errInjected) || engine.IsInvalid(err) {
+				if !errors.Is(err, kvtest.ErrInjected) || engine.IsInvalid(err) {
 					t.Fatalf("write %d: %v, want the injected store failure", n, err)
 				}
 				if gotEvents != 0 {
 					t.Fatalf("write %d failed: %d events emitted for an import that wrote nothing", n, gotEvents)
 				}
-				if d := dumpDiff(before, dumpStore(t, e.db)); d != "" {
-					t.Fatalf("write %d of %d failed: the store changed: %s", n, probe.writes, d)
+				if d := kvtest.Diff(before, kvtest.Dump(t, e.db)); d != "" {
+					t.Fatalf("write %d of %d failed: the store changed: %s", n, probe.Writes(), d)
 				}
 				if got := probes(t, e.mem); got != wantProbes {
 					t.Fatalf("write %d failed: cached reads differ:\n%s\nwant\n%s", n, got, wantProbes)
 				}
-				if mode.opts.MaxTxnOps == 0 && n == probe.writes {
+				if mode.opts.MaxTxnOps == 0 && n == probe.Writes() {
 					// One transaction: its only write failed.
 					if !bytes.Equal(exportJSON(t, e.mem), exported) {
 						t.Fatal("export changed")
@@ -246,11 +166,11 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
 		e.populate(t)
 		d := importDoc(t, e)
-		before, _ := json.Marshal(dumpStore(t, db))
+		before, _ := json.Marshal(kvtest.Dump(t, db))
 		if err := os.WriteFile(filepath.Join(dir, "before.json"), before, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f := &faultStore{Store: db, failAt: at, hook: func() {
+		f := &kvtest.FaultStore{Store: db, FailAt: at, Hook: func() {
 			fmt.Println("ready")
 			select {} // killed here
 		}}
@@ -263,14 +183,14 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 	p := newEnv(t)
 	p.populate(t)
 	d := importDoc(t, p)
-	probe := &faultStore{Store: p.db}
+	probe := &kvtest.FaultStore{Store: p.db}
 	if _, err := New(probe, Options{Now: func() time.Time { return p.now }, Apply: opts}).Import(ctx, d, "x.json"); err != nil {
 		t.Fatal(err)
 	}
 	all := exportJSON(t, p.mem)
 	// Kill points: each phase of the journal (saving old values, marking,
 	// writing, the commit, the clean-up).
-	points := []int{1, probe.writes / 3, probe.writes / 2, probe.writes/2 + 1, probe.writes}
+	points := []int{1, probe.Writes() / 3, probe.Writes() / 2, probe.Writes()/2 + 1, probe.Writes()}
 	sawNone, sawAll := false, false
 	for _, at := range points {
 		dir := t.TempDir()
@@ -310,7 +230,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := dumpStore(t, db)
+		now := kvtest.Dump(t, db)
 		e := &env{db: db, now: p.now}
 		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
 		got := exportJSON(t, e.mem)
@@ -322,12 +242,12 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		switch {
 		case journal:
 			t.Fatalf("killed at write %d: reopening left the journal behind", at)
-		case dumpDiff(before, now) == "":
+		case kvtest.Diff(before, now) == "":
 			sawNone = true
 		case bytes.Equal(got, all):
 			sawAll = true
 		default:
-			t.Fatalf("killed at write %d of %d: neither none (%s) nor all of the import:\n%s", at, probe.writes, dumpDiff(before, now), got)
+			t.Fatalf("killed at write %d of %d: neither none (%s) nor all of the import:\n%s", at, probe.Writes(), kvtest.Diff(before, now), got)
 		}
 	}
 	if !sawNone || !sawAll {
@@ -343,12 +263,12 @@ func TestImportLargerThanATransaction(t *testing.T) {
 	d := &Document{Format: Format, Version: Version}
 	d.Lessons = manyLessons(2500) // ~2.5 MB of keys and values; one transaction holds ~2 MB
 	d.fillEmpty()
-	f := &faultStore{Store: e.db}
+	f := &kvtest.FaultStore{Store: e.db}
 	if _, err := New(f, Options{Now: func() time.Time { return e.now }}).Import(ctx, d, "big.json"); err != nil {
 		t.Fatal(err)
 	}
-	if f.writes < 3 {
-		t.Fatalf("2500 lessons went in %d writes: expected the journal (badger's transaction limit)", f.writes)
+	if f.Writes() < 3 {
+		t.Fatalf("2500 lessons went in %d writes: expected the journal (badger's transaction limit)", f.Writes())
 	}
 	ls, err := e.mem.Lessons.List(ctx, lesson.Filter{})
 	if err != nil {
@@ -357,7 +277,7 @@ func TestImportLargerThanATransaction(t *testing.T) {
 	if len(ls) != 2500 {
 		t.Fatalf("%d lessons after importing 2500", len(ls))
 	}
-	for k := range dumpStore(t, e.db) {
+	for k := range kvtest.Dump(t, e.db) {
 		if strings.HasPrefix(k, "kv/") {
 			t.Fatalf("the journal was left behind: %s", k)
 		}
@@ -427,7 +347,7 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 		e.populate(t)
 		d := importDoc(t, e)
 		d.Lessons = append(d.Lessons, manyLessons(2500)...) // ~2.5 MB, on a 2 MiB tmpfs
-		before, _ := json.Marshal(dumpStore(t, db))
+		before, _ := json.Marshal(kvtest.Dump(t, db))
 		if err := os.WriteFile(filepath.Join(dir, "before.json"), before, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -479,8 +399,8 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	now := dumpStore(t, db)
-	if d := dumpDiff(before, now); d != "" {
+	now := kvtest.Dump(t, db)
+	if d := kvtest.Diff(before, now); d != "" {
 		// Not none: then all of it.
 		m := New(db, Options{})
 		ls, err := m.Lessons.List(context.Background(), lesson.Filter{})

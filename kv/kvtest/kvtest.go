@@ -1,9 +1,16 @@
-// Package kvtest helps tests and fuzz targets that reuse one store across
-// many cheap iterations: opening badger costs ~100 ms, emptying it does not.
+// Package kvtest helps tests of code written against kv.Store: a store on
+// disk for one test, emptying a store that fuzz targets reuse across many
+// cheap iterations (opening badger costs ~100 ms, emptying it does not),
+// a store that fails the write a test picks, and a dump of every key to
+// compare a store before and after.
 package kvtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
@@ -12,7 +19,14 @@ import (
 // Open returns a store in tb's temp dir, closed when tb ends.
 func Open(tb testing.TB) kv.Store {
 	tb.Helper()
-	db, err := kv.Open(context.Background(), tb.TempDir(), kv.Options{GCInterval: -1})
+	return OpenDir(tb, tb.TempDir())
+}
+
+// OpenDir opens the store in dir, closed when tb ends if the test has not
+// closed it (closing twice is harmless).
+func OpenDir(tb testing.TB, dir string) kv.Store {
+	tb.Helper()
+	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -37,4 +51,100 @@ func Wipe(tb testing.TB, db kv.Store) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// ErrInjected is the failure a FaultStore injects.
+var ErrInjected = errors.New("injected store failure")
+
+// FaultStore fails the FailAt-th write (Update or Batch, counted from 1)
+// and, with FailAfter, every write after it; FailAt 0 never fails, which
+// counts the writes an operation makes (Writes). A failing Batch writes
+// the first half of its ops before it fails, as a store that splits
+// batches may. Hook, when set, runs at the failing write before it fails
+// (after the half batch): a crash test's hook ends the process there.
+type FaultStore struct {
+	kv.Store
+	FailAt    int
+	FailAfter bool
+	Hook      func()
+
+	mu     sync.Mutex
+	writes int
+}
+
+// Writes is how many writes were made through f.
+func (f *FaultStore) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+func (f *FaultStore) fail() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	return f.FailAt > 0 && (f.writes == f.FailAt || f.FailAfter && f.writes > f.FailAt)
+}
+
+// Update implements kv.Store.
+func (f *FaultStore) Update(ctx context.Context, fn func(kv.Txn) error) error {
+	if f.fail() {
+		if f.Hook != nil {
+			f.Hook()
+		}
+		return ErrInjected
+	}
+	return f.Store.Update(ctx, fn)
+}
+
+// Batch implements kv.Store.
+func (f *FaultStore) Batch(ctx context.Context, ops []kv.Op) error {
+	if f.fail() {
+		if err := f.Store.Batch(ctx, ops[:len(ops)/2]); err != nil {
+			return err
+		}
+		if f.Hook != nil {
+			f.Hook()
+		}
+		return ErrInjected
+	}
+	return f.Store.Batch(ctx, ops)
+}
+
+// Dump returns every key and value in s.
+func Dump(tb testing.TB, s kv.Store) map[string]string {
+	tb.Helper()
+	m := map[string]string{}
+	err := s.View(context.Background(), func(r kv.Reader) error {
+		return r.Scan(nil, kv.ScanOptions{}, func(k, v []byte) error {
+			m[string(k)] = string(v)
+			return nil
+		})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// Diff says how two dumps differ ("" when they are equal), clipped to 600
+// bytes.
+func Diff(before, after map[string]string) string {
+	var b strings.Builder
+	for k, v := range before {
+		if w, ok := after[k]; !ok {
+			fmt.Fprintf(&b, "lost %q; ", k)
+		} else if w != v {
+			fmt.Fprintf(&b, "changed %q: %q → %q; ", k, v, w)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			fmt.Fprintf(&b, "added %q; ", k)
+		}
+	}
+	if b.Len() > 600 {
+		return b.String()[:600] + "..."
+	}
+	return b.String()
 }
