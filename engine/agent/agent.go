@@ -377,13 +377,10 @@ func (r *runner) start(ctx context.Context) error {
 	}
 	r.system = systemPrompt(r.cfg.Goal, tier1, r.cfg.Mode)
 	if err := r.cfg.Browser.Navigate(ctx, r.cfg.StartURL); err != nil {
-		switch {
-		case ctx.Err() != nil:
-			r.stop(false, ReasonInterrupted)
-		case isActionError(err):
-			r.stop(false, fmt.Sprintf("%s: %s: %v", ReasonUnreachable, r.cfg.StartURL, err))
-		default:
-			r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
+		if isActionError(err) {
+			r.stopFailed(ctx, fmt.Sprintf("%s: %s: %v", ReasonUnreachable, r.cfg.StartURL, err))
+		} else {
+			r.stopFailed(ctx, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
 		}
 	}
 	return nil
@@ -411,11 +408,7 @@ func systemPrompt(goal string, tier1 []lesson.Lesson, mode Mode) string {
 func (r *runner) snapshot(ctx context.Context) bool {
 	s, err := r.observe(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			r.stop(false, ReasonInterrupted)
-		} else {
-			r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
-		}
+		r.stopFailed(ctx, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
 		return false
 	}
 	if s == nil {
@@ -443,7 +436,7 @@ func (r *runner) stepLoop(ctx context.Context) {
 		r.res.Steps = step
 		mc, err := r.memoryPhase(ctx, step)
 		if err != nil {
-			r.stopMemory(ctx, err)
+			r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
 			break
 		}
 		if r.replay != nil && r.replayStep(ctx, step, mc) {
@@ -458,15 +451,16 @@ func (r *runner) stepLoop(ctx context.Context) {
 	}
 }
 
-// stopMemory stops the run on a failed memory phase: interrupted when the
-// run's context was cancelled meanwhile (Ctrl-C while a phase waited for the
-// data dir), a memory failure otherwise.
-func (r *runner) stopMemory(ctx context.Context, err error) {
+// stopFailed stops the run because something it waited on failed: with
+// reason, unless the run's context was cancelled meanwhile, when the
+// failure is Ctrl-C's doing (a browser call, a model call or a memory phase
+// waiting for the data dir cut short) and the run is interrupted.
+func (r *runner) stopFailed(ctx context.Context, reason string) {
 	if ctx.Err() != nil {
 		r.stop(false, ReasonInterrupted)
 		return
 	}
-	r.stop(false, fmt.Sprintf("memory: %v", err))
+	r.stop(false, reason)
 }
 
 // complete calls the model under the run's LLM policy (a deadline per
@@ -476,11 +470,7 @@ func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine
 	resp, st, err := callModel(ctx, r.cfg.Model, req, r.cfg.LLM, time.Now)
 	r.res.LLMCalls++
 	if err != nil {
-		if ctx.Err() != nil {
-			r.stop(false, ReasonInterrupted)
-		} else {
-			r.stop(false, fmt.Sprintf("%s: %s", ReasonLLMFailed, errText(err)))
-		}
+		r.stopFailed(ctx, fmt.Sprintf("%s: %s", ReasonLLMFailed, errText(err)))
 		r.art.llm(r.res.Steps, req, nil, st, err, r.secrets)
 		return nil, false
 	}
@@ -598,11 +588,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	err := r.cfg.Browser.Act(ctx, a)
 	if err != nil {
 		if !isActionError(err) {
-			if ctx.Err() != nil {
-				r.stop(false, ReasonInterrupted)
-			} else {
-				r.stop(false, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
-			}
+			r.stopFailed(ctx, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
 			rec.Error = err.Error()
 			r.art.log(rec)
 			r.actions = append(r.actions, rec)

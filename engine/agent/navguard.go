@@ -140,11 +140,7 @@ func (r *runner) leave(ctx context.Context, safe string) (*engine.Snapshot, erro
 
 // stopBlocked stops a run whose page could not be brought back.
 func (r *runner) stopBlocked(ctx context.Context, be *navpolicy.BlockedError, why error) {
-	if ctx.Err() != nil {
-		r.stop(false, ReasonInterrupted)
-		return
-	}
-	r.stop(false, fmt.Sprintf("%s: %s; could not leave the page: %v", ReasonNavigationBlocked, be.Error(), why))
+	r.stopFailed(ctx, fmt.Sprintf("%s: %s; could not leave the page: %v", ReasonNavigationBlocked, be.Error(), why))
 }
 
 // blocked records an action the navigation policy refused, or that took

@@ -56,7 +56,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		observations := 1
 		mc, err := r.memoryPhase(ctx, r.res.Steps+1)
 		if err != nil {
-			r.stopMemory(ctx, err)
+			r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
 			break
 		}
 		var b strings.Builder
@@ -153,7 +153,7 @@ func (r *runner) planLoop(ctx context.Context) {
 			return err
 		})
 		if err != nil {
-			r.stopMemory(ctx, err)
+			r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
 			break
 		}
 		its = append(its, it)
