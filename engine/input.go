@@ -16,12 +16,9 @@ const MaxInputFile = 256 << 20
 // ReadInput reads all of r, refusing more than max bytes with an
 // *InvalidError that names the limit. Read errors are returned as they are.
 func ReadInput(r io.Reader, max int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	b, err := io.ReadAll(LimitInput(r, max))
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, tooLarge(max)
 	}
 	return b, nil
 }
