@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
@@ -94,7 +95,7 @@ func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	lessons := lesson.New(db, lesson.Options{})
-	mem := archive.New(db, archive.Options{})
+	mem := archive.New(memory.New(db, memory.Options{}), archive.Options{})
 	invalid := map[string]func() error{
 		"lesson":          func() error { _, _, err := lessons.Record(ctx, lesson.Lesson{}, ""); return err },
 		"lesson category": func() error { _, err := lesson.ParseCategory("nope"); return err },

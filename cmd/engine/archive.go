@@ -30,15 +30,12 @@ at all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openRunDB(ctx)
+			d, err := a.openMemory(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
-			if err := m.Lessons.Seed(ctx); err != nil {
-				return err
-			}
+			m := archive.New(d.Memory, archive.Options{})
 			doc, err := m.Export(ctx)
 			if err != nil {
 				return err
@@ -99,23 +96,18 @@ the file (and the line or record) and nothing is imported (exit status 2).`,
 		Args: exactArgs(1, "FILE or DIR"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openRunDB(ctx)
+			d, err := a.openMemory(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
+			m := archive.New(d.Memory, archive.Options{})
 			doc, notes, err := m.Read(args[0])
 			if err != nil {
 				return err
 			}
 			res, err := m.Import(ctx, doc, args[0])
 			if err != nil {
-				return err
-			}
-			// Seed after importing: seeds the import carried keep their
-			// counts, and a bad import leaves the data dir untouched.
-			if err := m.Lessons.Seed(ctx); err != nil {
 				return err
 			}
 			res.Skipped = append(notes, res.Skipped...)

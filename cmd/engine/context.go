@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/session"
 )
 
 func init() {
@@ -37,22 +35,12 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			if req.LastCommand != "" && req.LastError == "" {
 				return usagef("--last-command needs --last-error")
 			}
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			lessons := lesson.New(k.db, lesson.Options{Now: k.now, Events: k.emit})
-			if err := lessons.Seed(cmd.Context()); err != nil {
-				return err
-			}
-			b := memctx.New(memctx.Sources{
-				Sessions:     session.New(k.db, session.Options{Now: k.now, Events: k.emit}),
-				Trajectories: k.trajectories(weighted),
-				Facts:        k.facts(),
-				Selectors:    k.selectors(),
-				Lessons:      lessons,
-			}, memctx.Options{Events: k.emit})
+			b := k.Weighted(weighted).Context(memctx.Options{})
 			r, err := b.Build(cmd.Context(), req)
 			if err != nil {
 				return err

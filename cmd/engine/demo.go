@@ -12,9 +12,8 @@ import (
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/demosite"
 	"github.com/engine-dev/engine/engine/domain"
-	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
@@ -148,7 +147,8 @@ func (a *app) printLearned(ctx context.Context, siteURL string) error {
 	}
 	return withDB(ctx, a.dbOpener(""), func(db kv.Store) error {
 		out := a.stdout
-		ls, err := lesson.New(db, lesson.Options{}).List(ctx, lesson.Filter{})
+		m := memory.New(db, memory.Options{})
+		ls, err := m.Lessons.List(ctx, lesson.Filter{})
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (a *app) printLearned(ctx context.Context, siteURL string) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
-		ts, err := trajectory.New(db, trajectory.Options{}).List(ctx, host)
+		ts, err := m.Trajectories.List(ctx, host)
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (a *app) printLearned(ctx context.Context, siteURL string) error {
 				fmt.Fprintf(out, "  %d. %s\n", i+1, describeStep(s))
 			}
 		}
-		fs, err := fact.New(db, fact.Options{}).List(ctx, host)
+		fs, err := m.Facts.List(ctx, host)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (a *app) printLearned(ctx context.Context, siteURL string) error {
 				fmt.Fprintf(out, "  [%s] %s: %s (confidence %.2f)\n", f.Type, truncate(f.Key, 50), truncate(f.Value, 90), f.Confidence)
 			}
 		}
-		ss, err := selector.New(db, selector.Options{}).List(ctx, host)
+		ss, err := m.Selectors.List(ctx, host)
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/trajectory"
 )
 
 func init() {
@@ -17,24 +14,6 @@ func init() {
 		return []*cobra.Command{a.factsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*app).queryFactsCommand)
-}
-
-// knowledge is the open data dir for the fact, selector, trajectory and
-// context commands.
-type knowledge = memoryDB
-
-func (a *app) openKnowledge(ctx context.Context) (*knowledge, error) { return a.openMemory(ctx) }
-
-func (k *knowledge) facts() *fact.Store {
-	return fact.New(k.db, fact.Options{Now: k.now, Events: k.emit})
-}
-
-func (k *knowledge) selectors() *selector.Store {
-	return selector.New(k.db, selector.Options{Now: k.now, Events: k.emit})
-}
-
-func (k *knowledge) trajectories(weighted bool) *trajectory.Store {
-	return trajectory.New(k.db, trajectory.Options{Now: k.now, Events: k.emit, Weighted: weighted})
 }
 
 func seen(n int) string {
@@ -75,12 +54,12 @@ func (a *app) factsObserveCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o.Type = fact.Type(typ)
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			out, err := k.facts().Observe(cmd.Context(), o)
+			out, err := k.Facts.Observe(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -127,12 +106,12 @@ func (a *app) factsSetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, kept, err := k.facts().Put(cmd.Context(), f)
+			got, kept, err := k.Facts.Put(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -173,12 +152,12 @@ func (a *app) queryFactsCommand() *cobra.Command {
 			if confident && host == "" {
 				return usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.facts()
+			s := k.Facts
 			var fs []fact.Fact
 			if confident {
 				fs, err = s.Confident(cmd.Context(), host)

@@ -33,12 +33,12 @@ exits with status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openRunDB(ctx)
+			d, err := a.openMemory(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m := archive.New(d.db, archive.Options{Now: d.now, Events: d.emit})
+			m := archive.New(d.Memory, archive.Options{})
 			if !yes {
 				s, err := m.Survey(ctx, host)
 				if err != nil {

@@ -25,19 +25,13 @@ type lessonMemory struct {
 	*memoryDB
 }
 
-// openLessons opens the data dir's lesson memory, writing the seed lessons
-// on first open, with the clock and the --events sink wired in.
+// openLessons opens the data dir's memory for a lesson command.
 func (a *app) openLessons(ctx context.Context) (*lessonMemory, error) {
 	m, err := a.openMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := lesson.New(m.db, lesson.Options{Now: m.now, Events: m.emit})
-	if err := s.Seed(ctx); err != nil {
-		m.Close()
-		return nil, err
-	}
-	return &lessonMemory{Store: s, memoryDB: m}, nil
+	return &lessonMemory{Store: m.Lessons, memoryDB: m}, nil
 }
 
 // Close closes the data dir (the embedded Store has no Close).

@@ -100,12 +100,12 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 			if err != nil {
 				return err
 			}
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			got, err := d.plans().Add(cmd.Context(), args[0], it)
+			got, err := d.Plans.Add(cmd.Context(), args[0], it)
 			if err != nil {
 				return err
 			}
@@ -136,17 +136,17 @@ func (a *app) queryPlanCommand() *cobra.Command {
 				return usagef("--budget %d is negative", budget)
 			}
 			ctx := cmd.Context()
-			d, err := a.openRunDB(ctx)
+			d, err := a.openMemory(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			its, err := d.plans().Get(ctx, args[0])
+			its, err := d.Plans.Get(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			task := its[0].Planner.UserTask
-			if m, err := d.runs().Get(ctx, args[0]); err == nil {
+			if m, err := d.Runs.Get(ctx, args[0]); err == nil {
 				task = m.Goal
 			} else if !errors.Is(err, run.ErrNotFound) {
 				return err

@@ -18,7 +18,7 @@ import (
 	"github.com/engine-dev/engine/cmd/engine/internal/suite"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
@@ -247,7 +247,8 @@ func (f *runFlags) llmSpec() string {
 const runLockWait = 30 * time.Second
 
 // dbOpener opens the data dir in dataDir ("" for the usual one) for one
-// memory phase of a run.
+// memory phase of a run: memory.Open (lock, schema, seeds); the phase
+// closes the store it gets.
 func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, error) {
 	return func(ctx context.Context) (kv.Store, error) {
 		dir := dataDir
@@ -257,15 +258,11 @@ func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, erro
 				return nil, err
 			}
 		}
-		s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{LockTimeout: runLockWait})
+		m, err := memory.Open(ctx, dir, memory.Options{LockWait: runLockWait})
 		if err != nil {
 			return nil, err
 		}
-		if err := keyspace.Init(ctx, s); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		return s, nil
+		return m.DB(), nil
 	}
 }
 
@@ -290,7 +287,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		var sc *run.Scenario
 		err := withDB(ctx, open, func(db kv.Store) error {
 			var err error
-			rs := run.New(db, run.Options{Now: now})
+			rs := memory.New(db, memory.Options{Now: now}).Runs
 			if f.resumeRun != "" {
 				sc, err = rs.Resume(ctx, id, goal)
 			} else {

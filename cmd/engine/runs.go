@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/session"
 )
 
 func init() {
@@ -19,17 +17,6 @@ func init() {
 	})
 	querySubcommands = append(querySubcommands, (*app).queryRunsCommand)
 }
-
-// runDB is the open data dir for the session, run and plan commands.
-type runDB = memoryDB
-
-func (a *app) openRunDB(ctx context.Context) (*runDB, error) { return a.openMemory(ctx) }
-
-func (d *runDB) runs() *run.Store { return run.New(d.db, run.Options{Now: d.now, Events: d.emit}) }
-func (d *runDB) sessions() *session.Store {
-	return session.New(d.db, session.Options{Now: d.now, Events: d.emit})
-}
-func (d *runDB) plans() *plan.Store { return plan.New(d.db, plan.Options{Now: d.now, Events: d.emit}) }
 
 // runFilterFlags are the list filters of `engine runs` and `engine query runs`.
 type runFilterFlags struct {
@@ -59,12 +46,12 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 		}
 		filter.Status = st
 	}
-	d, err := a.openRunDB(ctx)
+	d, err := a.openMemory(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeInto(&err, d)
-	ms, err := d.runs().List(ctx, filter)
+	ms, err := d.Runs.List(ctx, filter)
 	if err != nil {
 		return err
 	}
@@ -162,12 +149,12 @@ func (a *app) runsShowCommand() *cobra.Command {
 		Short: "Show one run's manifest",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m, err := d.runs().Get(cmd.Context(), args[0])
+			m, err := d.Runs.Get(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -188,12 +175,12 @@ func (a *app) runsCreateCommand() *cobra.Command {
 		Short: "Register a run as running; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m, err := d.runs().Start(cmd.Context(), in)
+			m, err := d.Runs.Start(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
@@ -226,12 +213,12 @@ func (a *app) runsUpdateCommand() *cobra.Command {
 		Short: "Record a running run's progress",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m, err := d.runs().Update(cmd.Context(), args[0], p)
+			m, err := d.Runs.Update(cmd.Context(), args[0], p)
 			if err != nil {
 				return err
 			}
@@ -265,17 +252,17 @@ on the site sees), unless --no-session is given.`,
 				return usagef("give exactly one of --success and --failed")
 			}
 			c.Success = success
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			m, err := d.runs().Complete(cmd.Context(), args[0], c)
+			m, err := d.Runs.Complete(cmd.Context(), args[0], c)
 			if err != nil {
 				return err
 			}
 			if !noSession {
-				if _, err := d.sessions().Record(cmd.Context(), m.Session()); err != nil {
+				if _, err := d.Sessions.Record(cmd.Context(), m.Session()); err != nil {
 					return fmt.Errorf("run %s completed, but recording its session failed: %w", m.RunID, err)
 				}
 			}
@@ -310,16 +297,16 @@ func (a *app) runsScenarioCommand(kind string) *cobra.Command {
 		Short: short,
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
 			var sc *run.Scenario
 			if kind == "fork" {
-				sc, err = d.runs().Fork(cmd.Context(), args[0], goal)
+				sc, err = d.Runs.Fork(cmd.Context(), args[0], goal)
 			} else {
-				sc, err = d.runs().Resume(cmd.Context(), args[0], goal)
+				sc, err = d.Runs.Resume(cmd.Context(), args[0], goal)
 			}
 			if err != nil {
 				return err

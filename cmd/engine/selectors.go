@@ -37,12 +37,12 @@ func (a *app) selectorsRecordCommand() *cobra.Command {
 		Short: "Record that a selector found an element (or, with --failed, did not)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, err := k.selectors().Record(cmd.Context(), o)
+			got, err := k.Selectors.Record(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -90,16 +90,16 @@ func (a *app) querySelectorsCommand() *cobra.Command {
 			if host != "" && pageURL != "" {
 				return usagef("give --domain or --url, not both")
 			}
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
 			var ss []selector.Selector
 			if pageURL != "" {
-				ss, err = k.selectors().Known(cmd.Context(), pageURL, 0)
+				ss, err = k.Selectors.Known(cmd.Context(), pageURL, 0)
 			} else {
-				ss, err = k.selectors().List(cmd.Context(), host)
+				ss, err = k.Selectors.List(cmd.Context(), host)
 			}
 			if err != nil {
 				return err

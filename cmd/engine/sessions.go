@@ -48,12 +48,12 @@ func (a *app) sessionsAddCommand() *cobra.Command {
 				return usagef("--duration %s is negative", duration)
 			}
 			s.DurationMS = duration.Milliseconds()
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			got, err := d.sessions().Record(cmd.Context(), s)
+			got, err := d.Sessions.Record(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -128,12 +128,12 @@ func (a *app) querySessionsCommand() *cobra.Command {
 			if render && f.Domain == "" {
 				return usagef("--render needs --domain: the history is rendered for one site")
 			}
-			d, err := a.openRunDB(cmd.Context())
+			d, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, d)
-			ss, err := d.sessions().List(cmd.Context(), f)
+			ss, err := d.Sessions.List(cmd.Context(), f)
 			if err != nil {
 				return err
 			}

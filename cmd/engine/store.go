@@ -3,37 +3,20 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
-	"path/filepath"
-	"time"
-
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/engine/memory"
 )
 
-// lockWait is how long a command waits for another engine process to
-// release the data dir before it reports who holds it.
-const lockWait = 2 * time.Second
-
-// openDB opens the memory database in the data dir (<data-dir>/db) and
-// checks its schema. Callers must Close it.
-func (a *app) openDB(ctx context.Context) (kv.Store, error) {
+// openDB opens the data dir's memory (<data-dir>/db): its lock, its schema
+// and the seed lessons (memory.Open). Callers must Close it.
+func (a *app) openDB(ctx context.Context, opts memory.Options) (*memory.Memory, error) {
 	dir, err := a.resolveDataDir()
 	if err != nil {
 		return nil, err
 	}
-	s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{LockTimeout: lockWait})
-	if err != nil {
-		return nil, err
-	}
-	if err := keyspace.Init(ctx, s); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return s, nil
+	return memory.Open(ctx, dir, opts)
 }
 
 // events returns the sink for memory events: the --events file when given,
@@ -49,12 +32,10 @@ func (a *app) events() (event.Func, func() error, error) {
 	return j.Write, j.Close, nil
 }
 
-// memoryDB is the open data dir with the clock and the --events sink that
-// every memory command needs.
+// memoryDB is the open data dir's memory with the clock (ENGINE_NOW) and
+// the --events sink that every memory command needs.
 type memoryDB struct {
-	db          kv.Store
-	now         func() time.Time
-	emit        event.Func
+	*memory.Memory
 	closeEvents func() error
 }
 
@@ -69,16 +50,16 @@ func (a *app) openMemory(ctx context.Context) (*memoryDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := a.openDB(ctx)
+	m, err := a.openDB(ctx, memory.Options{Now: now, Events: emit})
 	if err != nil {
 		closeEvents()
 		return nil, err
 	}
-	return &memoryDB{db: db, now: now, emit: emit, closeEvents: closeEvents}, nil
+	return &memoryDB{Memory: m, closeEvents: closeEvents}, nil
 }
 
 // Close closes the database and the events file, reporting either failure.
-func (m *memoryDB) Close() error { return errors.Join(m.db.Close(), m.closeEvents()) }
+func (m *memoryDB) Close() error { return errors.Join(m.Memory.Close(), m.closeEvents()) }
 
 // closeInto closes c and joins its error into *err: deferred in commands so
 // a failed close (an --events file that could not be written) is reported,

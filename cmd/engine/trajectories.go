@@ -136,12 +136,12 @@ PIN, CVV or one-time code.`,
 			if t.RunID == "" {
 				t.RunID = f.RunID
 			}
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, err := k.trajectories(false).Record(cmd.Context(), t)
+			got, err := k.Trajectories.Record(cmd.Context(), t)
 			if err != nil {
 				return err
 			}
@@ -179,12 +179,12 @@ func (a *app) trajectoriesShowCommand() *cobra.Command {
 		Short: "Show one trajectory with its steps",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			t, err := k.trajectories(false).Get(cmd.Context(), host, args[0])
+			t, err := k.Trajectories.Get(cmd.Context(), host, args[0])
 			if err != nil {
 				return err
 			}
@@ -210,12 +210,12 @@ func (a *app) trajectoriesRmCommand() *cobra.Command {
 		Short: "Remove trajectories",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.trajectories(false)
+			s := k.Trajectories
 			for _, id := range args {
 				if err := s.Delete(cmd.Context(), host, id); err != nil {
 					return err
@@ -265,12 +265,12 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 			if weighted && goal == "" {
 				return usagef("--weighted ranks matches: it needs --goal")
 			}
-			k, err := a.openKnowledge(cmd.Context())
+			k, err := a.openMemory(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.trajectories(weighted)
+			s := k.Weighted(weighted).Trajectories
 			if goal != "" {
 				m, err := s.Match(cmd.Context(), host, goal)
 				if err != nil {

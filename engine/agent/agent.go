@@ -26,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
@@ -331,9 +332,9 @@ func (r *runner) start(ctx context.Context) error {
 	var registered bool
 	var artErr error
 	owner := run.Self()
-	err := r.withMemory(ctx, func(s *stores) error {
+	err := r.withMemory(ctx, func(s *memory.Memory) error {
 		var err error
-		m, err = s.runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
+		m, err = s.Runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
 			Goal: r.cfg.Goal, StartURL: r.cfg.StartURL, Owner: &owner})
 		if err != nil {
 			return err
@@ -355,10 +356,10 @@ func (r *runner) start(ctx context.Context) error {
 		if r.cfg.NoMemory {
 			return nil
 		}
-		if err := s.lessons.Seed(ctx); err != nil {
+		if err := s.Lessons.Seed(ctx); err != nil {
 			return err
 		}
-		tier1, err = s.lessons.Tier1(ctx)
+		tier1, err = s.Lessons.Tier1(ctx)
 		return err
 	})
 	if err != nil && !registered {

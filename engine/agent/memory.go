@@ -10,43 +10,20 @@ import (
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
-// stores are the memory stores over one open database.
-type stores struct {
-	lessons      *lesson.Store
-	facts        *fact.Store
-	selectors    *selector.Store
-	trajectories *trajectory.Store
-	sessions     *session.Store
-	runs         *run.Store
-	plans        *plan.Store
-}
-
 // withMemory opens the database for one memory phase, runs fn over the
 // stores and closes it.
-func (r *runner) withMemory(ctx context.Context, fn func(s *stores) error) error {
+func (r *runner) withMemory(ctx context.Context, fn func(s *memory.Memory) error) error {
 	db, err := r.cfg.OpenDB(ctx)
 	if err != nil {
 		return err
 	}
-	ev := r.events()
-	now := r.cfg.Now
-	s := &stores{
-		lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
-		facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
-		selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
-		trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev}),
-		sessions:     session.New(db, session.Options{Now: now, Events: ev}),
-		runs:         run.New(db, run.Options{Now: now, Events: ev}),
-		plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
-	}
-	ferr := fn(s)
+	ferr := fn(memory.New(db, memory.Options{Now: r.cfg.Now, Events: r.events()}))
 	if cerr := db.Close(); ferr == nil {
 		ferr = cerr
 	}
@@ -86,8 +63,8 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	changed := host != r.lastHost
 	r.lastHost = host
 	var mc *memctx.Result
-	err := r.withMemory(ctx, func(s *stores) error {
-		m, err := s.runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1})
+	err := r.withMemory(ctx, func(s *memory.Memory) error {
+		m, err := s.Runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1})
 		if err != nil {
 			return err
 		}
@@ -101,7 +78,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		r.lastTips = ""
 		var tipIDs []string
 		if r.lastErr != "" && r.lastCommand != "" {
-			tips, err := s.lessons.RecallError(ctx, r.lastCommand, r.lastErr, host)
+			tips, err := s.Lessons.RecallError(ctx, r.lastCommand, r.lastErr, host)
 			if err != nil {
 				return err
 			}
@@ -110,10 +87,10 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 				tipIDs = append(tipIDs, l.ID)
 			}
 		}
-		gate := &lessonGate{s: s.lessons, changed: changed}
+		gate := &lessonGate{s: s.Lessons, changed: changed}
 		b := memctx.New(memctx.Sources{
-			Sessions: s.sessions, Trajectories: s.trajectories, Facts: s.facts,
-			Selectors: s.selectors, Lessons: gate,
+			Sessions: s.Sessions, Trajectories: s.Trajectories, Facts: s.Facts,
+			Selectors: s.Selectors, Lessons: gate,
 		}, memctx.Options{Budget: r.cfg.Budget, Events: r.events()})
 		mc, err = b.Build(ctx, memctx.Request{URL: r.page.URL, Goal: r.cfg.Goal, Step: step})
 		if err != nil {
@@ -137,7 +114,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 
 // attribute records whether the lessons shown at the previous step helped:
 // its action succeeded after they were shown.
-func (r *runner) attribute(ctx context.Context, s *stores) error {
+func (r *runner) attribute(ctx context.Context, s *memory.Memory) error {
 	if len(r.actions) == 0 {
 		return nil
 	}
@@ -150,7 +127,7 @@ func (r *runner) attribute(ctx context.Context, s *stores) error {
 	helped := []string{}
 	if last.OK {
 		for _, id := range last.Lessons {
-			if _, err := s.lessons.Helped(ctx, id, host); err != nil {
+			if _, err := s.Lessons.Helped(ctx, id, host); err != nil {
 				return err
 			}
 			helped = append(helped, id)
@@ -176,7 +153,7 @@ func (r *runner) warn(what string, err error) {
 // as crashed because its owner is gone.
 func (r *runner) wrapUp(ctx context.Context) {
 	done := false
-	err := r.withMemory(ctx, func(s *stores) error {
+	err := r.withMemory(ctx, func(s *memory.Memory) error {
 		if !r.cfg.NoMemory {
 			if err := r.learn(ctx, s); err != nil {
 				r.warn("post-run learning", err)
@@ -195,7 +172,7 @@ func (r *runner) wrapUp(ctx context.Context) {
 		r.warn("closing the memory database", err)
 		return
 	}
-	err = r.withMemory(ctx, func(s *stores) error { return r.completeRun(ctx, s) })
+	err = r.withMemory(ctx, func(s *memory.Memory) error { return r.completeRun(ctx, s) })
 	if err != nil {
 		r.warn("recording the run's end in the registry", err)
 	}
@@ -204,12 +181,12 @@ func (r *runner) wrapUp(ctx context.Context) {
 // learn is post-run learning: lessons from the action log (every run); on
 // success the trajectory, the selectors that worked and the facts
 // observed.
-func (r *runner) learn(ctx context.Context, s *stores) error {
+func (r *runner) learn(ctx context.Context, s *memory.Memory) error {
 	host, _ := domain.Host(r.cfg.StartURL)
 	if err := r.attribute(ctx, s); err != nil {
 		return err
 	}
-	learned, err := s.lessons.Learn(ctx, r.learnActions(), host)
+	learned, err := s.Lessons.Learn(ctx, r.learnActions(), host)
 	if err != nil {
 		return err
 	}
@@ -229,7 +206,7 @@ func (r *runner) learn(ctx context.Context, s *stores) error {
 // completeRun completes the run in the registry (its manifest mirrored to
 // manifest.json) and records its session. A session that cannot be
 // recorded is a warning: the run is completed.
-func (r *runner) completeRun(ctx context.Context, s *stores) error {
+func (r *runner) completeRun(ctx context.Context, s *memory.Memory) error {
 	summary := fmt.Sprintf("%d steps, %d errors, %d LLM calls, %d tokens", r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total())
 	if r.res.Replayed > 0 {
 		summary += fmt.Sprintf(", %d steps replayed", r.res.Replayed)
@@ -238,7 +215,7 @@ func (r *runner) completeRun(ctx context.Context, s *stores) error {
 	if r.res.Success {
 		reason = ""
 	}
-	m, err := s.runs.Complete(ctx, r.res.RunID, run.Completion{
+	m, err := s.Runs.Complete(ctx, r.res.RunID, run.Completion{
 		Success: r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: r.res.Answer,
 		Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(),
 	})
@@ -251,7 +228,7 @@ func (r *runner) completeRun(ctx context.Context, s *stores) error {
 		if r.res.Answer != "" {
 			sess.Outcome = r.res.Answer
 		}
-		if _, err := s.sessions.Record(ctx, sess); err != nil {
+		if _, err := s.Sessions.Record(ctx, sess); err != nil {
 			r.warn("recording the session", err)
 		}
 	}
@@ -273,7 +250,7 @@ func (r *runner) learnActions() []lesson.Action {
 
 // recordSuccess records what a successful run teaches: its trajectory,
 // the selectors that found its elements, and the facts it observed.
-func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
+func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
 	host, err := domain.Host(r.cfg.StartURL)
 	if err != nil {
 		return nil
@@ -291,7 +268,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 					if _, rest, ok := strings.Cut(a.Error, ": "); ok && len(strings.Fields(rest)) > 0 {
 						pat += ": " + strings.Fields(rest)[0]
 					}
-					if _, err := s.facts.Observe(ctx, fact.Observation{Domain: a.URL, Type: fact.Quirk, Key: pat,
+					if _, err := s.Facts.Observe(ctx, fact.Observation{Domain: a.URL, Type: fact.Quirk, Key: pat,
 						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(r.actions[i+1].Action), r.actions[i+1].Name, r.actions[i+1].Value))}); err != nil {
 						return err
 					}
@@ -305,7 +282,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 			// Memory is per site: an element on about:blank or a data: page
 			// belongs to none.
 			if run.WebURL(a.URL) {
-				if _, err := s.selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
+				if _, err := s.Selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
 					return err
 				}
 			}
@@ -316,7 +293,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 		return nil // nothing worked that a later run could follow
 	}
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
-	t, err := s.trajectories.Record(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
+	t, err := s.Trajectories.Record(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
 		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()})
 	if err != nil {
 		return err
@@ -336,7 +313,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *stores) error {
 		if !run.WebURL(on) {
 			on = host
 		}
-		if _, err := s.facts.Observe(ctx, fact.Observation{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
+		if _, err := s.Facts.Observe(ctx, fact.Observation{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
 			Value: clip(strings.Join(flow, " → "), 300)}); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/selector"
 )
@@ -145,8 +146,8 @@ func (r *runner) planLoop(ctx context.Context) {
 		it.Observations = observations
 		it.EndedAt = r.cfg.Now()
 		pctx := context.WithoutCancel(ctx)
-		err = r.withMemory(pctx, func(s *stores) error {
-			stored, err := s.plans.Add(pctx, r.res.RunID, it)
+		err = r.withMemory(pctx, func(s *memory.Memory) error {
+			stored, err := s.Plans.Add(pctx, r.res.RunID, it)
 			if err == nil {
 				it = stored
 			}

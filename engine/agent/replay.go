@@ -6,6 +6,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -46,7 +47,7 @@ func (r *runner) startReplay(m *trajectory.Match) {
 
 // replayLookup finds the next step's element, the selector cache first,
 // then the recorded role and name. It runs in the memory phase.
-func (r *runner) replayLookup(ctx context.Context, s *stores) error {
+func (r *runner) replayLookup(ctx context.Context, s *memory.Memory) error {
 	rs := r.replay
 	rs.target, rs.notFound = nil, ""
 	if rs.next >= len(rs.steps) {
@@ -56,7 +57,7 @@ func (r *runner) replayLookup(ctx context.Context, s *stores) error {
 	if st.Role == "" && st.Name == "" {
 		return nil
 	}
-	sels, err := s.selectors.Lookup(ctx, r.page.URL, st.Role, st.Name)
+	sels, err := s.Selectors.Lookup(ctx, r.page.URL, st.Role, st.Name)
 	if err != nil {
 		return err
 	}

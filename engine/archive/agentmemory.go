@@ -130,7 +130,7 @@ func isoTime(field, v string) (time.Time, error) {
 
 // readAgentMemory reads a .agent-memory directory (or a directory holding
 // one) into a document, validating every record as it goes.
-func (m *Memory) readAgentMemory(dir string) (*Document, []string, error) {
+func (m *Archive) readAgentMemory(dir string) (*Document, []string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "domains")); errors.Is(err, os.ErrNotExist) {
 		if fi, err := os.Stat(filepath.Join(dir, ".agent-memory")); err == nil && fi.IsDir() {
 			dir = filepath.Join(dir, ".agent-memory")
@@ -233,7 +233,7 @@ func exists(file string) bool {
 	return err == nil
 }
 
-func (m *Memory) readKnowledge(d *Document, file, host string) ([]string, error) {
+func (m *Archive) readKnowledge(d *Document, file, host string) ([]string, error) {
 	if !exists(file) {
 		return nil, nil
 	}
@@ -372,7 +372,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 	return nil, nil
 }
 
-func (m *Memory) readRun(d *Document, file string) error {
+func (m *Archive) readRun(d *Document, file string) error {
 	var br bamRun
 	if err := readJSON(file, &br); err != nil {
 		return err

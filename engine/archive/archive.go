@@ -22,6 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
@@ -51,49 +52,23 @@ type Document struct {
 	Plans        []plan.History          `json:"plans"`
 }
 
-// Options configure a Memory.
+// Options configure an Archive.
 type Options struct {
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Events receives the stores' memory events; nil drops them.
-	Events event.Func
 	// Apply tunes how Import commits (kv.Apply); the zero value writes an
 	// import in one transaction when it fits and through kv's undo journal
 	// when not.
 	Apply kv.ApplyOptions
 }
 
-// Memory is every store over one kv.Store.
-type Memory struct {
-	db           kv.Store
-	now          func() time.Time
-	events       event.Func
-	apply        kv.ApplyOptions
-	Lessons      *lesson.Store
-	Facts        *fact.Store
-	Selectors    *selector.Store
-	Trajectories *trajectory.Store
-	Sessions     *session.Store
-	Runs         *run.Store
-	Plans        *plan.Store
+// Archive moves whole memory in and out of one Memory.
+type Archive struct {
+	*memory.Memory
+	apply kv.ApplyOptions
 }
 
-// New opens every store over db.
-func New(db kv.Store, opts Options) *Memory {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	now, ev := opts.Now, opts.Events
-	return &Memory{
-		db: db, now: now, events: ev, apply: opts.Apply,
-		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
-		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
-		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
-		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev}),
-		Sessions:     session.New(db, session.Options{Now: now, Events: ev}),
-		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
-		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
-	}
+// New returns the archive over m.
+func New(m *memory.Memory, opts Options) *Archive {
+	return &Archive{Memory: m, apply: opts.Apply}
 }
 
 // kind is one store as export and import see it. Adding a store to the
@@ -103,17 +78,17 @@ type kind struct {
 	// count reports how many records of the kind d holds.
 	count func(d *Document) int
 	// export fills the kind's field of d from the store.
-	export func(ctx context.Context, m *Memory, d *Document) error
+	export func(ctx context.Context, m *Archive, d *Document) error
 	// prepare validates the kind's records in d without writing and
 	// returns the write to do once every kind is valid.
-	prepare func(m *Memory, d *Document) (func(ctx context.Context) error, error)
+	prepare func(m *Archive, d *Document) (func(ctx context.Context) error, error)
 }
 
 var kinds = []kind{
 	{
 		name:  "lessons",
 		count: func(d *Document) int { return len(d.Lessons) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Lessons, err = m.Lessons.List(ctx, lesson.Filter{})
 			for i := range d.Lessons {
 				if d.Lessons[i].TriggeredDomains == nil {
@@ -122,7 +97,7 @@ var kinds = []kind{
 			}
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			ls, err := m.Lessons.Prepare(d.Lessons)
 			return func(ctx context.Context) error { return m.Lessons.Import(ctx, ls) }, err
 		},
@@ -130,11 +105,11 @@ var kinds = []kind{
 	{
 		name:  "facts",
 		count: func(d *Document) int { return len(d.Facts) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Facts, err = m.Facts.List(ctx, "")
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			for i, f := range d.Facts {
 				if err := checkFact(f); err != nil {
 					return nil, fmt.Errorf("facts[%d]: %w", i, err)
@@ -153,11 +128,11 @@ var kinds = []kind{
 	{
 		name:  "selectors",
 		count: func(d *Document) int { return len(d.Selectors) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Selectors, err = m.Selectors.List(ctx, "")
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			for i, s := range d.Selectors {
 				if err := checkSelector(s); err != nil {
 					return nil, fmt.Errorf("selectors[%d]: %w", i, err)
@@ -199,11 +174,11 @@ var kinds = []kind{
 	{
 		name:  "trajectories",
 		count: func(d *Document) int { return len(d.Trajectories) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Trajectories, err = m.Trajectories.List(ctx, "")
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			for i, t := range d.Trajectories {
 				if err := checkTrajectory(t); err != nil {
 					return nil, fmt.Errorf("trajectories[%d]: %w", i, err)
@@ -230,11 +205,11 @@ var kinds = []kind{
 	{
 		name:  "sessions",
 		count: func(d *Document) int { return len(d.Sessions) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Sessions, err = m.Sessions.List(ctx, session.Filter{})
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			ss, err := m.Sessions.Prepare(d.Sessions)
 			return func(ctx context.Context) error { return m.Sessions.Import(ctx, ss) }, err
 		},
@@ -242,11 +217,11 @@ var kinds = []kind{
 	{
 		name:  "runs",
 		count: func(d *Document) int { return len(d.Runs) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Runs, err = m.Runs.All(ctx)
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			rs, err := m.Runs.Prepare(d.Runs)
 			return func(ctx context.Context) error { return m.Runs.Import(ctx, rs) }, err
 		},
@@ -254,11 +229,11 @@ var kinds = []kind{
 	{
 		name:  "plans",
 		count: func(d *Document) int { return len(d.Plans) },
-		export: func(ctx context.Context, m *Memory, d *Document) (err error) {
+		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Plans, err = m.Plans.All(ctx)
 			return err
 		},
-		prepare: func(m *Memory, d *Document) (func(context.Context) error, error) {
+		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
 			ps, err := m.Plans.Prepare(d.Plans)
 			return func(ctx context.Context) error { return m.Plans.Import(ctx, ps) }, err
 		},
@@ -266,8 +241,8 @@ var kinds = []kind{
 }
 
 // Export returns every store's records as one document.
-func (m *Memory) Export(ctx context.Context) (*Document, error) {
-	d := &Document{Format: Format, Version: Version, ExportedAt: m.now().UTC()}
+func (m *Archive) Export(ctx context.Context) (*Document, error) {
+	d := &Document{Format: Format, Version: Version, ExportedAt: m.Now().UTC()}
 	for _, k := range kinds {
 		if err := k.export(ctx, m, d); err != nil {
 			return nil, fmt.Errorf("export %s: %w", k.name, err)
@@ -360,11 +335,11 @@ type Result struct {
 // Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
-func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Result, error) {
+func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Result, error) {
 	res := &Result{}
 	in := *d
 	in.Trajectories = nil
-	now := m.now()
+	now := m.Now()
 	for _, t := range d.Trajectories {
 		if expired(t.RecordedAt, now) {
 			res.Skipped = append(res.Skipped, fmt.Sprintf("trajectory %q on %s: recorded %s, expired", t.Goal, t.Domain, t.RecordedAt.Format(time.DateOnly)))
@@ -376,9 +351,9 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 	// writes in one step, all or nothing (kv.Apply): a store error or a
 	// crash part way leaves the memory as it was. Their events wait for the
 	// commit.
-	stage := kv.NewStaging(m.db)
+	stage := kv.NewStaging(m.DB())
 	var events []event.Event
-	sm := New(stage, Options{Now: m.now, Events: func(e event.Event) { events = append(events, e) }})
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }}), Options{})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, &in)
@@ -396,7 +371,7 @@ func (m *Memory) Import(ctx context.Context, d *Document, source string) (*Resul
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	for _, e := range events {
-		m.events.Emit(e.Name, e.Fields)
+		m.Events().Emit(e.Name, e.Fields)
 	}
 	res.Imported = in.Count()
 	return res, nil

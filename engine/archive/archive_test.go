@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
@@ -27,7 +29,7 @@ var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
 type env struct {
 	db  kv.Store
-	mem *Memory
+	mem *Archive
 	now time.Time
 }
 
@@ -39,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { db.Close() })
 	e := &env{db: db, now: t0}
-	e.mem = New(db, Options{Now: func() time.Time { return e.now }})
+	e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 	return e
 }
 
@@ -106,7 +108,7 @@ func (e *env) populate(t *testing.T) {
 	must[session.Session](t)(m.Sessions.Record(ctx, session.Session{Domain: "other.org", Goal: "browse", Timestamp: t0}))
 }
 
-func exportJSON(t *testing.T, m *Memory) []byte {
+func exportJSON(t *testing.T, m *Archive) []byte {
 	t.Helper()
 	d, err := m.Export(context.Background())
 	if err != nil {
@@ -410,4 +412,16 @@ func TestForgetOneSite(t *testing.T) {
 	if _, err := e.mem.Survey(ctx, "-"); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf(`forgetting "-" (global memory) = %v, want refused`, err)
 	}
+}
+
+// testOptions are the memory's and the archive's options in one.
+type testOptions struct {
+	Now    func() time.Time
+	Events event.Func
+	Apply  kv.ApplyOptions
+}
+
+// newTest is an archive over db with o's clock, events and commit options.
+func newTest(db kv.Store, o testOptions) *Archive {
+	return New(memory.New(db, memory.Options{Now: o.Now, Events: o.Events}), Options{Apply: o.Apply})
 }

@@ -45,7 +45,7 @@ func importDoc(t *testing.T, e *env) *Document {
 
 // probes reads memory through the cached read paths (trajectory match,
 // confident facts, known selectors), so the site caches hold what they read.
-func probes(t *testing.T, m *Memory) string {
+func probes(t *testing.T, m *Archive) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
@@ -95,7 +95,7 @@ func TestImportStoreFailureWritesNothing(t *testing.T) {
 			p := newEnv(t)
 			p.populate(t)
 			probe := &kvtest.FaultStore{Store: p.db}
-			if _, err := New(probe, Options{Now: func() time.Time { return p.now }, Apply: mode.opts}).Import(ctx, d, "x.json"); err != nil {
+			if _, err := newTest(probe, testOptions{Now: func() time.Time { return p.now }, Apply: mode.opts}).Import(ctx, d, "x.json"); err != nil {
 				t.Fatal(err)
 			}
 			if mode.opts.MaxTxnOps > 0 && probe.Writes() < 8 {
@@ -105,7 +105,7 @@ func TestImportStoreFailureWritesNothing(t *testing.T) {
 			for n := 1; n <= probe.Writes(); n++ {
 				f := &kvtest.FaultStore{Store: e.db, FailAt: n}
 				gotEvents = 0
-				m := New(f, Options{Now: func() time.Time { return e.now }, Apply: mode.opts, Events: func(event.Event) { gotEvents++ }})
+				m := newTest(f, testOptions{Now: func() time.Time { return e.now }, Apply: mode.opts, Events: func(event.Event) { gotEvents++ }})
 				_, err := m.Import(ctx, d, "x.json")
 				if err == nil {
 					// Past the commit point: only undo records were left,
@@ -163,7 +163,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 			os.Exit(3)
 		}
 		e := &env{db: db, now: t0}
-		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
+		e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 		e.populate(t)
 		d := importDoc(t, e)
 		before, _ := json.Marshal(kvtest.Dump(t, db))
@@ -174,7 +174,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 			fmt.Println("ready")
 			select {} // killed here
 		}}
-		_, err = New(f, Options{Now: func() time.Time { return e.now }, Apply: opts}).Import(context.Background(), d, "x.json")
+		_, err = newTest(f, testOptions{Now: func() time.Time { return e.now }, Apply: opts}).Import(context.Background(), d, "x.json")
 		fmt.Println("done", err)
 		os.Exit(0)
 	}
@@ -184,7 +184,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 	p.populate(t)
 	d := importDoc(t, p)
 	probe := &kvtest.FaultStore{Store: p.db}
-	if _, err := New(probe, Options{Now: func() time.Time { return p.now }, Apply: opts}).Import(ctx, d, "x.json"); err != nil {
+	if _, err := newTest(probe, testOptions{Now: func() time.Time { return p.now }, Apply: opts}).Import(ctx, d, "x.json"); err != nil {
 		t.Fatal(err)
 	}
 	all := exportJSON(t, p.mem)
@@ -232,7 +232,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		}
 		now := kvtest.Dump(t, db)
 		e := &env{db: db, now: p.now}
-		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
+		e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 		got := exportJSON(t, e.mem)
 		db.Close()
 		journal := false
@@ -264,7 +264,7 @@ func TestImportLargerThanATransaction(t *testing.T) {
 	d.Lessons = manyLessons(2500) // ~2.5 MB of keys and values; one transaction holds ~2 MB
 	d.fillEmpty()
 	f := &kvtest.FaultStore{Store: e.db}
-	if _, err := New(f, Options{Now: func() time.Time { return e.now }}).Import(ctx, d, "big.json"); err != nil {
+	if _, err := newTest(f, testOptions{Now: func() time.Time { return e.now }}).Import(ctx, d, "big.json"); err != nil {
 		t.Fatal(err)
 	}
 	if f.Writes() < 3 {
@@ -315,7 +315,7 @@ func BenchmarkImportLessons(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m := New(db, Options{})
+				m := newTest(db, testOptions{})
 				b.StartTimer()
 				c := cpu()
 				if _, err := m.Import(ctx, d, "x.json"); err != nil {
@@ -343,7 +343,7 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 			os.Exit(3)
 		}
 		e := &env{db: db, now: t0}
-		e.mem = New(db, Options{Now: func() time.Time { return e.now }})
+		e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 		e.populate(t)
 		d := importDoc(t, e)
 		d.Lessons = append(d.Lessons, manyLessons(2500)...) // ~2.5 MB, on a 2 MiB tmpfs
@@ -402,7 +402,7 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 	now := kvtest.Dump(t, db)
 	if d := kvtest.Diff(before, now); d != "" {
 		// Not none: then all of it.
-		m := New(db, Options{})
+		m := newTest(db, testOptions{})
 		ls, err := m.Lessons.List(context.Background(), lesson.Filter{})
 		if err != nil {
 			t.Fatal(err)

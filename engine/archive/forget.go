@@ -53,13 +53,13 @@ func siteOf(host string) (string, error) {
 // Survey counts what would be forgotten about host's site (its registrable
 // domain: forgetting www.example.com forgets example.com and every
 // subdomain).
-func (m *Memory) Survey(ctx context.Context, host string) (Survey, error) {
+func (m *Archive) Survey(ctx context.Context, host string) (Survey, error) {
 	site, err := siteOf(host)
 	if err != nil {
 		return Survey{}, err
 	}
 	s := Survey{Site: site}
-	err = m.db.View(ctx, func(r kv.Reader) error {
+	err = m.DB().View(ctx, func(r kv.Reader) error {
 		s = Survey{Site: site}
 		count := func(prefix []byte, n *int, each func(k []byte)) error {
 			return r.Scan(prefix, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
@@ -105,7 +105,7 @@ func (m *Memory) Survey(ctx context.Context, host string) (Survey, error) {
 // (lesson ids and due dates, run indexes, the runs' planner histories) go
 // first, then the site's whole range in one DropPrefix. Lessons bound to no
 // site stay, even when they were learned on this one.
-func (m *Memory) Forget(ctx context.Context, host string) (Survey, error) {
+func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 	s, err := m.Survey(ctx, host)
 	if err != nil {
 		return Survey{}, err
@@ -121,10 +121,10 @@ func (m *Memory) Forget(ctx context.Context, host string) (Survey, error) {
 	if err := m.Plans.Delete(ctx, ids...); err != nil {
 		return Survey{}, err
 	}
-	if err := m.db.DropPrefix(ctx, keyspace.SitePrefix(site)); err != nil {
+	if err := m.DB().DropPrefix(ctx, keyspace.SitePrefix(site)); err != nil {
 		return Survey{}, fmt.Errorf("forget %s: %w", site, err)
 	}
-	m.events.Emit(EventForgotten, map[string]any{
+	m.Events().Emit(EventForgotten, map[string]any{
 		"site": site, "lessons": s.Lessons, "facts": s.Facts, "selectors": s.Selectors, "trajectories": s.Trajectories,
 		"sessions": s.Sessions, "runs": s.Runs, "plan_iterations": s.PlanIterations,
 	})

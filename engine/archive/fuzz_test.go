@@ -21,13 +21,13 @@ import (
 // (opening badger costs ~100 ms, wiping a few keys does not).
 type fuzzMem struct {
 	a, b   kv.Store
-	ma, mb *Memory
+	ma, mb *Archive
 }
 
 func newFuzzMem(tb testing.TB) *fuzzMem {
 	fm := &fuzzMem{a: kvtest.Open(tb), b: kvtest.Open(tb)}
 	now := func() time.Time { return t0 }
-	fm.ma, fm.mb = New(fm.a, Options{Now: now}), New(fm.b, Options{Now: now})
+	fm.ma, fm.mb = newTest(fm.a, testOptions{Now: now}), newTest(fm.b, testOptions{Now: now})
 	return fm
 }
 
@@ -36,7 +36,7 @@ func (fm *fuzzMem) wipe(t *testing.T) {
 	kvtest.Wipe(t, fm.b)
 }
 
-func exportBytes(t *testing.T, m *Memory) []byte {
+func exportBytes(t *testing.T, m *Archive) []byte {
 	t.Helper()
 	d, err := m.Export(context.Background())
 	if err != nil {
@@ -135,7 +135,7 @@ func hostPart(h string) string {
 }
 
 // checkNothingWritten asserts a refused import left the memory empty.
-func checkNothingWritten(t *testing.T, m *Memory, err error) {
+func checkNothingWritten(t *testing.T, m *Archive, err error) {
 	t.Helper()
 	if !engine.IsInvalid(err) {
 		t.Fatalf("bad input refused with an error that is not an InvalidError: %v", err)

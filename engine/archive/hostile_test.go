@@ -96,7 +96,7 @@ func TestImportRefusesControlCharacters(t *testing.T) {
 	}
 }
 
-func checkEmpty(t *testing.T, m *Memory) {
+func checkEmpty(t *testing.T, m *Archive) {
 	t.Helper()
 	d, err := m.Export(context.Background())
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // a browser-agent-driver .agent-memory directory (or a directory holding
 // one). Notes list what was read but left out, and why. Every problem is
 // an engine.ErrInvalid error naming the file.
-func (m *Memory) Read(path string) (*Document, []string, error) {
+func (m *Archive) Read(path string) (*Document, []string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, invalidIn(path, unwrapPath(err))

@@ -1,0 +1,184 @@
+// Package memory is the one aggregate that opens a data dir's memory: the
+// store, its schema check, the seed lessons, and every memory store over it
+// (lessons, facts, selectors, trajectories, sessions, runs, plans) plus the
+// builder of the per-step memory context.
+//
+// The CLI, the memory server, the agent loop and the tests all start from
+// Open (a data dir) or New (a kv.Store they already hold), so the wiring of
+// stores, clock and event sink exists once.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/kv"
+)
+
+// DefaultLockWait is how long Open waits for another process to release the
+// data dir before it reports who holds it.
+const DefaultLockWait = 2 * time.Second
+
+// Options configure a Memory.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Events receives the stores' memory events; nil drops them.
+	Events event.Func
+	// LockWait is how long Open waits for another process holding the data
+	// dir (0: DefaultLockWait; negative: not at all).
+	LockWait time.Duration
+	// ReadOnly opens an existing store without writing: no schema stamp,
+	// no seeds (Open fails when there is no store yet).
+	ReadOnly bool
+	// Weighted ranks trajectory matches by the weighted blend
+	// (trajectory.Options.Weighted).
+	Weighted bool
+}
+
+// Memory is every memory store over one kv.Store.
+type Memory struct {
+	db    kv.Store
+	owned bool // Close closes db
+	opts  Options
+
+	Lessons      *lesson.Store
+	Facts        *fact.Store
+	Selectors    *selector.Store
+	Trajectories *trajectory.Store
+	Sessions     *session.Store
+	Runs         *run.Store
+	Plans        *plan.Store
+}
+
+// Dir is where a data dir keeps its database.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "db") }
+
+// Open opens the memory in dataDir (its database is <dataDir>/db): it takes
+// the data dir's lock (waiting up to LockWait for another process), checks
+// the schema (stamping a new store) and writes the seed lessons once. The
+// caller must Close it.
+func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
+	wait := opts.LockWait
+	switch {
+	case wait == 0:
+		wait = DefaultLockWait
+	case wait < 0:
+		wait = 0
+	}
+	db, err := kv.Open(ctx, Dir(dataDir), kv.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly {
+		err = keyspace.Check(ctx, db)
+	} else {
+		err = keyspace.Init(ctx, db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", dataDir, err)
+	}
+	m := New(db, opts)
+	m.owned = true
+	if !opts.ReadOnly {
+		if err := m.Lessons.Seed(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", dataDir, err)
+		}
+	}
+	return m, nil
+}
+
+// New returns every store over db, which the caller keeps: Close does not
+// close it. It neither checks the schema nor seeds.
+func New(db kv.Store, opts Options) *Memory {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	now, ev := opts.Now, opts.Events
+	return &Memory{
+		db: db, opts: opts,
+		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
+		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
+		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
+		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Weighted: opts.Weighted}),
+		Sessions:     session.New(db, session.Options{Now: now, Events: ev}),
+		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
+		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
+	}
+}
+
+// With returns the same memory (same store, nothing reopened) whose stores
+// send their events to events: one request's or one run's own sink.
+// Closing it does not close the store.
+func (m *Memory) With(events event.Func) *Memory {
+	opts := m.opts
+	opts.Events = events
+	return New(m.db, opts)
+}
+
+// WithClock is With for the clock.
+func (m *Memory) WithClock(now func() time.Time) *Memory {
+	opts := m.opts
+	opts.Now = now
+	return New(m.db, opts)
+}
+
+// Weighted returns the same memory with trajectory matches ranked by the
+// weighted blend (or not).
+func (m *Memory) Weighted(on bool) *Memory {
+	if m.opts.Weighted == on {
+		return m
+	}
+	opts := m.opts
+	opts.Weighted = on
+	return New(m.db, opts)
+}
+
+// DB is the store under the memory.
+func (m *Memory) DB() kv.Store { return m.db }
+
+// Now is the memory's clock.
+func (m *Memory) Now() time.Time { return m.opts.Now() }
+
+// Clock is the memory's clock as a function.
+func (m *Memory) Clock() func() time.Time { return m.opts.Now }
+
+// Events is the memory's event sink (nil: none).
+func (m *Memory) Events() event.Func { return m.opts.Events }
+
+// Context returns the builder of the per-step memory context over these
+// stores. opts.Events defaults to the memory's sink.
+func (m *Memory) Context(opts memctx.Options) *memctx.Builder {
+	if opts.Events == nil {
+		opts.Events = m.opts.Events
+	}
+	return memctx.New(memctx.Sources{
+		Sessions:     m.Sessions,
+		Trajectories: m.Trajectories,
+		Facts:        m.Facts,
+		Selectors:    m.Selectors,
+		Lessons:      m.Lessons,
+	}, opts)
+}
+
+// Close closes the store when Open opened it.
+func (m *Memory) Close() error {
+	if !m.owned {
+		return nil
+	}
+	return m.db.Close()
+}
