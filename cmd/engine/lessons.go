@@ -1,14 +1,14 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
 )
 
@@ -18,24 +18,6 @@ func init() {
 	})
 	querySubcommands = append(querySubcommands, (*app).queryLessonsCommand)
 }
-
-// lessonMemory is an open lesson store over the data dir.
-type lessonMemory struct {
-	*lesson.Store
-	*memoryDB
-}
-
-// openLessons opens the data dir's memory for a lesson command.
-func (a *app) openLessons(ctx context.Context) (*lessonMemory, error) {
-	m, err := a.openMemory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &lessonMemory{Store: m.Lessons, memoryDB: m}, nil
-}
-
-// Close closes the data dir (the embedded Store has no Close).
-func (m *lessonMemory) Close() error { return m.memoryDB.Close() }
 
 func (a *app) lessonsCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -82,19 +64,19 @@ func (a *app) lessonsAddCommand() *cobra.Command {
 					l.TriggeredDomains = append(l.TriggeredDomains, d)
 				}
 			}
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			got, created, err := m.Record(cmd.Context(), l, "")
+			got, err := m.RecordLesson(cmd.Context(), l)
 			if err != nil {
 				return err
 			}
-			if !created {
-				fmt.Fprintf(a.stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.ID)
+			if !got.Created {
+				fmt.Fprintf(a.stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.Lesson.ID)
 			}
-			return a.printLessons(asJSON, false, *got)
+			return a.printLessons(asJSON, false, got.Lesson)
 		},
 	}
 	f := c.Flags()
@@ -121,12 +103,12 @@ func (a *app) lessonsUseCommand() *cobra.Command {
 		Short: "Count one use of a lesson on a domain (promotion applies)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			l, err := m.Use(cmd.Context(), args[0], host)
+			l, err := m.UseLesson(cmd.Context(), args[0], api.UseRequest{Domain: host})
 			if err != nil {
 				return err
 			}
@@ -146,12 +128,12 @@ func (a *app) lessonsShowCommand() *cobra.Command {
 		Short: "Show one lesson",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			l, err := m.Get(cmd.Context(), args[0])
+			l, err := m.Lesson(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -168,13 +150,13 @@ func (a *app) lessonsRmCommand() *cobra.Command {
 		Short: "Remove lessons",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
 			for _, id := range args {
-				if err := m.Remove(cmd.Context(), id); err != nil {
+				if err := m.RemoveLesson(cmd.Context(), id); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stdout, "removed %s\n", id)
@@ -208,16 +190,16 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 			if f.Max < 0 {
 				return usagef("--max must not be negative")
 			}
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			ls, err := m.List(cmd.Context(), f)
+			page, err := m.Lessons(cmd.Context(), api.LessonFilter{Domain: f.Domain, Category: f.Category, Tier: f.Tier, Limit: f.Max})
 			if err != nil {
 				return err
 			}
-			return a.printLessons(asJSON, true, ls...)
+			return a.printLessons(asJSON, true, page.Lessons...)
 		},
 	}
 	fl := c.Flags()
@@ -273,7 +255,7 @@ func (a *app) recallCommand() *cobra.Command {
 			if strings.TrimSpace(command) == "" {
 				return usagef("--command is empty")
 			}
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -298,7 +280,7 @@ func (a *app) recallCommand() *cobra.Command {
 		Short: "Trigger B: the tips added to the step message when the run enters a domain",
 		Args:  exactArgs(1, "HOST"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -318,7 +300,7 @@ func (a *app) recallCommand() *cobra.Command {
 		Short: "Tier 1: the lessons section of every system prompt",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -367,24 +349,20 @@ two-tier design's agent writes it ({"step", "command", "execution_result": "ok"|
 Stale lessons are pruned first, as on every load of memory for a run.`,
 		Args: exactArgs(1, "ACTIONS.jsonl"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			f, err := os.Open(args[0])
+			log, err := engine.ReadInputFile(args[0], engine.MaxInputFile)
 			if err != nil {
 				return engine.MarkInvalid(err)
 			}
-			actions, err := lesson.ParseActionLog(f, args[0])
-			f.Close()
+			actions, err := lesson.ParseActionLog(bytes.NewReader(log), args[0])
 			if err != nil {
 				return err
 			}
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			if _, _, err := m.Prune(cmd.Context(), 0); err != nil {
-				return err
-			}
-			learned, err := m.Learn(cmd.Context(), actions, host)
+			learned, err := m.Learn(cmd.Context(), host, log)
 			if err != nil {
 				return err
 			}
@@ -424,16 +402,16 @@ func (a *app) pruneCommand() *cobra.Command {
 			if days < 1 {
 				return usagef("--max-age-days must be at least 1, not %d", days)
 			}
-			m, err := a.openLessons(cmd.Context())
+			m, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, m)
-			pruned, remaining, err := m.Prune(cmd.Context(), days)
+			p, err := m.Prune(cmd.Context(), days)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "pruned %d lessons, %d remain\n", pruned, remaining)
+			fmt.Fprintf(a.stdout, "pruned %d lessons, %d remain\n", p.Pruned, p.Remaining)
 			return nil
 		},
 	}

@@ -1,0 +1,250 @@
+// Package api is the memory's HTTP/JSON interface, versioned under /v1:
+// the server side (Handler, over one memory.Memory), the client side
+// (Client), and the OpenAPI document of both, all from one route table.
+//
+// Every caller of memory above the stores goes through it: agents in other
+// languages over TCP, the CLI and agent runs over the data dir's unix
+// socket when a server holds it, and the same CLI in this process (Local)
+// when none does. So the two modes behave alike by construction: same
+// requests, same handlers, same errors.
+//
+// Errors are application/problem+json (RFC 9457) whose detail is the same
+// one-line message the CLI prints; bad input is 400, an unknown id 404, a
+// body over its limit 413. A client turns them back into engine.ErrInvalid
+// and engine.ErrNotFound errors, so exit codes match too.
+//
+// Two request headers serve the CLI: "Engine-Events: 1" asks for the memory
+// events the request caused, sent back in the "Engine-Events" trailer as a
+// JSON array; "Engine-Now" (RFC 3339) fixes the clock for one request, and
+// only a handler built with AllowClock (a server started with ENGINE_NOW,
+// for tests) honours it.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/memory"
+)
+
+// Header names of the API.
+const (
+	HeaderEvents = "Engine-Events"
+	HeaderNow    = "Engine-Now"
+)
+
+// Body limits: a request body past its route's limit is refused with 413.
+const (
+	// MaxBody is the limit of an ordinary JSON body.
+	MaxBody = 1 << 20
+	// MaxUpload is the limit of an import or an action log:
+	// engine.MaxInputFile, the CLI's own limit on input files.
+	MaxUpload = engine.MaxInputFile
+)
+
+// Options configure a Handler.
+type Options struct {
+	// AllowClock honours a request's Engine-Now header (a server whose own
+	// clock is fixed by ENGINE_NOW, for tests); without it such a request
+	// is refused.
+	AllowClock bool
+	// Logger receives one line per request that failed with a server
+	// error; nil discards them.
+	Logger *slog.Logger
+}
+
+// Handler serves the API over m. m's event sink receives every request's
+// events (a server's --events log) besides any request that asks for its
+// own.
+func Handler(m *memory.Memory, opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{m: m, opts: opts, mux: http.NewServeMux()}
+	for _, r := range routes() {
+		h.mux.Handle(r.Method+" "+r.Path, h.serve(r))
+	}
+	h.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no route %s %s (see GET /v1/openapi.json)", r.Method, r.URL.Path))
+	}))
+	return h.mux
+}
+
+type handler struct {
+	m    *memory.Memory
+	opts Options
+	mux  *http.ServeMux
+}
+
+// call is one request as a route's handle func sees it.
+type call struct {
+	ctx   context.Context
+	m     *memory.Memory // this request's view: its clock and event sink
+	r     *http.Request
+	w     http.ResponseWriter
+	limit int64
+	// streamed is set by a handle func that wrote the response itself.
+	streamed bool
+}
+
+func (h *handler) serve(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := h.m
+		if v := r.Header.Get(HeaderNow); v != "" {
+			if !h.opts.AllowClock {
+				writeProblem(w, http.StatusBadRequest, HeaderNow+": this server keeps its own clock (start it with ENGINE_NOW to fix it)")
+				return
+			}
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				writeProblem(w, http.StatusBadRequest, fmt.Sprintf("%s: %q is not an RFC 3339 time", HeaderNow, v))
+				return
+			}
+			m = m.WithClock(func() time.Time { return t })
+		}
+		var events []event.Event
+		wantEvents := r.Header.Get(HeaderEvents) != ""
+		if wantEvents {
+			base := m.Events()
+			m = m.With(func(e event.Event) {
+				events = append(events, e)
+				base.Emit(e.Name, e.Fields)
+			})
+			w.Header().Set("Trailer", HeaderEvents)
+		}
+		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit()}
+		out, err := rt.handle(c)
+		switch {
+		case err != nil:
+			status := statusOf(err)
+			if status >= 500 && r.Context().Err() == nil {
+				h.opts.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+			}
+			writeProblem(w, status, err.Error())
+		case !c.streamed:
+			writeJSON(w, http.StatusOK, out)
+		}
+		if wantEvents {
+			b, err := json.Marshal(events)
+			if err != nil || events == nil {
+				b = []byte("[]")
+			}
+			w.Header().Set(HeaderEvents, string(b))
+		}
+	})
+}
+
+// statusOf maps an error to its HTTP status, the one place that does (the
+// client's errorOf is its inverse).
+func statusOf(err error) int {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, engine.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, engine.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// Problem is an RFC 9457 problem document. Detail is the message the CLI
+// prints for the same error.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// writeProblem writes an application/problem+json response.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	b, _ := json.Marshal(Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeJSON writes v as a JSON response.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // a failed write is the client gone; nothing to tell it
+}
+
+// decode reads the request body as exactly one JSON value into v: unknown
+// fields, trailing data and a body past the route's limit are bad input.
+func (c *call) decode(v any) error {
+	if ct := c.r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return engine.Invalidf("request", "Content-Type %q: send application/json", ct)
+	}
+	body := http.MaxBytesReader(c.w, c.r.Body, c.limit)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+		}
+		if errors.Is(err, io.EOF) {
+			return engine.Invalid("request", "the body is empty: send a JSON object")
+		}
+		return engine.Invalidf("request", "body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return engine.Invalid("request", "body: more than one JSON value")
+	}
+	return nil
+}
+
+// raw returns the request body, at most the route's limit.
+func (c *call) raw() ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.limit))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+	}
+	return b, err
+}
+
+// query returns a query parameter ("" when absent).
+func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
+
+// queryInt returns a query parameter as an int (def when absent); a value
+// that is not a number in [min, max] is bad input.
+func (c *call) queryInt(name string, def, lo, hi int) (int, error) {
+	v := c.query(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, engine.Invalidf("request", "%s=%q: want a number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// required returns a query parameter that must be given.
+func (c *call) required(name string) (string, error) {
+	v := c.query(name)
+	if strings.TrimSpace(v) == "" {
+		return "", engine.Invalidf("request", "the %s parameter is required", name)
+	}
+	return v, nil
+}

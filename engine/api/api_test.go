@@ -1,0 +1,219 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
+)
+
+func open(t *testing.T) *memory.Memory {
+	t.Helper()
+	m, err := memory.Open(context.Background(), t.TempDir(), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func do(t *testing.T, h http.Handler, method, path, ctype, body string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Result()
+}
+
+// TestOpenAPIListsExactlyTheRoutes serves the document and checks every
+// route in it is served, and that paths and methods it does not list are
+// not: the document and the router are the same table.
+func TestOpenAPIListsExactlyTheRoutes(t *testing.T) {
+	h := api.Handler(open(t), api.Options{})
+	resp := do(t, h, "GET", "/v1/openapi.json", "", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/openapi.json: %d", resp.StatusCode)
+	}
+	var doc struct {
+		OpenAPI string                               `json:"openapi"`
+		Paths   map[string]map[string]map[string]any `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi = %q", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	served := map[string]bool{}
+	for _, r := range api.Routes() {
+		served[r.Method+" "+r.Path] = true
+	}
+	for k := range served {
+		if !documented[k] {
+			t.Errorf("route %s is served but not documented", k)
+		}
+	}
+	for k := range documented {
+		if !served[k] {
+			t.Errorf("route %s is documented but not in the route table", k)
+		}
+	}
+	// Every documented route reaches a handler (never the router's own
+	// "no route" answer), and every other method on its path does not.
+	for k := range documented {
+		method, path, _ := strings.Cut(k, " ")
+		url := strings.NewReplacer("{id}", "nope", "{run}", "nope").Replace(path)
+		if b := body(t, do(t, h, method, url, "", "")); strings.Contains(b, "no route") {
+			t.Errorf("%s %s: the router does not serve it: %s", method, url, b)
+		}
+		for _, other := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if documented[other+" "+path] {
+				continue
+			}
+			if resp := do(t, h, other, url, "", ""); resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s %s (not documented): %d", other, url, resp.StatusCode)
+			}
+		}
+	}
+	if b := body(t, do(t, h, "GET", "/v1/nothing", "", "")); !strings.Contains(b, "no route GET /v1/nothing") {
+		t.Errorf("unknown route: %s", b)
+	}
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func problem(t *testing.T, resp *http.Response, status int, detail string) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body(t, resp))
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type %q, want application/problem+json", ct)
+	}
+	var p api.Problem
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != status || !strings.Contains(p.Detail, detail) {
+		t.Fatalf("problem %+v, want status %d and detail containing %q", p, status, detail)
+	}
+}
+
+func TestBadRequestsAreProblems(t *testing.T) {
+	h := api.Handler(open(t), api.Options{})
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"`), 400, "unexpected EOF")
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click", "eror": "x"}`), 400, `unknown field "eror"`)
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"} {}`), 400, "more than one JSON value")
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", ``), 400, "the body is empty")
+	problem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 400, "Content-Type")
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " "}`), 400, "the command is empty")
+	big := `{"command": "` + strings.Repeat("x", api.MaxBody) + `"}`
+	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", big), 413, "over")
+	problem(t, do(t, h, "GET", "/v1/lessons/nope", "", ""), 404, "no such lesson")
+	problem(t, do(t, h, "GET", "/v1/lessons?tier=3", "", ""), 400, "tier")
+	problem(t, do(t, h, "GET", "/v1/lessons?category=fun", "", ""), 400, `unknown category "fun"`)
+	problem(t, do(t, h, "GET", "/v1/recall/domain", "", ""), 400, "the host parameter is required")
+	problem(t, do(t, h, "POST", "/v1/lessons", "application/json", `{"lesson": "x", "category": "site_specific", "domain": "a\u0000b"}`), 400, "invalid")
+}
+
+func TestClockHeaderNeedsAFixedClockServer(t *testing.T) {
+	m := open(t)
+	req := func(h http.Handler) *http.Response {
+		r := httptest.NewRequest("POST", "/v1/lessons", strings.NewReader(`{"lesson": "wait for it", "category": "best_practice"}`))
+		r.Header.Set(api.HeaderNow, "2026-03-12T10:00:00Z")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Result()
+	}
+	problem(t, req(api.Handler(m, api.Options{})), 400, "keeps its own clock")
+	resp := req(api.Handler(m, api.Options{AllowClock: true}))
+	b := body(t, resp)
+	var got api.RecordedLesson
+	if err := json.Unmarshal([]byte(b), &got); err != nil || got.Lesson.CreatedAt != "2026-03-12" {
+		t.Fatalf("with AllowClock: %s, %v; want created 2026-03-12", b, err)
+	}
+}
+
+// TestLocalClientRoundTrip drives the lesson routes through the in-process
+// client, the CLI's embedded mode: answers, events and errors.
+func TestLocalClientRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	var events []string
+	c := api.Local(api.Handler(open(t), api.Options{AllowClock: true}), api.ClientOptions{
+		Events: func(e event.Event) { events = append(events, e.Name) },
+		Now:    time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC),
+	})
+	defer c.Close()
+	rec, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "scroll the list first", Category: "site_specific",
+		FailedCommand: "click", ErrorPattern: "not visible", Domain: "shop.example"})
+	if err != nil || !rec.Created || rec.Lesson.CreatedAt != "2026-03-12" {
+		t.Fatalf("record: %+v, %v", rec, err)
+	}
+	if len(events) != 1 || events[0] != event.LessonRecorded {
+		t.Fatalf("events after record: %v, want [%s]", events, event.LessonRecorded)
+	}
+	again, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "scroll the list first", Category: "site_specific",
+		FailedCommand: "click", ErrorPattern: "not visible", Domain: "shop.example"})
+	if err != nil || again.Created || again.Lesson.ID != rec.Lesson.ID || again.Lesson.UseCount != 1 {
+		t.Fatalf("the same pattern again: %+v, %v; want one more use of %s", again, err, rec.Lesson.ID)
+	}
+	tips, err := c.RecallError(ctx, "click e12", "element not visible", "www.shop.example")
+	if err != nil || len(tips) == 0 || tips[0].ID != rec.Lesson.ID {
+		t.Fatalf("recall: %+v, %v", tips, err)
+	}
+	used, err := c.UseLesson(ctx, rec.Lesson.ID, api.UseRequest{Domain: "shop.example"})
+	if err != nil || used.UseCount != 2 {
+		t.Fatalf("use: %+v, %v", used, err)
+	}
+	page, err := c.Lessons(ctx, api.LessonFilter{Domain: "shop.example"})
+	if err != nil || len(page.Lessons) != 1 {
+		t.Fatalf("list: %+v, %v", page, err)
+	}
+	if err := c.RemoveLesson(ctx, rec.Lesson.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Lesson(ctx, rec.Lesson.ID)
+	if !errors.Is(err, engine.ErrNotFound) || err.Error() != "no such lesson "+rec.Lesson.ID && !strings.Contains(err.Error(), "no such lesson") {
+		t.Fatalf("get after remove: %v; want a not-found error", err)
+	}
+	_, err = c.RecordLesson(ctx, lesson.Lesson{Lesson: "", Category: "best_practice"})
+	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "the lesson text is empty") {
+		t.Fatalf("empty lesson: %v; want bad input naming the problem", err)
+	}
+	learned, err := c.Learn(ctx, "shop.example", []byte(`{"step":1,"command":"fill e3 x","execution_result":"error","stderr":"Error: too many arguments for fill"}
+{"step":2,"command":"type e3 x","execution_result":"ok"}
+`))
+	if err != nil || len(learned) != 1 {
+		t.Fatalf("learn: %+v, %v", learned, err)
+	}
+	if _, err := c.Learn(ctx, "", []byte("not json\n")); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("learn from a bad log: %v; want bad input", err)
+	}
+}

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Route is one operation of the API: what the router serves, what the
+// OpenAPI document says and what the client calls are all read from it.
+type Route struct {
+	Method string
+	// Path is a net/http pattern path: /v1/lessons/{id}.
+	Path    string
+	Summary string
+	// Query documents the query parameters.
+	Query []Param
+	// Body is a value of the JSON request body's type; nil for none.
+	Body any
+	// BodyType is the content type of a body that is not JSON (an action
+	// log is application/jsonl); "" for JSON.
+	BodyType string
+	// Limit is the body's byte limit (0: MaxBody).
+	Limit int64
+	// Response is a value of the JSON response's type.
+	Response any
+	// Stream says the response is application/jsonl, one Response value per
+	// line, rather than one JSON value.
+	Stream bool
+
+	handle func(*call) (any, error)
+}
+
+// Param is one documented query parameter.
+type Param struct {
+	Name        string
+	Type        string // "string" or "integer"
+	Required    bool
+	Description string
+}
+
+func (r Route) limit() int64 {
+	if r.Limit > 0 {
+		return r.Limit
+	}
+	return MaxBody
+}
+
+// routeSets holds each group of routes (one file per group adds its own).
+var routeSets []func() []Route
+
+// Routes returns every route of the API, sorted by path then method.
+func Routes() []Route { return routes() }
+
+func routes() []Route {
+	var out []Route
+	for _, set := range routeSets {
+		out = append(out, set()...)
+	}
+	slices.SortFunc(out, func(a, b Route) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return out
+}
+
+// Health is GET /v1/health's answer.
+type Health struct {
+	Status string `json:"status"` // "ok"
+	Schema int    `json:"schema"` // the data's schema version this engine writes
+}
+
+// APIRoutes are the routes about the API itself.
+func init() {
+	routeSets = append(routeSets, func() []Route {
+		return []Route{
+			{Method: http.MethodGet, Path: "/v1/health", Summary: "Whether the memory answers", Response: Health{},
+				handle: func(c *call) (any, error) { return health(c) }},
+			{Method: http.MethodGet, Path: "/v1/openapi.json", Summary: "This API as an OpenAPI 3.1 document", Response: map[string]any{},
+				handle: func(*call) (any, error) { return OpenAPI(), nil }},
+		}
+	})
+}
