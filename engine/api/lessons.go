@@ -69,7 +69,7 @@ func lessonRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/recall/tier1", Summary: "Tier 1: the lessons section of every system prompt",
 			Response: []lesson.Lesson{},
-			handle: func(c *call) (any, error) { return nonNil(c.m.Lessons.Tier1(c.ctx)) }},
+			handle:   func(c *call) (any, error) { return nonNil(c.m.Lessons.Tier1(c.ctx)) }},
 		{Method: http.MethodPost, Path: "/v1/recall/error", Summary: "Trigger A: the tips for a failed command's error",
 			Body: RecallErrorRequest{}, Response: []lesson.Lesson{},
 			handle: func(c *call) (any, error) {

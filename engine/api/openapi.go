@@ -117,4 +117,3 @@ func health(c *call) (any, error) {
 	}
 	return Health{Status: "ok", Schema: keyspace.SchemaVersion}, nil
 }
-
