@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/fact"
 )
 
@@ -54,22 +55,16 @@ func (a *app) factsObserveCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o.Type = fact.Type(typ)
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			out, err := k.Facts.Observe(cmd.Context(), o)
+			out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if out.Contradicted == nil {
-					out.Contradicted = []fact.Fact{}
-				}
-				if out.Pruned == nil {
-					out.Pruned = []fact.Fact{}
-				}
 				return printJSON(a.stdout, out)
 			}
 			f := out.Fact
@@ -106,19 +101,20 @@ func (a *app) factsSetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, kept, err := k.Facts.Put(cmd.Context(), f)
+			res, err := k.SetFact(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printJSON(a.stdout, map[string]any{"fact": got, "kept": kept})
+				return printJSON(a.stdout, res)
 			}
-			if !kept {
+			got := res.Fact
+			if !res.Kept {
 				fmt.Fprintf(a.stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
 				return nil
 			}
@@ -152,31 +148,23 @@ func (a *app) queryFactsCommand() *cobra.Command {
 			if confident && host == "" {
 				return usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.Facts
-			var fs []fact.Fact
-			if confident {
-				fs, err = s.Confident(cmd.Context(), host)
-			} else {
-				fs, err = s.List(cmd.Context(), host)
-			}
+			list, err := k.Facts(cmd.Context(), host, confident)
 			if err != nil {
 				return err
 			}
+			fs := list.Facts
 			if asJSON {
-				if fs == nil {
-					fs = []fact.Fact{}
-				}
 				return printJSON(a.stdout, fs)
 			}
 			t := newTable(a.stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "PROMPT")
 			for _, f := range fs {
 				prompt := "no"
-				if f.Confidence >= s.MinConfidence() {
+				if f.Confidence >= list.MinConfidence {
 					prompt = "yes"
 				}
 				t.row(f.Domain, f.Type, truncate(f.Key, 30), truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),

@@ -240,6 +240,19 @@ func (c *call) queryInt(name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// queryBool returns a boolean query parameter (false when absent).
+func (c *call) queryBool(name string) (bool, error) {
+	v := c.query(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, engine.Invalidf("request", "%s=%q: want true or false", name, v)
+	}
+	return b, nil
+}
+
 // required returns a query parameter that must be given.
 func (c *call) required(name string) (string, error) {
 	v := c.query(name)
