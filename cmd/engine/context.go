@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memctx"
 )
 
@@ -35,13 +36,12 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			if req.LastCommand != "" && req.LastError == "" {
 				return usagef("--last-command needs --last-error")
 			}
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			b := k.Weighted(weighted).Context(memctx.Options{})
-			r, err := b.Build(cmd.Context(), req)
+			r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted})
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/selector"
 )
 
@@ -37,12 +38,13 @@ func (a *app) selectorsRecordCommand() *cobra.Command {
 		Short: "Record that a selector found an element (or, with --failed, did not)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, err := k.Selectors.Record(cmd.Context(), o)
+			got, err := k.RecordSelector(cmd.Context(), api.SelectorObservation{Domain: o.Domain, Path: o.Path,
+				Role: o.Role, Name: o.Name, Selector: o.Selector, Failed: o.Failed})
 			if err != nil {
 				return err
 			}
@@ -90,24 +92,17 @@ func (a *app) querySelectorsCommand() *cobra.Command {
 			if host != "" && pageURL != "" {
 				return usagef("give --domain or --url, not both")
 			}
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			var ss []selector.Selector
-			if pageURL != "" {
-				ss, err = k.Selectors.Known(cmd.Context(), pageURL, 0)
-			} else {
-				ss, err = k.Selectors.List(cmd.Context(), host)
-			}
+			list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, URL: pageURL})
 			if err != nil {
 				return err
 			}
+			ss := list.Selectors
 			if asJSON {
-				if ss == nil {
-					ss = []selector.Selector{}
-				}
 				return printJSON(a.stdout, ss)
 			}
 			t := newTable(a.stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK")

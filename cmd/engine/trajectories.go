@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -136,12 +137,12 @@ PIN, CVV or one-time code.`,
 			if t.RunID == "" {
 				t.RunID = f.RunID
 			}
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			got, err := k.Trajectories.Record(cmd.Context(), t)
+			got, err := k.RecordTrajectory(cmd.Context(), t)
 			if err != nil {
 				return err
 			}
@@ -179,12 +180,12 @@ func (a *app) trajectoriesShowCommand() *cobra.Command {
 		Short: "Show one trajectory with its steps",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			t, err := k.Trajectories.Get(cmd.Context(), host, args[0])
+			t, err := k.Trajectory(cmd.Context(), host, args[0])
 			if err != nil {
 				return err
 			}
@@ -210,14 +211,13 @@ func (a *app) trajectoriesRmCommand() *cobra.Command {
 		Short: "Remove trajectories",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.Trajectories
 			for _, id := range args {
-				if err := s.Delete(cmd.Context(), host, id); err != nil {
+				if err := k.RemoveTrajectory(cmd.Context(), host, id); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stdout, "removed %s\n", id)
@@ -265,22 +265,22 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 			if weighted && goal == "" {
 				return usagef("--weighted ranks matches: it needs --goal")
 			}
-			k, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeInto(&err, k)
-			s := k.Weighted(weighted).Trajectories
 			if goal != "" {
-				m, err := s.Match(cmd.Context(), host, goal)
+				res, err := k.MatchTrajectory(cmd.Context(), api.MatchRequest{Domain: host, Goal: goal, Weighted: weighted})
 				if err != nil {
 					return err
 				}
+				m := res.Match
 				if asJSON {
 					return printJSON(a.stdout, m)
 				}
 				if m == nil {
-					fmt.Fprintf(a.stdout, "no trajectory on %s matches %q (threshold %.2f)\n", host, goal, trajectory.DefaultThreshold)
+					fmt.Fprintf(a.stdout, "no trajectory on %s matches %q (threshold %.2f)\n", host, goal, res.Threshold)
 					return nil
 				}
 				fmt.Fprintf(a.stdout, "%s: %q (template %q), similarity %.2f", m.Trajectory.ID, m.Trajectory.Goal, m.Trajectory.Template, m.Similarity)
@@ -298,14 +298,12 @@ func (a *app) queryTrajectoriesCommand() *cobra.Command {
 				a.printSteps(m.Steps)
 				return nil
 			}
-			ts, err := s.List(cmd.Context(), host)
+			list, err := k.Trajectories(cmd.Context(), host)
 			if err != nil {
 				return err
 			}
+			ts := list.Trajectories
 			if asJSON {
-				if ts == nil {
-					ts = []trajectory.Trajectory{}
-				}
 				return printJSON(a.stdout, ts)
 			}
 			t := newTable(a.stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES")

@@ -1,0 +1,76 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memctx"
+)
+
+// ContextRequest is GET /v1/context's query: one step's state, and how to
+// rank reference trajectories.
+type ContextRequest struct {
+	memctx.Request
+	// Weighted ranks reference trajectories by the weighted blend.
+	Weighted bool
+}
+
+// maxBudget bounds a context request's token budget.
+const maxBudget = 1 << 30
+
+func init() { routeSets = append(routeSets, contextRoutes) }
+
+func contextRoutes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/context", Summary: "The memory part of the LLM's per-step context, fitted into a token budget by priority",
+			Query: []Param{
+				{Name: "url", Type: "string", Required: true, Description: "the page the agent is on (or the start URL, or a host)"},
+				{Name: "goal", Type: "string", Required: true, Description: "the run's goal"},
+				{Name: "budget", Type: "integer", Description: "token budget (default " + strconv.Itoa(memctx.DefaultBudget) + "; a token is about 4 characters)"},
+				{Name: "step", Type: "integer", Description: "the step number (default 1; for the context_built event)"},
+				{Name: "last_command", Type: "string", Description: "the previous command, when it failed (needs last_error)"},
+				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it"},
+				{Name: "weighted", Type: "boolean", Description: "rank reference trajectories by the weighted blend"},
+			},
+			Response: memctx.Result{},
+			handle:   buildContext},
+	}
+}
+
+func buildContext(c *call) (any, error) {
+	req := memctx.Request{
+		URL: c.query("url"), Goal: c.query("goal"),
+		LastCommand: c.query("last_command"), LastError: c.query("last_error"),
+	}
+	var err error
+	if req.Budget, err = c.queryInt("budget", 0, 0, maxBudget); err != nil {
+		return nil, err
+	}
+	if req.Step, err = c.queryInt("step", 1, 0, maxBudget); err != nil {
+		return nil, err
+	}
+	if req.LastCommand != "" && req.LastError == "" {
+		return nil, engine.Invalid("request", "last_command needs last_error")
+	}
+	weighted, err := c.queryBool("weighted")
+	if err != nil {
+		return nil, err
+	}
+	return c.m.Weighted(weighted).Context(memctx.Options{}).Build(c.ctx, req)
+}
+
+// Context is GET /v1/context.
+func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result, error) {
+	q := url.Values{"url": {r.URL}, "goal": {r.Goal}, "step": {strconv.Itoa(r.Step)}}
+	setInt(q, "budget", r.Budget)
+	set(q, "last_command", r.LastCommand)
+	set(q, "last_error", r.LastError)
+	if r.Weighted {
+		q.Set("weighted", "true")
+	}
+	var out memctx.Result
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/context", query: q}, &out)
+}

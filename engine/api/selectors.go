@@ -1,0 +1,89 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/selector"
+)
+
+// SelectorObservation is POST /v1/selectors's body: one use of a selector
+// for an element, a success or (Failed) a failure.
+type SelectorObservation struct {
+	Domain   string `json:"domain"`         // host or URL of the page
+	Path     string `json:"path,omitempty"` // scope to this page path (or URL); "" = every page
+	Role     string `json:"role"`           // ARIA role: button, link, textbox, ...
+	Name     string `json:"name"`           // accessible name
+	Selector string `json:"selector"`
+	Failed   bool   `json:"failed,omitempty"` // the selector did not find the element
+}
+
+// SelectorFilter selects selectors for GET /v1/selectors: those kept for
+// Domain and related hosts, or exactly those offered on the page at URL
+// (not both; neither lists every site's).
+type SelectorFilter struct {
+	Domain string
+	URL    string
+}
+
+// SelectorList is GET /v1/selectors's answer, best first.
+type SelectorList struct {
+	Selectors []selector.Selector `json:"selectors"`
+}
+
+func init() { routeSets = append(routeSets, selectorRoutes) }
+
+func selectorRoutes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/selectors", Summary: "List known selectors, best first (url: exactly those the prompt gets on that page)",
+			Query: []Param{
+				{Name: "domain", Type: "string", Description: "selectors of this host, its parent domains and its subdomains"},
+				{Name: "url", Type: "string", Description: "only the selectors offered on this page: its host or a parent domain's, for every page or this page's path, with a positive score (not with domain)"},
+			},
+			Response: SelectorList{},
+			handle: func(c *call) (any, error) {
+				host, page := c.query("domain"), c.query("url")
+				var ss []selector.Selector
+				var err error
+				switch {
+				case host != "" && page != "":
+					return nil, engine.Invalid("request", "give domain or url, not both")
+				case page != "":
+					ss, err = c.m.Selectors.Known(c.ctx, page, 0)
+				default:
+					ss, err = c.m.Selectors.List(c.ctx, host)
+				}
+				if err != nil {
+					return nil, err
+				}
+				return SelectorList{Selectors: nonNilSlice(ss)}, nil
+			}},
+		{Method: http.MethodPost, Path: "/v1/selectors", Summary: "Record that a selector found an element (or, with failed, did not)",
+			Body: SelectorObservation{}, Response: selector.Selector{},
+			handle: func(c *call) (any, error) {
+				var in SelectorObservation
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				return c.m.Selectors.Record(c.ctx, selector.Observation{Domain: in.Domain, Path: in.Path,
+					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed})
+			}},
+	}
+}
+
+// Selectors is GET /v1/selectors.
+func (c *Client) Selectors(ctx context.Context, f SelectorFilter) (*SelectorList, error) {
+	q := url.Values{}
+	set(q, "domain", f.Domain)
+	set(q, "url", f.URL)
+	var out SelectorList
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/selectors", query: q}, &out)
+}
+
+// RecordSelector is POST /v1/selectors.
+func (c *Client) RecordSelector(ctx context.Context, in SelectorObservation) (*selector.Selector, error) {
+	var out selector.Selector
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/selectors", json: in}, &out)
+}

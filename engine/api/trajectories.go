@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/engine-dev/engine/engine/trajectory"
+)
+
+// TrajectoryList is GET /v1/trajectories's answer: the unexpired
+// trajectories, newest first.
+type TrajectoryList struct {
+	Trajectories []trajectory.Trajectory `json:"trajectories"`
+}
+
+// TrajectoryMatch is GET /v1/recall/trajectory's answer: the best
+// trajectory for the goal, its steps rewritten with the goal's values
+// (what to replay); Match is null when none reaches Threshold.
+type TrajectoryMatch struct {
+	Match     *trajectory.Match `json:"match"`
+	Threshold float64           `json:"threshold"`
+}
+
+// MatchRequest asks GET /v1/recall/trajectory for the best trajectory for
+// Goal on Domain (a host or URL); Weighted ranks by the weighted blend.
+type MatchRequest struct {
+	Domain   string
+	Goal     string
+	Weighted bool
+}
+
+func init() { routeSets = append(routeSets, trajectoryRoutes) }
+
+func trajectoryRoutes() []Route {
+	domainParam := Param{Name: "domain", Type: "string", Required: true, Description: "the host (or URL) it was recorded on: a trajectory's id is unique within its site"}
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/trajectories", Summary: "List unexpired trajectories, newest first",
+			Query:    []Param{{Name: "domain", Type: "string", Description: "trajectories of this host, its parent domains and its subdomains"}},
+			Response: TrajectoryList{},
+			handle: func(c *call) (any, error) {
+				ts, err := c.m.Trajectories.List(c.ctx, c.query("domain"))
+				if err != nil {
+					return nil, err
+				}
+				return TrajectoryList{Trajectories: nonNilSlice(ts)}, nil
+			}},
+		{Method: http.MethodPost, Path: "/v1/trajectories", Summary: "Record a successful run's steps (a run of the same goal template on the same host replaces it)",
+			Body: trajectory.Trajectory{}, Limit: MaxUpload, Response: trajectory.Trajectory{},
+			handle: func(c *call) (any, error) {
+				var in trajectory.Trajectory
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				return c.m.Trajectories.Record(c.ctx, in)
+			}},
+		{Method: http.MethodGet, Path: "/v1/trajectories/{id}", Summary: "One trajectory with its steps",
+			Query: []Param{domainParam}, Response: trajectory.Trajectory{},
+			handle: func(c *call) (any, error) {
+				return c.m.Trajectories.Get(c.ctx, c.query("domain"), c.r.PathValue("id"))
+			}},
+		{Method: http.MethodDelete, Path: "/v1/trajectories/{id}", Summary: "Remove a trajectory",
+			Query: []Param{domainParam}, Response: Removed{},
+			handle: func(c *call) (any, error) {
+				id := c.r.PathValue("id")
+				return Removed{ID: id}, c.m.Trajectories.Delete(c.ctx, c.query("domain"), id)
+			}},
+		{Method: http.MethodGet, Path: "/v1/recall/trajectory", Summary: "The best trajectory for a goal on a site, with its steps as they would be replayed",
+			Query: []Param{
+				{Name: "domain", Type: "string", Required: true, Description: "the host (or URL): trajectories are matched within one site"},
+				{Name: "goal", Type: "string", Required: true, Description: "the new goal"},
+				{Name: "weighted", Type: "boolean", Description: "rank by similarity 60%, recency 20%, speed 10%, verification 10%"},
+			},
+			Response: TrajectoryMatch{},
+			handle: func(c *call) (any, error) {
+				weighted, err := c.queryBool("weighted")
+				if err != nil {
+					return nil, err
+				}
+				m, err := c.m.Weighted(weighted).Trajectories.Match(c.ctx, c.query("domain"), c.query("goal"))
+				if err != nil {
+					return nil, err
+				}
+				return TrajectoryMatch{Match: m, Threshold: trajectory.DefaultThreshold}, nil
+			}},
+	}
+}
+
+// Trajectories is GET /v1/trajectories.
+func (c *Client) Trajectories(ctx context.Context, host string) (*TrajectoryList, error) {
+	q := url.Values{}
+	set(q, "domain", host)
+	var out TrajectoryList
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/trajectories", query: q}, &out)
+}
+
+// RecordTrajectory is POST /v1/trajectories.
+func (c *Client) RecordTrajectory(ctx context.Context, t trajectory.Trajectory) (*trajectory.Trajectory, error) {
+	var out trajectory.Trajectory
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/trajectories", json: t}, &out)
+}
+
+// Trajectory is GET /v1/trajectories/{id}.
+func (c *Client) Trajectory(ctx context.Context, host, id string) (*trajectory.Trajectory, error) {
+	var out trajectory.Trajectory
+	return &out, c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/trajectories/%s", id),
+		query: url.Values{"domain": {host}}}, &out)
+}
+
+// RemoveTrajectory is DELETE /v1/trajectories/{id}.
+func (c *Client) RemoveTrajectory(ctx context.Context, host, id string) error {
+	return c.do(ctx, request{method: http.MethodDelete, path: pathf("/v1/trajectories/%s", id),
+		query: url.Values{"domain": {host}}}, &Removed{})
+}
+
+// MatchTrajectory is GET /v1/recall/trajectory.
+func (c *Client) MatchTrajectory(ctx context.Context, r MatchRequest) (*TrajectoryMatch, error) {
+	q := url.Values{"domain": {r.Domain}, "goal": {r.Goal}}
+	if r.Weighted {
+		q.Set("weighted", "true")
+	}
+	var out TrajectoryMatch
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/recall/trajectory", query: q}, &out)
+}
