@@ -78,6 +78,9 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 // and closes, then passes to finish; any other status is returned as the
 // error it stands for.
 func (c *Client) send(ctx context.Context, req request) (*http.Response, error) {
+	if strings.HasSuffix(req.path, "/") || strings.Contains(req.path, "//") {
+		return nil, engine.Invalid("request", "an id is empty") // pathf was given ""
+	}
 	u := c.base + req.path
 	if len(req.query) > 0 {
 		u += "?" + req.query.Encode()
