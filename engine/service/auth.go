@@ -91,11 +91,14 @@ func readToken(path string) (string, error) {
 // requests with the right bearer token; other TCP requests get 401.
 type authHandler struct {
 	next http.Handler
+	run  *tracker // the handlers running
 	want [sha256.Size]byte // sha256 of the token; zero: no TCP
 	set  bool
 }
 
 func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.run.add()
+	defer a.run.done()
 	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
 		a.next.ServeHTTP(w, r)
 		return

@@ -100,6 +100,7 @@ type Server struct {
 	tcp          net.Listener // nil without Options.Listen
 
 	baseCancel context.CancelFunc // cancels every request's context (forced shutdown)
+	handlers   tracker            // the handlers running
 
 	mu      sync.Mutex
 	unix    *net.UnixListener // the listener behind sock
@@ -149,7 +150,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
-	auth := &authHandler{next: h}
+	auth := &authHandler{next: h, run: &s.handlers}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.baseCancel = cancel
 	s.srv = &http.Server{
@@ -172,7 +173,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		ln, err := net.Listen("tcp", opts.Listen)
 		if err != nil {
 			cancel()
-			return nil, engine.MarkInvalid(fmt.Errorf("memory server: listen on %s: %w", opts.Listen, err))
+			return nil, fmt.Errorf("memory server: listen on %s: %w", opts.Listen, err)
 		}
 		s.tcp = ln
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
@@ -213,9 +214,11 @@ func (s *Server) TokenCreated() bool { return s.tokenCreated }
 // Serve serves until ctx ends, then shuts down: the socket watchdog stops,
 // the socket file is removed (when it is still ours), the listeners close
 // (new connections are refused) and in-flight requests get up to
-// Options.ShutdownTimeout to finish before their connections are closed and
-// their contexts cancelled. It returns nil after a shutdown asked for by ctx
-// or Close, or the error of a listener that failed.
+// Options.ShutdownTimeout to finish; then their connections are closed and
+// their contexts cancelled, and Serve waits up to another ShutdownTimeout
+// for their handlers to return, so the caller can close the memory after
+// it. It returns nil after a shutdown asked for by ctx or Close, or the
+// error of a listener that failed.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started || s.closed {
@@ -252,7 +255,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
-// Close stops the server at once: in-flight requests are cut off. After
+// Close stops the server at once: in-flight requests are cut off (their
+// contexts cancelled; Close waits up to ShutdownTimeout for their handlers
+// to return). After
 // Serve it does nothing; before Serve (or instead of it) it closes the
 // listeners and removes the socket. A running Serve returns.
 func (s *Server) Close() error {
@@ -305,6 +310,16 @@ func (s *Server) shutdown(grace time.Duration) {
 	}
 	s.srv.Close()
 	s.baseCancel()
+	// srv.Close does not wait for handlers: wait (bounded) for the ones it
+	// cut off to see their cancelled context and return, so the caller does
+	// not close the memory under them.
+	if n := s.handlers.count(); n > 0 {
+		select {
+		case <-s.handlers.idle():
+		case <-time.After(s.opts.ShutdownTimeout):
+			s.log.Error("memory server: handlers still running after their requests were cancelled; returning anyway", "handlers", s.handlers.count(), "waited", s.opts.ShutdownTimeout.String())
+		}
+	}
 	// Listeners never handed to srv.Serve (Close before Serve) are not
 	// closed by srv.Close.
 	ln.Close()
@@ -312,6 +327,50 @@ func (s *Server) shutdown(grace time.Duration) {
 		s.tcp.Close()
 	}
 	s.serving.Wait()
+}
+
+// tracker counts running handlers and says when none is left.
+type tracker struct {
+	mu      sync.Mutex
+	n       int
+	waiters []chan struct{}
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 {
+		for _, w := range t.waiters {
+			close(w)
+		}
+		t.waiters = nil
+	}
+}
+
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// idle is closed once no handler runs.
+func (t *tracker) idle() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	if t.n == 0 {
+		close(ch)
+	} else {
+		t.waiters = append(t.waiters, ch)
+	}
+	return ch
 }
 
 // connContext marks requests that came over the unix socket: they need no
