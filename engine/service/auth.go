@@ -91,7 +91,7 @@ func readToken(path string) (string, error) {
 // requests with the right bearer token; other TCP requests get 401.
 type authHandler struct {
 	next http.Handler
-	run  *tracker // the handlers running
+	run  *tracker          // the handlers running
 	want [sha256.Size]byte // sha256 of the token; zero: no TCP
 	set  bool
 }
