@@ -37,14 +37,15 @@ func EnsureToken(dataDir string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("memory server: token: %w", err)
 	}
 	tok = hex.EncodeToString(b[:])
-	// Written to a private temporary file and renamed, so a crash never
+	// Written to a private temporary file and linked into place, so a crash never
 	// leaves a half-written token, and the token is never readable by others.
 	f, err := os.CreateTemp(dataDir, ".serve.token.*")
 	if err != nil {
 		return "", false, fmt.Errorf("memory server: token: %w", err)
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err == nil {
+	err = f.Chmod(0o600)
+	if err == nil {
 		_, err = f.WriteString(tok + "\n")
 	}
 	if err == nil {
@@ -54,7 +55,13 @@ func EnsureToken(dataDir string) (token string, created bool, err error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		// A link, not a rename: a token another process put there first
+		// is kept, not overwritten.
+		err = os.Link(f.Name(), path)
+		if errors.Is(err, os.ErrExist) {
+			tok, err = readToken(path)
+			return tok, false, err
+		}
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("memory server: write token %s: %w", path, err)
