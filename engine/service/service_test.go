@@ -417,6 +417,35 @@ func TestShutdownTimeoutForcesClose(t *testing.T) {
 	}
 }
 
+// A response cut short (Close while it streams) is a went-away error too,
+// not a short body.
+func TestStreamCutShortIsGone(t *testing.T) {
+	dir := t.TempDir()
+	flushed := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part")
+		w.(http.Flusher).Flush()
+		close(flushed)
+		<-r.Context().Done()
+	})
+	r := serve(t, dir, h, service.Options{})
+	c := dial(t, dir)
+	resp, err := c.HTTP.Get(c.BaseURL + "/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-flushed
+	r.Close()
+	b, err := io.ReadAll(resp.Body)
+	if string(b) != "part" || !errors.Is(err, service.ErrServerGone) {
+		t.Fatalf("read %q, %v; want \"part\" then a went-away error", b, err)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A handler that ignores its cancelled context does not hold Serve up for
 // ever: Serve logs it and returns.
 func TestHandlerIgnoringCancellationDoesNotBlockShutdown(t *testing.T) {
