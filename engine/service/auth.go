@@ -1,0 +1,170 @@
+package service
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// tokenBytes is the token's entropy; it is written as hex.
+const tokenBytes = 32
+
+// EnsureToken returns the bearer token in <dataDir>/serve.token, creating
+// it (32 random bytes, hex, mode 0600) when there is none; created says
+// this call made it. A token file others can read, or one that does not
+// hold a token, is refused: delete it to get a new one.
+func EnsureToken(dataDir string) (token string, created bool, err error) {
+	path := TokenPath(dataDir)
+	tok, err := readToken(path)
+	if err == nil {
+		return tok, false, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", false, err
+	}
+	var b [tokenBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", false, fmt.Errorf("memory server: token: %w", err)
+	}
+	tok = hex.EncodeToString(b[:])
+	// Written to a private temporary file and linked into place, so a crash never
+	// leaves a half-written token, and the token is never readable by others.
+	f, err := os.CreateTemp(dataDir, ".serve.token.*")
+	if err != nil {
+		return "", false, fmt.Errorf("memory server: token: %w", err)
+	}
+	defer os.Remove(f.Name())
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.WriteString(tok + "\n")
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// A link, not a rename: a token another process put there first
+		// is kept, not overwritten.
+		err = os.Link(f.Name(), path)
+		if errors.Is(err, os.ErrExist) {
+			tok, err = readToken(path)
+			return tok, false, err
+		}
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("memory server: write token %s: %w", path, err)
+	}
+	return tok, true, nil
+}
+
+func readToken(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", engine.Invalidf("token file", "%s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", engine.Invalidf("token file", "%s has mode %04o: others on this machine may have read the token; delete it to make a new one", path, fi.Mode().Perm())
+	}
+	b := make([]byte, 256)
+	n, _ := f.Read(b)
+	tok := strings.TrimSpace(string(b[:n]))
+	if raw, err := hex.DecodeString(tok); err != nil || len(raw) != tokenBytes {
+		return "", engine.Invalidf("token file", "%s does not hold a token (%d hex digits): delete it to make a new one", path, 2*tokenBytes)
+	}
+	return tok, nil
+}
+
+// authHandler passes requests that came over the unix socket, and TCP
+// requests with the right bearer token; other TCP requests get 401.
+type authHandler struct {
+	next http.Handler
+	run  *tracker          // the handlers running
+	want [sha256.Size]byte // sha256 of the token; zero: no TCP
+	set  bool
+}
+
+func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.run.add()
+	defer a.run.done()
+	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token")
+		return
+	}
+	// Hashing first makes the comparison constant-time in the token's
+	// length too.
+	got := sha256.Sum256([]byte(tok))
+	if !a.set || subtle.ConstantTimeCompare(got[:], a.want[:]) != 1 {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the bearer token is not this server's (see the data dir's serve.token)")
+		return
+	}
+	a.next.ServeHTTP(w, r)
+}
+
+func (a *authHandler) setToken(tok string) {
+	a.want = sha256.Sum256([]byte(tok))
+	a.set = tok != ""
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// Problem is an RFC 9457 problem details body.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func unauthorized(w http.ResponseWriter, challenge, detail string) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	json.NewEncoder(w).Encode(Problem{
+		Type:   "about:blank",
+		Title:  http.StatusText(http.StatusUnauthorized),
+		Status: http.StatusUnauthorized,
+		Detail: detail,
+	})
+}
+
+// removeTempTokens removes temporary token files a killed EnsureToken left.
+func removeTempTokens(dataDir string) {
+	matches, _ := filepath.Glob(filepath.Join(dataDir, ".serve.token.*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
