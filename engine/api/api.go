@@ -35,6 +35,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/problem"
 )
 
 // Header names of the API.
@@ -161,22 +162,9 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// Problem is an RFC 9457 problem document. Detail is the message the CLI
-// prints for the same error.
-type Problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-}
-
 // writeProblem writes an application/problem+json response.
 func writeProblem(w http.ResponseWriter, status int, detail string) {
-	b, _ := json.Marshal(Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	problem.Write(w, problem.New(status, detail))
 }
 
 // writeJSON writes v as a JSON response.

@@ -16,6 +16,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/problem"
 )
 
 func open(t *testing.T) *memory.Memory {
@@ -109,7 +110,7 @@ func body(t *testing.T, resp *http.Response) string {
 	return string(b)
 }
 
-func problem(t *testing.T, resp *http.Response, status int, detail string) {
+func wantProblem(t *testing.T, resp *http.Response, status int, detail string) {
 	t.Helper()
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body(t, resp))
@@ -117,7 +118,7 @@ func problem(t *testing.T, resp *http.Response, status int, detail string) {
 	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Fatalf("Content-Type %q, want application/problem+json", ct)
 	}
-	var p api.Problem
+	var p problem.Problem
 	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
 		t.Fatal(err)
 	}
@@ -128,19 +129,19 @@ func problem(t *testing.T, resp *http.Response, status int, detail string) {
 
 func TestBadRequestsAreProblems(t *testing.T) {
 	h := api.Handler(open(t), api.Options{})
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"`), 400, "unexpected EOF")
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click", "eror": "x"}`), 400, `unknown field "eror"`)
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"} {}`), 400, "more than one JSON value")
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", ``), 400, "the body is empty")
-	problem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 400, "Content-Type")
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " "}`), 400, "the command is empty")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"`), 400, "unexpected EOF")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click", "eror": "x"}`), 400, `unknown field "eror"`)
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"} {}`), 400, "more than one JSON value")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", ``), 400, "the body is empty")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 400, "Content-Type")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " "}`), 400, "the command is empty")
 	big := `{"command": "` + strings.Repeat("x", api.MaxBody) + `"}`
-	problem(t, do(t, h, "POST", "/v1/recall/error", "application/json", big), 413, "over")
-	problem(t, do(t, h, "GET", "/v1/lessons/nope", "", ""), 404, "no such lesson")
-	problem(t, do(t, h, "GET", "/v1/lessons?tier=3", "", ""), 400, "tier")
-	problem(t, do(t, h, "GET", "/v1/lessons?category=fun", "", ""), 400, `unknown category "fun"`)
-	problem(t, do(t, h, "GET", "/v1/recall/domain", "", ""), 400, "the host parameter is required")
-	problem(t, do(t, h, "POST", "/v1/lessons", "application/json", `{"lesson": "x", "category": "site_specific", "domain": "a\u0000b"}`), 400, "invalid")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", big), 413, "over")
+	wantProblem(t, do(t, h, "GET", "/v1/lessons/nope", "", ""), 404, "no such lesson")
+	wantProblem(t, do(t, h, "GET", "/v1/lessons?tier=3", "", ""), 400, "tier")
+	wantProblem(t, do(t, h, "GET", "/v1/lessons?category=fun", "", ""), 400, `unknown category "fun"`)
+	wantProblem(t, do(t, h, "GET", "/v1/recall/domain", "", ""), 400, "the host parameter is required")
+	wantProblem(t, do(t, h, "POST", "/v1/lessons", "application/json", `{"lesson": "x", "category": "site_specific", "domain": "a\u0000b"}`), 400, "invalid")
 }
 
 func TestClockHeaderNeedsAFixedClockServer(t *testing.T) {
@@ -152,7 +153,7 @@ func TestClockHeaderNeedsAFixedClockServer(t *testing.T) {
 		h.ServeHTTP(w, r)
 		return w.Result()
 	}
-	problem(t, req(api.Handler(m, api.Options{})), 400, "keeps its own clock")
+	wantProblem(t, req(api.Handler(m, api.Options{})), 400, "keeps its own clock")
 	resp := req(api.Handler(m, api.Options{AllowClock: true}))
 	b := body(t, resp)
 	var got api.RecordedLesson

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/problem"
 )
 
 // Client calls the API. Its methods mirror the routes one to one; errors
@@ -159,9 +160,8 @@ func (c *Client) finish(resp *http.Response) error {
 
 // errorOf turns a problem response back into the error it stands for.
 func errorOf(status int, body []byte) error {
-	var p Problem
 	msg := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
+	if p, ok := problem.Parse(body); ok && p.Detail != "" {
 		msg = p.Detail
 	}
 	if msg == "" {

@@ -85,9 +85,9 @@ func TestContextRouteOverHTTP(t *testing.T) {
 	if !strings.Contains(b, `"sections":[]`) || !strings.Contains(b, `"dropped":[]`) || !strings.Contains(b, `"budget":2000`) {
 		t.Fatalf("nothing remembered: %s", b)
 	}
-	problem(t, do(t, h, "GET", "/v1/context?goal=x", "", ""), 400, "url")
-	problem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&budget=-5", "", ""), 400, "budget")
-	problem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&step=two", "", ""), 400, "step")
-	problem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")
-	problem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&last_command=click", "", ""), 400, "last_command needs last_error")
+	wantProblem(t, do(t, h, "GET", "/v1/context?goal=x", "", ""), 400, "url")
+	wantProblem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&budget=-5", "", ""), 400, "budget")
+	wantProblem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&step=two", "", ""), 400, "step")
+	wantProblem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")
+	wantProblem(t, do(t, h, "GET", "/v1/context?url=shop.example&goal=x&last_command=click", "", ""), 400, "last_command needs last_error")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/problem"
 )
 
 // OpenAPI returns the API as an OpenAPI 3.1 document, built from the route
@@ -32,7 +33,7 @@ var openAPI = sync.OnceValue(func() map[string]any {
 	}
 	problem := map[string]any{
 		"description": "an RFC 9457 problem: 400 bad input, 401 no or wrong token (TCP), 404 unknown id, 413 body too large",
-		"content":     map[string]any{"application/problem+json": map[string]any{"schema": schema(Problem{})}},
+		"content":     map[string]any{problem.ContentType: map[string]any{"schema": schema(problem.Problem{})}},
 	}
 	paths := map[string]any{}
 	for _, rt := range routes() {

@@ -100,11 +100,11 @@ func TestSelectorRoutesOverHTTP(t *testing.T) {
 	if b := body(t, do(t, h, "GET", "/v1/selectors", "", "")); strings.TrimSpace(b) != `{"selectors":[]}` {
 		t.Fatalf("empty list: %s", b)
 	}
-	problem(t, do(t, h, "GET", "/v1/selectors?url=http://", "", ""), 400, "url")
-	problem(t, do(t, h, "GET", "/v1/selectors?domain=a&url=https://a/", "", ""), 400, "not both")
-	problem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "selector": "#go", "failed": "yes"}`), 400, "body")
-	problem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "sel": "#go"}`), 400, `unknown field "sel"`)
-	problem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "selector": " "}`), 400, "the selector is empty")
+	wantProblem(t, do(t, h, "GET", "/v1/selectors?url=http://", "", ""), 400, "url")
+	wantProblem(t, do(t, h, "GET", "/v1/selectors?domain=a&url=https://a/", "", ""), 400, "not both")
+	wantProblem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "selector": "#go", "failed": "yes"}`), 400, "body")
+	wantProblem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "sel": "#go"}`), 400, `unknown field "sel"`)
+	wantProblem(t, do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "selector": " "}`), 400, "the selector is empty")
 	resp := do(t, h, "POST", "/v1/selectors", "application/json", `{"domain": "a.example", "role": "button", "name": "Go", "selector": "#go", "failed": true}`)
 	if b := body(t, resp); resp.StatusCode != 200 || !strings.Contains(b, `"failures":1`) || strings.Contains(b, "last_success") {
 		t.Fatalf("record a failure: %d %s", resp.StatusCode, b)

@@ -124,15 +124,15 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 	if b := body(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x", "", "")); strings.TrimSpace(b) != `{"match":null,"threshold":0.5}` {
 		t.Fatalf("no match: %s", b)
 	}
-	problem(t, do(t, h, "GET", "/v1/trajectories/traj_1", "", ""), 400, "domain")
-	problem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "", ""), 400, "domain")
-	problem(t, do(t, h, "GET", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
-	problem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
-	problem(t, do(t, h, "GET", "/v1/trajectories?domain=http://", "", ""), 400, "domain")
-	problem(t, do(t, h, "GET", "/v1/recall/trajectory?goal=x", "", ""), 400, "domain")
-	problem(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")
-	problem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"acton": "click"}]}`), 400, `unknown field "acton"`)
-	problem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"action": "click"}, {"name": "Go"}]}`), 400, "step 2 has no action")
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1", "", ""), 400, "domain")
+	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "", ""), 400, "domain")
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
+	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories?domain=http://", "", ""), 400, "domain")
+	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?goal=x", "", ""), 400, "domain")
+	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")
+	wantProblem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"acton": "click"}]}`), 400, `unknown field "acton"`)
+	wantProblem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"action": "click"}, {"name": "Go"}]}`), 400, "step 2 has no action")
 
 	// A trajectory may be larger than an ordinary body: its route takes
 	// what the CLI takes from a steps file.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/problem"
 )
 
 // tokenBytes is the token's entropy; it is written as hex.
@@ -140,25 +140,10 @@ func bearer(h string) (string, bool) {
 	return tok, tok != ""
 }
 
-// Problem is an RFC 9457 problem details body.
-type Problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-}
-
 func unauthorized(w http.ResponseWriter, challenge, detail string) {
 	w.Header().Set("WWW-Authenticate", challenge)
-	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusUnauthorized)
-	json.NewEncoder(w).Encode(Problem{
-		Type:   "about:blank",
-		Title:  http.StatusText(http.StatusUnauthorized),
-		Status: http.StatusUnauthorized,
-		Detail: detail,
-	})
+	problem.Write(w, problem.New(http.StatusUnauthorized, detail))
 }
 
 // removeTempTokens removes temporary token files a killed EnsureToken left.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/problem"
 	"github.com/engine-dev/engine/engine/service"
 )
 
@@ -189,7 +190,7 @@ func TestSocketAndTokenModesAndAuth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p service.Problem
+		var p problem.Problem
 		derr := json.NewDecoder(resp.Body).Decode(&p)
 		resp.Body.Close()
 		if resp.StatusCode != 401 || derr != nil || p.Status != 401 || p.Title == "" || p.Type == "" || p.Detail == "" {
