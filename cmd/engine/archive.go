@@ -30,12 +30,11 @@ at all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openMemory(ctx)
+			m, err := a.client(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m := archive.New(d.Memory, archive.Options{})
+			defer closeInto(&err, m)
 			doc, err := m.Export(ctx)
 			if err != nil {
 				return err
@@ -96,17 +95,19 @@ the file (and the line or record) and nothing is imported (exit status 2).`,
 		Args: exactArgs(1, "FILE or DIR"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openMemory(ctx)
+			m, err := a.client(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m := archive.New(d.Memory, archive.Options{})
-			doc, notes, err := m.Read(args[0])
+			defer closeInto(&err, m)
+			// The file is read here and parsed by the importer; a directory
+			// is read and checked here and sent as an export document. Both
+			// go by their name in messages, as when read in one step.
+			body, notes, err := archive.ReadInput(args[0])
 			if err != nil {
 				return err
 			}
-			res, err := m.Import(ctx, doc, args[0])
+			res, err := m.Import(ctx, body, args[0])
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/engine-dev/engine/engine/archive"
 )
 
 func init() {
@@ -33,14 +31,13 @@ exits with status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			d, err := a.openMemory(ctx)
+			m, err := a.client(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m := archive.New(d.Memory, archive.Options{})
+			defer closeInto(&err, m)
 			if !yes {
-				s, err := m.Survey(ctx, host)
+				s, err := m.Forget(ctx, host, true)
 				if err != nil {
 					return err
 				}
@@ -53,7 +50,7 @@ exits with status 2.`,
 				}
 				return usagef("nothing forgotten: add --yes to forget %s", s.Site)
 			}
-			s, err := m.Forget(ctx, host)
+			s, err := m.Forget(ctx, host, false)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -85,6 +86,10 @@ type handler struct {
 	m    *memory.Memory
 	opts Options
 	mux  *http.ServeMux
+	// mu keeps exclusive routes (Route.Exclusive) apart from every other
+	// request of this handler, so one server must serve all its listeners
+	// with one handler.
+	mu sync.RWMutex
 }
 
 // call is one request as a route's handle func sees it.
@@ -96,6 +101,9 @@ type call struct {
 	limit int64
 	// streamed is set by a handle func that wrote the response itself.
 	streamed bool
+	// mu is the handler's lock; shared says this call holds its shared side.
+	mu     *sync.RWMutex
+	shared bool
 }
 
 func (h *handler) serve(rt Route) http.Handler {
@@ -123,7 +131,11 @@ func (h *handler) serve(rt Route) http.Handler {
 			})
 			w.Header().Set("Trailer", HeaderEvents)
 		}
-		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit()}
+		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), mu: &h.mu, shared: !rt.Exclusive}
+		if c.shared {
+			h.mu.RLock()
+			defer h.mu.RUnlock()
+		}
 		out, err := rt.handle(c)
 		switch {
 		case err != nil:
@@ -209,6 +221,17 @@ func (c *call) raw() ([]byte, error) {
 		return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
 	}
 	return b, err
+}
+
+// exclusive runs fn while no other request of the handler runs (see
+// Route.Exclusive; only an exclusive route's handle may call it).
+func (c *call) exclusive(fn func() error) error {
+	if c.shared {
+		panic("api: exclusive called from a route not marked Exclusive")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fn()
 }
 
 // query returns a query parameter ("" when absent).

@@ -27,6 +27,14 @@ type Route struct {
 	// Stream says the response is application/jsonl, one Response value per
 	// line, rather than one JSON value.
 	Stream bool
+	// Exclusive says the route changes memory in a way no other request
+	// may see half done (an import's journaled commit, a forget's several
+	// deletes): its handle does that work inside c.exclusive, which waits
+	// for every other request of the handler to finish and holds off new
+	// ones. Every other route's handle runs under the shared side of the
+	// same lock; an exclusive route's runs under none (so its body is read
+	// without holding anyone up).
+	Exclusive bool
 
 	handle func(*call) (any, error)
 }

@@ -128,9 +128,17 @@ func isoTime(field, v string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// The stores' own validations the reader runs; they read and write no
+// store, so reading a directory needs none (a client reads it before
+// sending the document to a memory server).
+var (
+	sessionCheck = session.New(nil, session.Options{})
+	runCheck     = run.New(nil, run.Options{})
+)
+
 // readAgentMemory reads a .agent-memory directory (or a directory holding
 // one) into a document, validating every record as it goes.
-func (m *Archive) readAgentMemory(dir string) (*Document, []string, error) {
+func readAgentMemory(dir string) (*Document, []string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "domains")); errors.Is(err, os.ErrNotExist) {
 		if fi, err := os.Stat(filepath.Join(dir, ".agent-memory")); err == nil && fi.IsDir() {
 			dir = filepath.Join(dir, ".agent-memory")
@@ -153,7 +161,7 @@ func (m *Archive) readAgentMemory(dir string) (*Document, []string, error) {
 			return nil, nil, invalidIn(filepath.Join(dir, "domains", name), fmt.Errorf("directory name is not a domain: %v", err))
 		}
 		ddir := filepath.Join(dir, "domains", name)
-		n, err := m.readKnowledge(d, filepath.Join(ddir, "knowledge.json"), host)
+		n, err := readKnowledge(d, filepath.Join(ddir, "knowledge.json"), host)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -180,7 +188,7 @@ func (m *Archive) readAgentMemory(dir string) (*Document, []string, error) {
 		return nil, nil, err
 	}
 	for _, f := range files {
-		if err := m.readRun(d, f); err != nil {
+		if err := readRun(d, f); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -233,7 +241,7 @@ func exists(file string) bool {
 	return err == nil
 }
 
-func (m *Archive) readKnowledge(d *Document, file, host string) ([]string, error) {
+func readKnowledge(d *Document, file, host string) ([]string, error) {
 	if !exists(file) {
 		return nil, nil
 	}
@@ -275,7 +283,7 @@ func (m *Archive) readKnowledge(d *Document, file, host string) ([]string, error
 		ss = append(ss, session.Session{ID: bs.ID, Domain: host, Goal: bs.Goal, Outcome: bs.Outcome, Success: bs.Success,
 			FinalURL: bs.FinalURL, Timestamp: at, TurnsUsed: bs.TurnsUsed, DurationMS: bs.DurationMS})
 	}
-	if _, err := m.Sessions.Prepare(ss); err != nil {
+	if _, err := sessionCheck.Prepare(ss); err != nil {
 		return nil, invalidIn(file, err)
 	}
 	d.Sessions = append(d.Sessions, ss...)
@@ -372,7 +380,7 @@ func readTrajectory(d *Document, file, host string) ([]string, error) {
 	return nil, nil
 }
 
-func (m *Archive) readRun(d *Document, file string) error {
+func readRun(d *Document, file string) error {
 	var br bamRun
 	if err := readJSON(file, &br); err != nil {
 		return err
@@ -391,7 +399,7 @@ func (m *Archive) readRun(d *Document, file string) error {
 			return invalidIn(file, engine.Invalid("run", err.Error()))
 		}
 	}
-	ms, err := m.Runs.Prepare([]run.Manifest{mf})
+	ms, err := runCheck.Prepare([]run.Manifest{mf})
 	if err != nil {
 		return invalidIn(file, errors.Unwrap(err))
 	}

@@ -331,7 +331,8 @@ type Result struct {
 // the file d was read from; a store error writes nothing either (the
 // import is one kv.Apply), and neither does a crash once the store is
 // reopened. Import must not run alongside readers of the same memory in
-// this process: a large import's commit is atomic but not isolated.
+// this process: a large import's commit is atomic but not isolated (the
+// API runs it as an exclusive route, while no other request runs).
 // Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.

@@ -19,19 +19,43 @@ import (
 // one). Notes list what was read but left out, and why. Every problem is
 // an engine.ErrInvalid error naming the file.
 func (m *Archive) Read(path string) (*Document, []string, error) {
+	b, d, notes, err := readPath(path)
+	if err != nil || d != nil {
+		return d, notes, err
+	}
+	d, err = ParseFile(b, path)
+	return d, nil, err
+}
+
+// ReadInput reads what path holds for an import done elsewhere (a memory
+// server's POST /v1/import, which cannot read the client's files): a
+// file's bytes as they are, for the importer to parse (ParseFile), or a
+// .agent-memory directory read and checked here, as Read does, and sent as
+// an export document. Notes and errors are Read's, word for word.
+func ReadInput(path string) ([]byte, []string, error) {
+	b, d, notes, err := readPath(path)
+	if err != nil || d == nil {
+		return b, nil, err
+	}
+	b, err = json.Marshal(d)
+	return b, notes, err
+}
+
+// readPath reads a file's bytes, or a directory into a document.
+func readPath(path string) ([]byte, *Document, []string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, invalidIn(path, unwrapPath(err))
+		return nil, nil, nil, invalidIn(path, unwrapPath(err))
 	}
 	if fi.IsDir() {
-		return m.readAgentMemory(path)
+		d, notes, err := readAgentMemory(path)
+		return nil, d, notes, err
 	}
 	b, err := engine.ReadInputFile(path, engine.MaxInputFile)
 	if err != nil {
-		return nil, nil, invalidIn(path, unwrapPath(err))
+		return nil, nil, nil, invalidIn(path, unwrapPath(err))
 	}
-	d, err := ParseFile(b, path)
-	return d, nil, err
+	return b, nil, nil, nil
 }
 
 // unwrapPath drops the path from an *os.PathError (the caller names the

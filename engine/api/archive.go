@@ -1,0 +1,184 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+
+	"github.com/engine-dev/engine/engine/archive"
+)
+
+// Import, export and forget move whole memory: GET /v1/export answers the
+// export document, POST /v1/import reads one back (or a two-tier
+// memory.json), POST /v1/forget drops one site's memory of every kind.
+//
+// Import and forget are exclusive routes (Route.Exclusive): an import's
+// commit is atomic but not isolated (a journaled kv.Apply can be seen half
+// done) and a forget is several deletes, so each runs while no other
+// request does. The site caches need nothing more: an import writes their
+// generation tokens in its one Apply, a forget drops them with the site
+// (sitecache: a site without a token is never served from a cache).
+//
+// A client names its input with ?source=NAME (the CLI: the file or
+// directory it read), used only in messages: "NAME: line 3: ...", the
+// words an import of the same file in this process would say. A directory
+// (browser-agent-driver .agent-memory) is read by the client
+// (archive.ReadInput) and sent as an export document.
+
+// DefaultImportSource names an import's body in messages when the request
+// gives no source.
+const DefaultImportSource = "request body"
+
+func init() { routeSets = append(routeSets, archiveRoutes) }
+
+func archiveRoutes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/export", Summary: "All memory (every store) as one versioned export document",
+			Response: archive.Document{},
+			handle: func(c *call) (any, error) {
+				d, err := archive.New(c.m, archive.Options{}).Export(c.ctx)
+				if err != nil {
+					return nil, err
+				}
+				c.streamed = true
+				c.w.Header().Set("Content-Type", "application/json")
+				c.w.WriteHeader(http.StatusOK)
+				writeDocument(c.w, d) // a failed write is the client gone; nothing to tell it
+				return nil, nil
+			}},
+		{Method: http.MethodPost, Path: "/v1/import", Summary: "Merge an export document or a two-tier memory.json into memory, all or nothing",
+			Query: []Param{{Name: "source", Type: "string",
+				Description: "the name of the input (a file name) in error messages and notes; default \"" + DefaultImportSource + "\""}},
+			Body: archive.Document{}, Limit: MaxUpload, Response: archive.Result{}, Exclusive: true,
+			handle: func(c *call) (any, error) {
+				source := c.query("source")
+				if source == "" {
+					source = DefaultImportSource
+				}
+				if c.r.ContentLength > c.limit { // refused before reading it
+					return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, &http.MaxBytesError{Limit: c.limit})
+				}
+				b, err := c.raw()
+				if err != nil {
+					return nil, err
+				}
+				d, err := archive.ParseFile(b, source)
+				if err != nil {
+					return nil, err
+				}
+				var res *archive.Result
+				err = c.exclusive(func() (err error) {
+					res, err = archive.New(c.m, archive.Options{}).Import(c.ctx, d, source)
+					return err
+				})
+				return res, err
+			}},
+		{Method: http.MethodPost, Path: "/v1/forget", Summary: "Drop everything memory holds about one site (its registrable domain), of every kind",
+			Query: []Param{
+				{Name: "domain", Type: "string", Required: true, Description: "the domain (or URL) whose site to forget: www.example.com forgets example.com and every subdomain"},
+				{Name: "dry_run", Type: "boolean", Description: "only count what would go; nothing is dropped"},
+			},
+			Response: archive.Survey{}, Exclusive: true,
+			handle: func(c *call) (any, error) {
+				dry, err := c.queryBool("dry_run")
+				if err != nil {
+					return nil, err
+				}
+				var s archive.Survey
+				err = c.exclusive(func() (err error) {
+					a := archive.New(c.m, archive.Options{})
+					if dry {
+						s, err = a.Survey(c.ctx, c.query("domain"))
+					} else {
+						s, err = a.Forget(c.ctx, c.query("domain"))
+					}
+					return err
+				})
+				return s, err
+			}},
+	}
+}
+
+// writeDocument writes d as writeJSON would, byte for byte, but record by
+// record: the encoding of a large memory is never held whole.
+func writeDocument(w io.Writer, d *archive.Document) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	put := func(v any) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	}
+	v := reflect.ValueOf(d).Elem()
+	bw.WriteByte('{')
+	for i := 0; i < v.NumField(); i++ {
+		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" || opts != "" {
+			panic("api: writeDocument handles plain json names only") // TestExportStreamsTheSameBytes
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if err := put(name); err != nil {
+			return err
+		}
+		bw.WriteByte(':')
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || f.IsNil() {
+			if err := put(f.Interface()); err != nil {
+				return err
+			}
+			continue
+		}
+		bw.WriteByte('[')
+		for j := 0; j < f.Len(); j++ {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			if err := put(f.Index(j).Interface()); err != nil {
+				return err
+			}
+		}
+		bw.WriteByte(']')
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// Export is GET /v1/export.
+func (c *Client) Export(ctx context.Context) (*archive.Document, error) {
+	var out archive.Document
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/export"}, &out)
+}
+
+// Import is POST /v1/import: body is an export document or a two-tier
+// memory.json (as archive.ReadInput returns it), source the name it goes
+// by in messages ("" for the server's default).
+func (c *Client) Import(ctx context.Context, body []byte, source string) (*archive.Result, error) {
+	q := url.Values{}
+	set(q, "source", source)
+	var out archive.Result
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/import", query: q, raw: body, rawType: "application/json"}, &out)
+}
+
+// Forget is POST /v1/forget; with dryRun it only counts what would go.
+func (c *Client) Forget(ctx context.Context, host string, dryRun bool) (*archive.Survey, error) {
+	q := url.Values{"domain": {host}}
+	if dryRun {
+		q.Set("dry_run", "true")
+	}
+	var out archive.Survey
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/forget", query: q}, &out)
+}
