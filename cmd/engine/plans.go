@@ -11,7 +11,6 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/run"
 )
 
 func init() {
@@ -100,19 +99,19 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 			if err != nil {
 				return err
 			}
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			got, err := d.Plans.Add(cmd.Context(), args[0], it)
+			defer closeInto(&err, k)
+			got, err := k.AddIteration(cmd.Context(), args[0], it)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, got)
 			}
-			fmt.Fprintf(a.stdout, "run %s: iteration %d (%d tool calls, %d failed)\n", args[0], got.N, len(got.Tools), plan.ComputeMetrics([]plan.Iteration{got}).Errors)
+			fmt.Fprintf(a.stdout, "run %s: iteration %d (%d tool calls, %d failed)\n", args[0], got.N, len(got.Tools), plan.ComputeMetrics([]plan.Iteration{*got}).Errors)
 			return nil
 		},
 	}
@@ -136,29 +135,22 @@ func (a *app) queryPlanCommand() *cobra.Command {
 				return usagef("--budget %d is negative", budget)
 			}
 			ctx := cmd.Context()
-			d, err := a.openMemory(ctx)
+			k, err := a.client(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			its, err := d.Plans.Get(ctx, args[0])
+			defer closeInto(&err, k)
+			h, err := k.Plan(ctx, args[0], budget)
 			if err != nil {
-				return err
-			}
-			task := its[0].Planner.UserTask
-			if m, err := d.Runs.Get(ctx, args[0]); err == nil {
-				task = m.Goal
-			} else if !errors.Is(err, run.ErrNotFound) {
 				return err
 			}
 			if asJSON {
-				text, rep := plan.Render(its, budget)
 				return printJSON(a.stdout, map[string]any{
-					"run_id": args[0], "task": task, "metrics": plan.ComputeMetrics(its),
-					"iterations": its, "rendered": text, "render": rep,
+					"run_id": h.RunID, "task": h.Task, "metrics": h.Metrics,
+					"iterations": h.Iterations, "rendered": h.Rendered, "render": h.Render,
 				})
 			}
-			fmt.Fprint(a.stdout, plan.Prompt(task, its, budget))
+			fmt.Fprint(a.stdout, h.Prompt)
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/run"
 )
 
@@ -46,12 +47,12 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 		}
 		filter.Status = st
 	}
-	d, err := a.openMemory(ctx)
+	k, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeInto(&err, d)
-	ms, err := d.Runs.List(ctx, filter)
+	defer closeInto(&err, k)
+	ms, err := k.Runs(ctx, filter)
 	if err != nil {
 		return err
 	}
@@ -149,12 +150,12 @@ func (a *app) runsShowCommand() *cobra.Command {
 		Short: "Show one run's manifest",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m, err := d.Runs.Get(cmd.Context(), args[0])
+			defer closeInto(&err, k)
+			m, err := k.Run(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -167,7 +168,7 @@ func (a *app) runsShowCommand() *cobra.Command {
 
 func (a *app) runsCreateCommand() *cobra.Command {
 	var (
-		in     run.Start
+		in     api.CreateRun
 		asJSON bool
 	)
 	c := &cobra.Command{
@@ -175,12 +176,12 @@ func (a *app) runsCreateCommand() *cobra.Command {
 		Short: "Register a run as running; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m, err := d.Runs.Start(cmd.Context(), in)
+			defer closeInto(&err, k)
+			m, err := k.CreateRun(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
@@ -205,7 +206,7 @@ func (a *app) runsCreateCommand() *cobra.Command {
 
 func (a *app) runsUpdateCommand() *cobra.Command {
 	var (
-		p      run.Progress
+		p      api.RunProgress
 		asJSON bool
 	)
 	c := &cobra.Command{
@@ -213,12 +214,12 @@ func (a *app) runsUpdateCommand() *cobra.Command {
 		Short: "Record a running run's progress",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m, err := d.Runs.Update(cmd.Context(), args[0], p)
+			defer closeInto(&err, k)
+			m, err := k.UpdateRun(cmd.Context(), args[0], p)
 			if err != nil {
 				return err
 			}
@@ -236,7 +237,7 @@ func (a *app) runsUpdateCommand() *cobra.Command {
 
 func (a *app) runsCompleteCommand() *cobra.Command {
 	var (
-		c                 run.Completion
+		c                 api.RunCompletion
 		success, failed   bool
 		noSession, asJSON bool
 	)
@@ -251,22 +252,17 @@ on the site sees), unless --no-session is given.`,
 			if success == failed {
 				return usagef("give exactly one of --success and --failed")
 			}
-			c.Success = success
-			d, err := a.openMemory(cmd.Context())
+			c.Success, c.NoSession = &success, noSession
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			m, err := d.Runs.Complete(cmd.Context(), args[0], c)
+			defer closeInto(&err, k)
+			out, err := k.CompleteRun(cmd.Context(), args[0], c)
 			if err != nil {
 				return err
 			}
-			if !noSession {
-				if _, err := d.Sessions.Record(cmd.Context(), m.Session()); err != nil {
-					return fmt.Errorf("run %s completed, but recording its session failed: %w", m.RunID, err)
-				}
-			}
-			return a.printRun(asJSON, m)
+			return a.printRun(asJSON, &out.Run)
 		},
 	}
 	f := cmd.Flags()
@@ -297,16 +293,16 @@ func (a *app) runsScenarioCommand(kind string) *cobra.Command {
 		Short: short,
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
+			defer closeInto(&err, k)
 			var sc *run.Scenario
 			if kind == "fork" {
-				sc, err = d.Runs.Fork(cmd.Context(), args[0], goal)
+				sc, err = k.ForkRun(cmd.Context(), args[0], goal)
 			} else {
-				sc, err = d.Runs.Resume(cmd.Context(), args[0], goal)
+				sc, err = k.ResumeRun(cmd.Context(), args[0], goal)
 			}
 			if err != nil {
 				return err

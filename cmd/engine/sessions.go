@@ -48,16 +48,16 @@ func (a *app) sessionsAddCommand() *cobra.Command {
 				return usagef("--duration %s is negative", duration)
 			}
 			s.DurationMS = duration.Milliseconds()
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			got, err := d.Sessions.Record(cmd.Context(), s)
+			defer closeInto(&err, k)
+			got, err := k.RecordSession(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
-			return a.printSessions(asJSON, []session.Session{got})
+			return a.printSessions(asJSON, []session.Session{*got})
 		},
 	}
 	f := c.Flags()
@@ -128,22 +128,25 @@ func (a *app) querySessionsCommand() *cobra.Command {
 			if render && f.Domain == "" {
 				return usagef("--render needs --domain: the history is rendered for one site")
 			}
-			d, err := a.openMemory(cmd.Context())
+			k, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeInto(&err, d)
-			ss, err := d.Sessions.List(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
+			defer closeInto(&err, k)
 			if render {
-				text := session.Render(ss)
+				text, err := k.RenderSessions(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
 				if text == "" {
 					text = "no sessions\n"
 				}
 				fmt.Fprint(a.stdout, text)
 				return nil
+			}
+			ss, err := k.Sessions(cmd.Context(), f)
+			if err != nil {
+				return err
 			}
 			return a.printSessions(asJSON, ss)
 		},
