@@ -46,7 +46,7 @@ func TestScripts(t *testing.T) {
 
 // notServed matches the commands that do not go through a memory server
 // yet: a script that runs one is left out of TestScriptsServed.
-var notServed = regexp.MustCompile(`(?m)^\s*(!\s+|exits \d+ )?(exec )?engine .*\b(run|demo|doctor|runs|sessions|plans|query (runs|sessions|plan))\b`)
+var notServed = regexp.MustCompile(`(?m)^\s*(!\s+|exits \d+ )?(exec )?engine .*\b(run|demo|doctor)\b`)
 
 // TestScriptsServed runs the same scripts with `engine serve` holding each
 // script's data dir, so every command goes through the server's socket:
