@@ -15,10 +15,11 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/demosite"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
 	"github.com/engine-dev/engine/plugins/scripted"
 )
@@ -60,15 +61,16 @@ func TestAgentBrowserPluginDiesMidRun(t *testing.T) {
 	}
 	defer b.Close()
 	dir := t.TempDir()
-	open := func(ctx context.Context) (kv.Store, error) {
-		return kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{GCInterval: -1})
+	mem, err := attach.Open(ctx, dir, attach.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	m := &clickModel{kill: func() {
 		if err := syscall.Kill(b.Pid(), syscall.SIGKILL); err != nil {
 			t.Error(err)
 		}
 	}}
-	res, err := agent.Run(ctx, agent.Config{Goal: demosite.Goal, StartURL: site.URL, Browser: b, Model: m, OpenDB: open,
+	res, err := agent.Run(ctx, agent.Config{Goal: demosite.Goal, StartURL: site.URL, Browser: b, Model: m, Memory: mem.Client,
 		Approve: agent.ApproveAuto, RunsDir: filepath.Join(dir, "runs")})
 	if err != nil {
 		t.Fatal(err)
@@ -76,16 +78,19 @@ func TestAgentBrowserPluginDiesMidRun(t *testing.T) {
 	if res.Success || !strings.HasPrefix(res.Reason, agent.ReasonBrowserFailed) || !strings.Contains(res.Reason, "plugin died") {
 		t.Fatalf("%+v", res)
 	}
-	db, err := open(ctx)
+	if err := mem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := memory.Open(ctx, dir, memory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	man, err := run.New(db, run.Options{}).Get(ctx, res.RunID)
+	man, err := db.Runs.Get(ctx, res.RunID)
 	if err != nil || man.Status != run.Failed || man.Reason != res.Reason {
 		t.Fatalf("manifest: %+v %v", man, err)
 	}
-	if ls, err := lesson.New(db, lesson.Options{}).List(ctx, lesson.Filter{}); err != nil || len(ls) != 3 {
+	if ls, err := db.Lessons.List(ctx, lesson.Filter{}); err != nil || len(ls) != 3 {
 		t.Fatalf("lessons after the crash: %d %v", len(ls), err)
 	}
 	if _, err := os.Stat(filepath.Join(res.Dir, "manifest.json")); err != nil {

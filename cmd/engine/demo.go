@@ -10,12 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/demosite"
 	"github.com/engine-dev/engine/engine/domain"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/trajectory"
-	"github.com/engine-dev/engine/kv"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
 	"github.com/engine-dev/engine/plugins/host"
 )
@@ -140,53 +138,55 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 }
 
 // printLearned shows what memory holds for the demo site after the runs.
-func (a *app) printLearned(ctx context.Context, siteURL string) error {
+func (a *app) printLearned(ctx context.Context, siteURL string) (err error) {
 	host, err := domain.Host(siteURL)
 	if err != nil {
 		return err
 	}
-	return withDB(ctx, a.dbOpener(""), func(db kv.Store) error {
-		out := a.stdout
-		m := memory.New(db, memory.Options{})
-		ls, err := m.Lessons.List(ctx, lesson.Filter{})
-		if err != nil {
-			return err
+	m, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeInto(&err, m)
+	out := a.stdout
+	page, err := m.Lessons(ctx, api.LessonFilter{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES: the pattern recurred or the lesson helped; HELPED: the next action succeeded after it was shown):\n")
+	t := newTable(out, "TIER", "USES", "HELPED", "SOURCE", "DOMAIN", "LESSON")
+	for _, l := range page.Lessons {
+		t.row(l.Tier(), l.UseCount, l.Helped, l.Source, dash(l.Domain), truncate(l.Lesson, 90))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	ts, err := m.Trajectories(ctx, host)
+	if err != nil {
+		return err
+	}
+	for _, tr := range ts.Trajectories {
+		fmt.Fprintf(out, "\nTrajectory %s (template %q, %d runs):\n", tr.ID, tr.Template, tr.Runs)
+		for i, s := range tr.Steps {
+			fmt.Fprintf(out, "  %d. %s\n", i+1, describeStep(s))
 		}
-		fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES: the pattern recurred or the lesson helped; HELPED: the next action succeeded after it was shown):\n")
-		t := newTable(out, "TIER", "USES", "HELPED", "SOURCE", "DOMAIN", "LESSON")
-		for _, l := range ls {
-			t.row(l.Tier(), l.UseCount, l.Helped, l.Source, dash(l.Domain), truncate(l.Lesson, 90))
+	}
+	fs, err := m.Facts(ctx, host, false)
+	if err != nil {
+		return err
+	}
+	if len(fs.Facts) > 0 {
+		fmt.Fprintf(out, "\nFacts:\n")
+		for _, f := range fs.Facts {
+			fmt.Fprintf(out, "  [%s] %s: %s (confidence %.2f)\n", f.Type, truncate(f.Key, 50), truncate(f.Value, 90), f.Confidence)
 		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-		ts, err := m.Trajectories.List(ctx, host)
-		if err != nil {
-			return err
-		}
-		for _, tr := range ts {
-			fmt.Fprintf(out, "\nTrajectory %s (template %q, %d runs):\n", tr.ID, tr.Template, tr.Runs)
-			for i, s := range tr.Steps {
-				fmt.Fprintf(out, "  %d. %s\n", i+1, describeStep(s))
-			}
-		}
-		fs, err := m.Facts.List(ctx, host)
-		if err != nil {
-			return err
-		}
-		if len(fs) > 0 {
-			fmt.Fprintf(out, "\nFacts:\n")
-			for _, f := range fs {
-				fmt.Fprintf(out, "  [%s] %s: %s (confidence %.2f)\n", f.Type, truncate(f.Key, 50), truncate(f.Value, 90), f.Confidence)
-			}
-		}
-		ss, err := m.Selectors.List(ctx, host)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "\nSelectors: %d known on %s. Inspect everything with: engine query lessons|facts|selectors|trajectories|runs\n", len(ss), host)
-		return nil
-	})
+	}
+	ss, err := m.Selectors(ctx, api.SelectorFilter{Domain: host})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nSelectors: %d known on %s. Inspect everything with: engine query lessons|facts|selectors|trajectories|runs\n", len(ss.Selectors), host)
+	return nil
 }
 
 func describeStep(s trajectory.Step) string {

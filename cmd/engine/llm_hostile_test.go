@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/plugins/host"
 	"github.com/engine-dev/engine/plugins/llm/llmtest"
 )
@@ -163,10 +163,12 @@ func TestAgentHostileProvider(t *testing.T) {
 			}
 			defer b.Close()
 			dir := t.TempDir()
-			open := func(ctx context.Context) (kv.Store, error) {
-				return kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{GCInterval: -1})
+			mem, err := attach.Open(ctx, dir, attach.Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			res, err := agent.Run(ctx, agent.Config{Goal: "sign in", StartURL: site.URL, Browser: b, Model: m, OpenDB: open,
+			defer mem.Close()
+			res, err := agent.Run(ctx, agent.Config{Goal: "sign in", StartURL: site.URL, Browser: b, Model: m, Memory: mem.Client,
 				Approve: agent.ApproveAuto, RunsDir: filepath.Join(dir, "runs"), NoMemory: true,
 				LLM: agent.LLMPolicy{Timeout: timeout, Retries: 2, Backoff: 5 * time.Millisecond}})
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +19,9 @@ import (
 	"github.com/engine-dev/engine/cmd/engine/internal/suite"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/plugins/host"
 	llmplugin "github.com/engine-dev/engine/plugins/llm"
 )
@@ -241,34 +241,14 @@ func (f *runFlags) llmSpec() string {
 	return defaultLLM
 }
 
-// runLockWait is how long a run's memory phase waits for another engine
-// process (a query from another terminal) to release the data dir: longer
-// than a command's lockWait, since giving up would end the run.
+// runLockWait is how long a run waits for another engine process to
+// release the data dir when it has to hold the data dir itself: longer
+// than a command's, since giving up ends the run.
 const runLockWait = 30 * time.Second
-
-// dbOpener opens the data dir in dataDir ("" for the usual one) for one
-// memory phase of a run: memory.Open (lock, schema, seeds); the phase
-// closes the store it gets.
-func (a *app) dbOpener(dataDir string) func(ctx context.Context) (kv.Store, error) {
-	return func(ctx context.Context) (kv.Store, error) {
-		dir := dataDir
-		if dir == "" {
-			var err error
-			if dir, err = a.resolveDataDir(); err != nil {
-				return nil, err
-			}
-		}
-		m, err := memory.Open(ctx, dir, memory.Options{LockWait: runLockWait})
-		if err != nil {
-			return nil, err
-		}
-		return m.DB(), nil
-	}
-}
 
 // runOnce runs one task with the plugins, against the memory in dataDir
 // ("" for the usual data dir).
-func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.Result, error) {
+func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent.Result, err error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -281,21 +261,30 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 			return nil, err
 		}
 	}
-	open := a.dbOpener(dataDir)
+	// The run holds memory for its whole length: it attaches to the
+	// server that holds the data dir, or holds it itself and serves it on
+	// the data dir's socket, so other commands and runs go through it.
+	aopts, dir, err := a.attachOptions(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	aopts.Serve, aopts.LockWait = true, runLockWait
+	aopts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	mem, err := attach.Open(ctx, dir, aopts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, mem.Close()) }()
 	goal, url, sessionID, parent := f.goal, f.url, f.sessionID, ""
 	if id := f.resumeRun + f.forkRun; id != "" {
 		var sc *run.Scenario
-		err := withDB(ctx, open, func(db kv.Store) error {
-			var err error
-			rs := memory.New(db, memory.Options{Now: now}).Runs
-			if f.resumeRun != "" {
-				sc, err = rs.Resume(ctx, id, goal)
-			} else {
-				sc, err = rs.Fork(ctx, id, goal)
-			}
-			return err
-		})
-		if errors.Is(err, run.ErrNotFound) {
+		var err error
+		if f.resumeRun != "" {
+			sc, err = mem.ResumeRun(ctx, id, goal)
+		} else {
+			sc, err = mem.ForkRun(ctx, id, goal)
+		}
+		if errors.Is(err, engine.ErrNotFound) {
 			return nil, engine.NotFound(fmt.Sprintf("no run %q (see engine runs)", id))
 		}
 		if err != nil {
@@ -332,7 +321,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 
 	cfg := agent.Config{
 		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
-		Browser: browser, Model: model, OpenDB: open, NoMemory: f.noMemory,
+		Browser: browser, Model: model, Memory: mem.Client, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
@@ -348,15 +337,6 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (*agent.R
 		return nil, engine.MarkInvalid(err)
 	}
 	return res, err
-}
-
-func withDB(ctx context.Context, open func(context.Context) (kv.Store, error), fn func(kv.Store) error) error {
-	db, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	ferr := fn(db)
-	return errors.Join(ferr, db.Close())
 }
 
 // printStep prints one step as it ends, on stderr.

@@ -9,10 +9,11 @@
 // the planner/executor iteration loop instead (planner.go). Replay
 // (replay.go) executes a matching trajectory without the model.
 //
-// The loop holds the memory database only while it touches memory: each
-// memory phase opens it (Config.OpenDB), reads and writes, and closes it,
-// never across a model call or a browser action, so other processes can
-// read the data dir (and see the run's progress) while a run goes.
+// The loop reaches memory only through the memory API (Config.Memory, an
+// engine/api client): a few requests per step to whoever holds the data
+// dir — a memory server, or the run's own process, which then serves the
+// others — so nothing is opened per step and other processes can read
+// memory (and see the run's progress) while a run goes.
 package agent
 
 import (
@@ -22,14 +23,13 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/kv"
 )
 
 // Mode is how the loop decides.
@@ -105,9 +105,8 @@ type Config struct {
 
 	Browser engine.Browser
 	Model   engine.Model // may be nil for a replay-only run
-	// OpenDB opens the memory database for one memory phase; the loop
-	// closes it at the end of the phase. Required.
-	OpenDB func(ctx context.Context) (kv.Store, error)
+	// Memory is the memory API the loop reads and teaches. Required.
+	Memory *api.Client
 	// NoMemory runs without reading or teaching memory (a clean baseline);
 	// the run registry and the artifacts are still written.
 	NoMemory bool
@@ -161,16 +160,6 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Shared returns an OpenDB that hands out db and never closes it (tests,
-// benchmarks, and callers that hold the database themselves).
-func Shared(db kv.Store) func(context.Context) (kv.Store, error) {
-	return func(context.Context) (kv.Store, error) { return noClose{db}, nil }
-}
-
-type noClose struct{ kv.Store }
-
-func (noClose) Close() error { return nil }
-
 // Run runs one task to its end. The error is for a run that could not start
 // (bad input, memory that cannot be opened, an id that is taken); once the
 // run is registered, every way it ends (memory errors, the browser or the
@@ -197,8 +186,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if _, err := domain.Host(cfg.StartURL); err != nil {
 		return nil, engine.Invalidf("run", "start URL: %v", err)
 	}
-	if cfg.Browser == nil || cfg.OpenDB == nil {
-		return nil, engine.Invalid("run", "a browser and a database are required")
+	if cfg.Browser == nil || cfg.Memory == nil {
+		return nil, engine.Invalid("run", "a browser and a memory are required")
 	}
 	switch cfg.Mode {
 	case "":
@@ -231,6 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cfg.LLM = cfg.LLM.withDefaults()
 	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: nav}}
+	r.mem = cfg.Memory.WithEvents(r.events())
 	if err := r.start(ctx); err != nil {
 		r.closeArtifacts()
 		return nil, err
@@ -261,6 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // runner is one run's state.
 type runner struct {
 	cfg     Config
+	mem     *api.Client // cfg.Memory, its events going to the run's
 	res     *Result
 	started time.Time
 	art     *artifacts
@@ -332,9 +323,9 @@ func (r *runner) start(ctx context.Context) error {
 	var registered bool
 	var artErr error
 	owner := run.Self()
-	err := r.withMemory(ctx, func(s *memory.Memory) error {
+	err := func() error {
 		var err error
-		m, err = s.Runs.Start(ctx, run.Start{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
+		m, err = r.mem.CreateRun(ctx, api.CreateRun{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
 			Goal: r.cfg.Goal, StartURL: r.cfg.StartURL, Owner: &owner})
 		if err != nil {
 			return err
@@ -356,12 +347,9 @@ func (r *runner) start(ctx context.Context) error {
 		if r.cfg.NoMemory {
 			return nil
 		}
-		if err := s.Lessons.Seed(ctx); err != nil {
-			return err
-		}
-		tier1, err = s.Lessons.Tier1(ctx)
+		tier1, err = r.mem.Tier1(ctx)
 		return err
-	})
+	}()
 	if err != nil && !registered {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,9 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
@@ -30,8 +33,27 @@ func openDisk(t testing.TB) kv.Store {
 	return db
 }
 
+// memOf serves db's memory (seeded) through the memory API in this
+// process, as engine run does when it holds the data dir itself.
+func memOf(t testing.TB, db kv.Store) *api.Client {
+	t.Helper()
+	return memWrapped(t, db, func(h http.Handler) http.Handler { return h })
+}
+
+// memWrapped is memOf with the API's handler wrapped (to inject faults).
+func memWrapped(t testing.TB, db kv.Store, wrap func(http.Handler) http.Handler) *api.Client {
+	t.Helper()
+	m := memory.New(db, memory.Options{})
+	if err := m.Lessons.Seed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := api.Local(wrap(api.Handler(m, api.Options{})), api.ClientOptions{})
+	t.Cleanup(func() { c.Close() })
+	return c.Client
+}
+
 func config(t testing.TB, db kv.Store, b *shop, m *fakeModel) Config {
-	return Config{Goal: goal, StartURL: "http://shop.test/", Browser: b, Model: m, OpenDB: Shared(db),
+	return Config{Goal: goal, StartURL: "http://shop.test/", Browser: b, Model: m, Memory: memOf(t, db),
 		Approve: ApproveAuto, RunsDir: t.TempDir()}
 }
 
@@ -292,16 +314,13 @@ func TestApproval(t *testing.T) {
 	}
 }
 
-// While a run is going, another process can open the data dir and see its
-// progress: the loop holds the database only in its memory phases.
-func TestDatabaseFreeDuringModelCalls(t *testing.T) {
-	dir := t.TempDir()
+// While a run is going, another client of the same memory sees its
+// progress: the loop holds no lock of its own between requests.
+func TestMemoryFreeDuringModelCalls(t *testing.T) {
 	ctx := context.Background()
-	open := func(ctx context.Context) (kv.Store, error) {
-		return kv.Open(ctx, dir, kv.Options{GCInterval: -1, LockTimeout: 2 * time.Second})
-	}
+	mem := memOf(t, openDisk(t))
 	m := &fakeModel{p: naive, block: make(chan struct{}), in: make(chan struct{})}
-	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: m, OpenDB: open, Approve: ApproveAuto}
+	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: m, Memory: mem, Approve: ApproveAuto}
 	done := make(chan *Result)
 	go func() {
 		res, err := Run(ctx, cfg)
@@ -312,12 +331,9 @@ func TestDatabaseFreeDuringModelCalls(t *testing.T) {
 	}()
 	for i := 0; i < 3; i++ {
 		<-m.in // the loop is waiting for the model
-		db, err := kv.Open(ctx, dir, kv.Options{GCInterval: -1, LockTimeout: 500 * time.Millisecond})
-		if err != nil {
-			t.Fatalf("call %d: data dir held during a model call: %v", i+1, err)
-		}
-		runs, err := run.New(db, run.Options{}).List(ctx, run.Filter{})
-		db.Close()
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		runs, err := mem.Runs(rctx, run.Filter{})
+		cancel()
 		if err != nil || len(runs) != 1 || runs[0].Status != run.Running || runs[0].TurnCount != i {
 			t.Fatalf("call %d: runs %+v %v", i+1, runs, err)
 		}
@@ -444,7 +460,7 @@ func TestSecretsStayOutOfArtifacts(t *testing.T) {
 		return "press", map[string]any{"key": "Enter"}
 	}}
 	cfg := Config{Goal: "log in with password hunter2-secret", StartURL: "http://login.test/", Browser: b, Model: m,
-		OpenDB: Shared(db), Approve: ApproveAuto, RunsDir: t.TempDir()}
+		Memory: memOf(t, db), Approve: ApproveAuto, RunsDir: t.TempDir()}
 	res := mustRun(t, cfg)
 	if !res.Success {
 		t.Fatalf("%+v", res)
@@ -511,7 +527,7 @@ func TestTriggerBOnDomainChange(t *testing.T) {
 		}
 		return "click", el("Go to B")
 	}}
-	cfg := Config{Goal: "go to b and read more", StartURL: "http://a.test/", Browser: b, Model: m, OpenDB: Shared(db), Approve: ApproveAuto}
+	cfg := Config{Goal: "go to b and read more", StartURL: "http://a.test/", Browser: b, Model: m, Memory: memOf(t, db), Approve: ApproveAuto}
 	res := mustRun(t, cfg)
 	if !res.Success || len(m.reqs) != 3 {
 		t.Fatalf("%+v", res)

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/service"
 )
 
 // pager is a browser with no cost: every click on "Next" loads the next
@@ -46,25 +49,14 @@ func (m *nextModel) Complete(context.Context, engine.ModelRequest) (*engine.Mode
 
 // benchSteps runs one run of b.N steps; the engine's own work per step is
 // everything but the (free) browser and model: interpretation, the memory
-// phase (attribution, manifest update, memory context with session
+// requests (attribution, manifest update, memory context with session
 // history, reference trajectory, selectors, facts), the step message, the
 // guardrails, the action log.
-func benchSteps(b *testing.B, open func(context.Context) (kv.Store, error)) {
+func benchSteps(b *testing.B, mem *api.Client) {
 	ctx := context.Background()
-	// Memory as a few runs leave it for the site.
-	seed, err := open(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: &fakeModel{p: naive}, OpenDB: Shared(seed), Approve: ApproveAuto}
-		if _, err := Run(ctx, cfg); err != nil {
-			b.Fatal(err)
-		}
-	}
-	seed.Close()
+	seedSite(b, mem)
 	m := &nextModel{resp: engine.ModelResponse{ToolCalls: []engine.ToolCall{{ID: "c", Name: "click", Arguments: `{"element": "Next"}`}}, Usage: engine.Usage{PromptTokens: 900, CompletionTokens: 10}}}
-	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newPager(), Model: m, OpenDB: open,
+	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newPager(), Model: m, Memory: mem,
 		Approve: ApproveAuto, MaxSteps: b.N, MaxErrors: 1, RunsDir: b.TempDir()}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -78,23 +70,82 @@ func benchSteps(b *testing.B, open func(context.Context) (kv.Store, error)) {
 	}
 }
 
-// BenchmarkStepOverhead: the database held open by the caller (the
-// engine's memory work itself).
+// seedSite leaves memory as a few runs leave it for the site.
+func seedSite(b *testing.B, mem *api.Client) {
+	for i := 0; i < 3; i++ {
+		cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: &fakeModel{p: naive}, Memory: mem, Approve: ApproveAuto}
+		if _, err := Run(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStepOverhead: engine run holding the data dir itself, reaching
+// memory through the API in its own process (api.Local).
 func BenchmarkStepOverhead(b *testing.B) {
-	db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
+	benchSteps(b, memOf(b, openDisk(b)))
+}
+
+// BenchmarkStepOverheadSocket: engine run as the client of a memory server
+// over the server's unix socket.
+func BenchmarkStepOverheadSocket(b *testing.B) {
+	benchSteps(b, socketClient(b))
+}
+
+// socketClient serves a memory on disk on its unix socket (engine/service)
+// and returns a client of it.
+func socketClient(b *testing.B) *api.Client {
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := b.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
-	benchSteps(b, Shared(db))
+	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			b.Error(err)
+		}
+		m.Close()
+	})
+	sc, err := service.Dial(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{})
 }
 
-// BenchmarkStepOverheadReopen: as engine run does it, the on-disk database
-// opened and closed in every memory phase so other processes can use it
-// between phases.
-func BenchmarkStepOverheadReopen(b *testing.B) {
-	dir := b.TempDir()
-	benchSteps(b, func(ctx context.Context) (kv.Store, error) {
-		return kv.Open(ctx, dir, kv.Options{GCInterval: -1})
-	})
+// BenchmarkStepOverheadFlat runs 2,000-step runs and reports the mean cost
+// of steps 2–11 and of the last ten (ns/step@10, ns/step@2000): the cost
+// of a step must not grow with the run (the data dir reopened per step made
+// it grow from ~20 ms to 110–150 ms).
+func BenchmarkStepOverheadFlat(b *testing.B) {
+	const steps = 2000
+	mem := memOf(b, openDisk(b))
+	seedSite(b, mem)
+	var early, late time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var at []time.Time
+		m := &nextModel{resp: engine.ModelResponse{ToolCalls: []engine.ToolCall{{ID: "c", Name: "click", Arguments: `{"element": "Next"}`}}}}
+		cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newPager(), Model: m, Memory: mem,
+			Approve: ApproveAuto, MaxSteps: steps, MaxErrors: 1,
+			OnStep: func(StepInfo) { at = append(at, time.Now()) }}
+		res, err := Run(context.Background(), cfg)
+		if err != nil || res.Steps != steps {
+			b.Fatalf("%+v, %v", res, err)
+		}
+		early += at[11].Sub(at[1])
+		late += at[steps-1].Sub(at[steps-11])
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64(early/n/10), "ns/step@10")
+	b.ReportMetric(float64(late/n/10), "ns/step@2000")
 }

@@ -167,7 +167,7 @@ func readLLMLog(t *testing.T, dir string) ([]llmRecord, string) {
 func TestRunFailsWhenTheModelHangs(t *testing.T) {
 	db := openDisk(t)
 	m := &scriptedModel{steps: []func(context.Context) (*engine.ModelResponse, error){hangs(t)}}
-	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: m, OpenDB: Shared(db),
+	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: m, Memory: memOf(t, db),
 		Approve: ApproveAuto, RunsDir: t.TempDir(), LLM: LLMPolicy{Timeout: 200 * time.Millisecond}}
 	res := mustRun(t, cfg)
 	if res.Success || !strings.HasPrefix(res.Reason, ReasonLLMFailed+": model call timed out after 200ms") {
@@ -193,7 +193,7 @@ func TestHugeAnswersAndArguments(t *testing.T) {
 		answer("finish", `{"answer":"ok","success":true}`),
 	}}
 	reqs := &recordingModel{m: m}
-	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: reqs, OpenDB: Shared(db),
+	cfg := Config{Goal: goal, StartURL: "http://shop.test/", Browser: newShop(), Model: reqs, Memory: memOf(t, db),
 		Approve: ApproveAuto, RunsDir: t.TempDir(), LLM: fast}
 	res := mustRun(t, cfg)
 	if !res.Success || res.Errors != 1 || res.LLMCalls != 2 {

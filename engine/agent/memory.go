@@ -1,120 +1,79 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
-// withMemory opens the database for one memory phase, runs fn over the
-// stores and closes it.
-func (r *runner) withMemory(ctx context.Context, fn func(s *memory.Memory) error) error {
-	db, err := r.cfg.OpenDB(ctx)
-	if err != nil {
-		return err
-	}
-	ferr := fn(memory.New(db, memory.Options{Now: r.cfg.Now, Events: r.events()}))
-	if cerr := db.Close(); ferr == nil {
-		ferr = cerr
-	}
-	return ferr
-}
-
-// lessonGate is the lesson source memctx reads: Trigger B only on the step
-// the domain changed, and it keeps the ids of what it returned for
-// attribution. Trigger A is not taken from memctx: its tips are appended to
-// the error itself, as the design draws.
-type lessonGate struct {
-	s       *lesson.Store
-	changed bool
-	shown   []string
-}
-
-func (g *lessonGate) RecallDomain(ctx context.Context, host string) ([]lesson.Lesson, error) {
-	if !g.changed {
-		return nil, nil
-	}
-	ls, err := g.s.RecallDomain(ctx, host)
-	for _, l := range ls {
-		g.shown = append(g.shown, l.ID)
-	}
-	return ls, err
-}
-
-func (g *lessonGate) RecallError(context.Context, string, string, string) ([]lesson.Lesson, error) {
-	return nil, nil
-}
-
-// memoryPhase is the one database visit of a step: attribution for the
-// previous step, Trigger A for its error, the manifest's progress, the
-// memory context for this step (with Trigger B when the domain changed).
+// memoryPhase is a step's visit to memory: attribution for the previous
+// step, Trigger A for its error, the manifest's progress, the memory
+// context for this step (with Trigger B when the domain changed). Each is
+// one request to the memory API; nothing is opened or closed.
 func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, error) {
 	host, _ := domain.Host(r.page.URL)
 	changed := host != r.lastHost
 	r.lastHost = host
-	var mc *memctx.Result
-	err := r.withMemory(ctx, func(s *memory.Memory) error {
-		m, err := s.Runs.Update(ctx, r.res.RunID, run.Progress{CurrentURL: r.page.URL, TurnCount: step - 1})
+	m, err := r.mem.UpdateRun(ctx, r.res.RunID, api.RunProgress{CurrentURL: r.page.URL, TurnCount: step - 1})
+	if err != nil {
+		return nil, err
+	}
+	r.art.writeManifest(m)
+	if r.cfg.NoMemory || host == "" {
+		return nil, nil
+	}
+	if err := r.attribute(ctx); err != nil {
+		return nil, err
+	}
+	r.lastTips = ""
+	var tipIDs []string
+	if r.lastErr != "" && r.lastCommand != "" {
+		// Trigger A is not taken from the context: its tips are appended
+		// to the error itself, as the design draws.
+		tips, err := r.mem.RecallError(ctx, r.lastCommand, r.lastErr, host)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r.art.writeManifest(m)
-		if r.cfg.NoMemory || host == "" {
-			return nil
+		r.lastTips = lesson.Render(lesson.ErrorTipsHeading, tips)
+		for _, l := range tips {
+			tipIDs = append(tipIDs, l.ID)
 		}
-		if err := r.attribute(ctx, s); err != nil {
-			return err
+	}
+	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{
+		URL: r.page.URL, Goal: r.cfg.Goal, Step: step, Budget: r.cfg.Budget, SkipDomainTips: !changed}})
+	if err != nil {
+		return nil, err
+	}
+	r.shownLessons = append(tipIDs, mc.Lessons...)
+	r.shownTrajectory = ""
+	if mc.Match != nil {
+		r.shownTrajectory = mc.Match.Trajectory.ID
+	}
+	if step == 1 && r.cfg.Replay && mc.Match != nil {
+		r.startReplay(mc.Match)
+	}
+	if r.replay != nil {
+		if err := r.replayLookup(ctx); err != nil {
+			return nil, err
 		}
-		r.lastTips = ""
-		var tipIDs []string
-		if r.lastErr != "" && r.lastCommand != "" {
-			tips, err := s.Lessons.RecallError(ctx, r.lastCommand, r.lastErr, host)
-			if err != nil {
-				return err
-			}
-			r.lastTips = lesson.Render(lesson.ErrorTipsHeading, tips)
-			for _, l := range tips {
-				tipIDs = append(tipIDs, l.ID)
-			}
-		}
-		gate := &lessonGate{s: s.Lessons, changed: changed}
-		b := memctx.New(memctx.Sources{
-			Sessions: s.Sessions, Trajectories: s.Trajectories, Facts: s.Facts,
-			Selectors: s.Selectors, Lessons: gate,
-		}, memctx.Options{Budget: r.cfg.Budget, Events: r.events()})
-		mc, err = b.Build(ctx, memctx.Request{URL: r.page.URL, Goal: r.cfg.Goal, Step: step})
-		if err != nil {
-			return err
-		}
-		r.shownLessons = append(tipIDs, gate.shown...)
-		r.shownTrajectory = ""
-		if mc.Match != nil {
-			r.shownTrajectory = mc.Match.Trajectory.ID
-		}
-		if step == 1 && r.cfg.Replay && mc.Match != nil {
-			r.startReplay(mc.Match)
-		}
-		if r.replay != nil {
-			return r.replayLookup(ctx, s)
-		}
-		return nil
-	})
-	return mc, err
+	}
+	return mc, nil
 }
 
 // attribute records whether the lessons shown at the previous step helped:
 // its action succeeded after they were shown.
-func (r *runner) attribute(ctx context.Context, s *memory.Memory) error {
+func (r *runner) attribute(ctx context.Context) error {
 	if len(r.actions) == 0 {
 		return nil
 	}
@@ -127,7 +86,7 @@ func (r *runner) attribute(ctx context.Context, s *memory.Memory) error {
 	helped := []string{}
 	if last.OK {
 		for _, id := range last.Lessons {
-			if _, err := s.Lessons.Helped(ctx, id, host); err != nil {
+			if _, err := r.mem.UseLesson(ctx, id, api.UseRequest{Domain: host, Helped: true}); err != nil {
 				return err
 			}
 			helped = append(helped, id)
@@ -144,49 +103,38 @@ func (r *runner) warn(what string, err error) {
 	r.emit("post_run_error", map[string]any{"error": what + ": " + err.Error()})
 }
 
-// wrapUp is the run's last memory phase: post-run learning, then the
+// wrapUp is the run's last visit to memory: post-run learning, then the
 // registry's completion and the session. A learning failure is a warning
-// and never keeps the run from being completed; when the phase fails
-// before the run is completed (the database cannot be opened, a write
-// fails), completion is tried once more on its own. Should that fail too,
-// the process exits with the run stored as running, and readers show it
-// as crashed because its owner is gone.
+// and never keeps the run from being completed; a completion that fails
+// is tried once more. Should that fail too, the process exits with the
+// run stored as running, and readers show it as crashed because its owner
+// is gone.
 func (r *runner) wrapUp(ctx context.Context) {
-	done := false
-	err := r.withMemory(ctx, func(s *memory.Memory) error {
-		if !r.cfg.NoMemory {
-			if err := r.learn(ctx, s); err != nil {
-				r.warn("post-run learning", err)
-			}
+	if !r.cfg.NoMemory {
+		if err := r.learn(ctx); err != nil {
+			r.warn("post-run learning", err)
 		}
-		if err := r.completeRun(ctx, s); err != nil {
-			return err
+	}
+	if err := r.completeRun(ctx); err != nil {
+		if err := r.completeRun(ctx); err != nil {
+			r.warn("recording the run's end in the registry", err)
 		}
-		done = true
-		return nil
-	})
-	if err == nil {
-		return
-	}
-	if done {
-		r.warn("closing the memory database", err)
-		return
-	}
-	err = r.withMemory(ctx, func(s *memory.Memory) error { return r.completeRun(ctx, s) })
-	if err != nil {
-		r.warn("recording the run's end in the registry", err)
 	}
 }
 
 // learn is post-run learning: lessons from the action log (every run); on
 // success the trajectory, the selectors that worked and the facts
 // observed.
-func (r *runner) learn(ctx context.Context, s *memory.Memory) error {
+func (r *runner) learn(ctx context.Context) error {
 	host, _ := domain.Host(r.cfg.StartURL)
-	if err := r.attribute(ctx, s); err != nil {
+	if err := r.attribute(ctx); err != nil {
 		return err
 	}
-	learned, err := s.Lessons.Learn(ctx, r.learnActions(), host)
+	log, err := r.actionLog()
+	if err != nil {
+		return err
+	}
+	learned, err := r.mem.Learn(ctx, host, log)
 	if err != nil {
 		return err
 	}
@@ -198,7 +146,7 @@ func (r *runner) learn(ctx context.Context, s *memory.Memory) error {
 		}
 	}
 	if r.res.Success {
-		return r.recordSuccess(ctx, s)
+		return r.recordSuccess(ctx)
 	}
 	return nil
 }
@@ -206,7 +154,7 @@ func (r *runner) learn(ctx context.Context, s *memory.Memory) error {
 // completeRun completes the run in the registry (its manifest mirrored to
 // manifest.json) and records its session. A session that cannot be
 // recorded is a warning: the run is completed.
-func (r *runner) completeRun(ctx context.Context, s *memory.Memory) error {
+func (r *runner) completeRun(ctx context.Context) error {
 	summary := fmt.Sprintf("%d steps, %d errors, %d LLM calls, %d tokens", r.res.Steps, r.res.Errors, r.res.LLMCalls, r.res.Usage.Total())
 	if r.res.Replayed > 0 {
 		summary += fmt.Sprintf(", %d steps replayed", r.res.Replayed)
@@ -215,42 +163,57 @@ func (r *runner) completeRun(ctx context.Context, s *memory.Memory) error {
 	if r.res.Success {
 		reason = ""
 	}
-	m, err := s.Runs.Complete(ctx, r.res.RunID, run.Completion{
-		Success: r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: r.res.Answer,
-		Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(),
+	done, err := r.mem.CompleteRun(ctx, r.res.RunID, api.RunCompletion{
+		Success: &r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: r.res.Answer,
+		Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(), NoSession: true,
 	})
 	if err != nil {
 		return err
 	}
+	m := &done.Run
 	r.art.writeManifest(m)
 	if !r.cfg.NoMemory {
 		sess := m.Session()
 		if r.res.Answer != "" {
 			sess.Outcome = r.res.Answer
 		}
-		if _, err := s.Sessions.Record(ctx, sess); err != nil {
+		if _, err := r.mem.RecordSession(ctx, sess); err != nil {
 			r.warn("recording the session", err)
 		}
 	}
 	return nil
 }
 
-// learnActions is the action log as lesson learning reads it: the browser
-// actions that ran (rejected ones were not run).
-func (r *runner) learnActions() []lesson.Action {
-	var out []lesson.Action
+// actionLog is the action log as lesson learning reads it, in the
+// engine's JSONL form: the browser actions that ran (rejected ones were
+// not run).
+func (r *runner) actionLog() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	for _, a := range r.actions {
 		if a.Approval == "rejected" {
 			continue
 		}
-		out = append(out, lesson.Action{Step: a.Step, Command: strings.Join(strings.Fields(a.Action+" "+a.Ref+" "+a.Value), " "), OK: a.OK, Error: a.Error, URL: a.URL})
+		rec := struct {
+			Step   int    `json:"step"`
+			Action string `json:"action"`
+			Ref    string `json:"ref,omitempty"`
+			Value  string `json:"value,omitempty"`
+			OK     bool   `json:"ok"`
+			Error  string `json:"error,omitempty"`
+			URL    string `json:"url,omitempty"`
+		}{a.Step, a.Action, a.Ref, a.Value, a.OK, a.Error, a.URL}
+		if err := enc.Encode(rec); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return b.Bytes(), nil
 }
 
 // recordSuccess records what a successful run teaches: its trajectory,
 // the selectors that found its elements, and the facts it observed.
-func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
+func (r *runner) recordSuccess(ctx context.Context) error {
 	host, err := domain.Host(r.cfg.StartURL)
 	if err != nil {
 		return nil
@@ -268,7 +231,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
 					if _, rest, ok := strings.Cut(a.Error, ": "); ok && len(strings.Fields(rest)) > 0 {
 						pat += ": " + strings.Fields(rest)[0]
 					}
-					if _, err := s.Facts.Observe(ctx, fact.Observation{Domain: a.URL, Type: fact.Quirk, Key: pat,
+					if _, err := r.mem.ObserveFact(ctx, api.ObserveFact{Domain: a.URL, Type: fact.Quirk, Key: pat,
 						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(r.actions[i+1].Action), r.actions[i+1].Name, r.actions[i+1].Value))}); err != nil {
 						return err
 					}
@@ -282,7 +245,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
 			// Memory is per site: an element on about:blank or a data: page
 			// belongs to none.
 			if run.WebURL(a.URL) {
-				if _, err := s.Selectors.Record(ctx, selector.Observation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
+				if _, err := r.mem.RecordSelector(ctx, api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
 					return err
 				}
 			}
@@ -293,7 +256,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
 		return nil // nothing worked that a later run could follow
 	}
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
-	t, err := s.Trajectories.Record(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
+	t, err := r.mem.RecordTrajectory(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
 		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()})
 	if err != nil {
 		return err
@@ -313,7 +276,7 @@ func (r *runner) recordSuccess(ctx context.Context, s *memory.Memory) error {
 		if !run.WebURL(on) {
 			on = host
 		}
-		if _, err := s.Facts.Observe(ctx, fact.Observation{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
+		if _, err := r.mem.ObserveFact(ctx, api.ObserveFact{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
 			Value: clip(strings.Join(flow, " → "), 300)}); err != nil {
 			return err
 		}

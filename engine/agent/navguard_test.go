@@ -140,7 +140,7 @@ func done() [2]any {
 }
 
 func navConfig(t *testing.T, w *web, m *fakeModel, allow ...string) Config {
-	cfg := Config{Goal: "look around", StartURL: "http://shop.test/", Browser: w, Model: m, OpenDB: Shared(openDisk(t)),
+	cfg := Config{Goal: "look around", StartURL: "http://shop.test/", Browser: w, Model: m, Memory: memOf(t, openDisk(t)),
 		Approve: ApproveAuto, RunsDir: t.TempDir()}
 	if len(allow) > 0 {
 		cfg.Navigation = &navpolicy.Policy{Allow: allow}

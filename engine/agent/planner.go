@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/selector"
 )
@@ -146,13 +145,10 @@ func (r *runner) planLoop(ctx context.Context) {
 		it.Observations = observations
 		it.EndedAt = r.cfg.Now()
 		pctx := context.WithoutCancel(ctx)
-		err = r.withMemory(pctx, func(s *memory.Memory) error {
-			stored, err := s.Plans.Add(pctx, r.res.RunID, it)
-			if err == nil {
-				it = stored
-			}
-			return err
-		})
+		stored, err := r.mem.AddIteration(pctx, r.res.RunID, it)
+		if err == nil {
+			it = *stored
+		}
 		if err != nil {
 			r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
 			break

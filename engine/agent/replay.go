@@ -6,7 +6,6 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -47,7 +46,7 @@ func (r *runner) startReplay(m *trajectory.Match) {
 
 // replayLookup finds the next step's element, the selector cache first,
 // then the recorded role and name. It runs in the memory phase.
-func (r *runner) replayLookup(ctx context.Context, s *memory.Memory) error {
+func (r *runner) replayLookup(ctx context.Context) error {
 	rs := r.replay
 	rs.target, rs.notFound = nil, ""
 	if rs.next >= len(rs.steps) {
@@ -57,7 +56,7 @@ func (r *runner) replayLookup(ctx context.Context, s *memory.Memory) error {
 	if st.Role == "" && st.Name == "" {
 		return nil
 	}
-	sels, err := s.Selectors.Lookup(ctx, r.page.URL, st.Role, st.Name)
+	sels, err := r.mem.LookupSelectors(ctx, r.page.URL, st.Role, st.Name)
 	if err != nil {
 		return err
 	}

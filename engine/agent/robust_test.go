@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/problem"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/kv"
 )
@@ -46,6 +48,7 @@ func TestEveryEndCompletesTheRun(t *testing.T) {
 		}
 		return "back", map[string]any{}
 	}
+	var caseDB kv.Store // the running case's store, for setups that serve it their own way
 	cases := []struct {
 		name      string
 		setup     func(c *Config, b *shop, m *fakeModel)
@@ -91,19 +94,23 @@ func TestEveryEndCompletesTheRun(t *testing.T) {
 			}
 		}, run.Failed, ReasonBrowserFailed + ": plugin died", "http://shop.test/", false, "the browser failed: plugin died"},
 		{"memory fails in a step", func(c *Config, b *shop, m *fakeModel) {
-			var opens atomic.Int32
-			open := c.OpenDB
-			c.OpenDB = func(ctx context.Context) (kv.Store, error) {
-				if opens.Add(1) == 3 { // start, step 1, then step 2's phase fails
-					return nil, errors.New("disk on fire")
-				}
-				return open(ctx)
-			}
+			var updates atomic.Int32
+			c.Memory = memWrapped(t, caseDB, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					// Step 1's progress update goes through, step 2's fails.
+					if strings.HasSuffix(r.URL.Path, "/progress") && updates.Add(1) == 2 {
+						problem.Write(w, problem.New(http.StatusInternalServerError, "disk on fire"))
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			})
 		}, run.Failed, "memory: disk on fire", "http://shop.test/", true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openDisk(t)
+			caseDB = db
 			b := newShop()
 			m := &fakeModel{p: naive}
 			cfg := config(t, db, b, m)

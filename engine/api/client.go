@@ -49,6 +49,14 @@ func (c *Client) With(opts ClientOptions) *Client {
 	return &Client{hc: c.hc, base: c.base, opts: opts}
 }
 
+// WithEvents returns a client that shares c's connection and options but
+// sends the memory events of its requests to events.
+func (c *Client) WithEvents(events event.Func) *Client {
+	opts := c.opts
+	opts.Events = events
+	return &Client{hc: c.hc, base: c.base, opts: opts}
+}
+
 // request is one call: the route's method and path (already filled), its
 // query, and a JSON body (or raw bytes with a content type).
 type request struct {

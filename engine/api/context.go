@@ -34,6 +34,7 @@ func contextRoutes() []Route {
 				{Name: "last_command", Type: "string", Description: "the previous command, when it failed (needs last_error)"},
 				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it"},
 				{Name: "weighted", Type: "boolean", Description: "rank reference trajectories by the weighted blend"},
+				{Name: "domain_tips", Type: "boolean", Description: "include the site's tips, Trigger B (default true; an agent asks for them on the step it enters a domain)"},
 			},
 			Response: memctx.Result{},
 			handle:   buildContext},
@@ -59,6 +60,13 @@ func buildContext(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.query("domain_tips") != "" {
+		tips, err := c.queryBool("domain_tips")
+		if err != nil {
+			return nil, err
+		}
+		req.SkipDomainTips = !tips
+	}
 	return c.m.Weighted(weighted).Context(memctx.Options{}).Build(c.ctx, req)
 }
 
@@ -70,6 +78,9 @@ func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result,
 	set(q, "last_error", r.LastError)
 	if r.Weighted {
 		q.Set("weighted", "true")
+	}
+	if r.SkipDomainTips {
+		q.Set("domain_tips", "false")
 	}
 	var out memctx.Result
 	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/context", query: q}, &out)

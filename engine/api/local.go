@@ -42,6 +42,10 @@ type LocalClient struct {
 	tr  *http.Transport
 }
 
+// RoundTripper is the client's transport, for a caller that routes
+// requests itself (engine/attach).
+func (c *LocalClient) RoundTripper() http.RoundTripper { return c.tr }
+
 // Close stops the in-process server (requests in flight are cut off).
 func (c *LocalClient) Close() error {
 	c.tr.CloseIdleConnections()

@@ -60,6 +60,21 @@ func selectorRoutes() []Route {
 				}
 				return SelectorList{Selectors: nonNilSlice(ss)}, nil
 			}},
+		{Method: http.MethodGet, Path: "/v1/selectors/lookup", Summary: "Every known selector for one element on a page, best first, failing ones last (replay's lookup)",
+			Query: []Param{
+				{Name: "url", Type: "string", Required: true, Description: "the page (or its host)"},
+				{Name: "role", Type: "string", Description: "the element's accessible role"},
+				{Name: "name", Type: "string", Description: "the element's accessible name"},
+			},
+			Response: SelectorList{},
+			handle: func(c *call) (any, error) {
+				page, err := c.required("url")
+				if err != nil {
+					return nil, err
+				}
+				ss, err := c.m.Selectors.Lookup(c.ctx, page, c.query("role"), c.query("name"))
+				return SelectorList{Selectors: nonNilSlice(ss)}, err
+			}},
 		{Method: http.MethodPost, Path: "/v1/selectors", Summary: "Record that a selector found an element (or, with failed, did not)",
 			Body: SelectorObservation{}, Response: selector.Selector{},
 			handle: func(c *call) (any, error) {
@@ -86,4 +101,13 @@ func (c *Client) Selectors(ctx context.Context, f SelectorFilter) (*SelectorList
 func (c *Client) RecordSelector(ctx context.Context, in SelectorObservation) (*selector.Selector, error) {
 	var out selector.Selector
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/selectors", json: in}, &out)
+}
+
+// LookupSelectors is GET /v1/selectors/lookup.
+func (c *Client) LookupSelectors(ctx context.Context, pageURL, role, name string) ([]selector.Selector, error) {
+	q := url.Values{"url": {pageURL}}
+	set(q, "role", role)
+	set(q, "name", name)
+	var out SelectorList
+	return out.Selectors, c.do(ctx, request{method: http.MethodGet, path: "/v1/selectors/lookup", query: q}, &out)
 }

@@ -167,6 +167,9 @@ type Request struct {
 	LastCommand, LastError string
 	// Budget overrides Options.Budget when positive.
 	Budget int
+	// SkipDomainTips leaves out the site's tips (Trigger B): an agent asks
+	// for them only on the step it entered the domain.
+	SkipDomainTips bool
 }
 
 // Section is one part of the built context.
@@ -201,6 +204,9 @@ type Result struct {
 	// steps, for an agent that replays it; nil when none matched (or its
 	// section was dropped).
 	Match *trajectory.Match `json:"match,omitempty"`
+	// Lessons are the ids of the lessons in Text (tips kept under the
+	// budget, in order), for an agent that attributes success to them.
+	Lessons []string `json:"lessons,omitempty"`
 }
 
 // Tokens estimates the tokens of s: one per four runes, rounded up.
@@ -211,6 +217,8 @@ type candidate struct {
 	name    string
 	heading string
 	items   []string
+	// ids are the lessons behind items, one each (lesson sections only).
+	ids []string
 	// more renders the note for n cut items.
 	more func(n int) string
 }
@@ -281,6 +289,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 		left -= cost + t
 		texts = append(texts, text)
 		res.Sections = append(res.Sections, Section{Name: c.name, Priority: p, Text: text, Tokens: t, Items: k, Trimmed: len(c.items) - k})
+		if c.ids != nil {
+			res.Lessons = append(res.Lessons, c.ids[:k]...)
+		}
 		if c.name == Trajectory {
 			res.Match = match
 		}
@@ -340,7 +351,7 @@ func (b *Builder) gather(ctx context.Context, host string, req Request) ([]candi
 			add(trajectorySection(m))
 		}
 	}
-	if b.src.Lessons != nil {
+	if b.src.Lessons != nil && !req.SkipDomainTips {
 		ls, err := b.src.Lessons.RecallDomain(ctx, host)
 		if err != nil {
 			return nil, nil, fmt.Errorf("memctx: domain tips: %w", err)
@@ -392,6 +403,7 @@ func lessonSection(name, heading string, ls []lesson.Lesson) candidate {
 		more: func(n int) string { return fmt.Sprintf("(%s not shown)", plural(n, "more tip", "more tips")) }}
 	for _, l := range ls {
 		c.items = append(c.items, "- "+oneLine(l.Lesson))
+		c.ids = append(c.ids, l.ID)
 	}
 	return c
 }

@@ -119,8 +119,14 @@ func Dial(ctx context.Context, dataDir string) (*Client, error) {
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, "unix", sock)
 		},
-		IdleConnTimeout:   clientIdleTimeout,
-		MaxIdleConns:      16,
+		// A connection per request: a server that stops gracefully serves
+		// every connection made before its socket file went (drainingListener)
+		// and closes idle ones, and a request written on an idle connection
+		// just as the server closed it could not be told from one the
+		// server received, so could not be resent. A fresh connection that
+		// fails to connect is safe to resend elsewhere (engine/attach). It
+		// costs a unix connect per request.
+		DisableKeepAlives: true,
 		ForceAttemptHTTP2: false,
 	}
 	return &Client{

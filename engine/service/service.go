@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,8 +102,11 @@ type Server struct {
 
 	baseCancel context.CancelFunc // cancels every request's context (forced shutdown)
 	handlers   tracker            // the handlers running
+	fresh      tracker            // connections accepted whose first request is not read yet
+	freshConns sync.Map           // net.Conn → struct{}: those connections
 
 	mu      sync.Mutex
+	drainer *drainingListener // the unix listener being served, for the drain at shutdown
 	unix    *net.UnixListener // the listener behind sock
 	unixID  fileID            // the inode sock had when we put it there
 	started bool              // Serve was called
@@ -154,13 +158,14 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.baseCancel = cancel
 	s.srv = &http.Server{
-		Handler:           auth,
+		Handler:           s.reached(auth),
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ConnContext:       s.connContext,
+		ConnState:         s.connState,
 	}
 	if opts.Listen != "" {
 		tok, created, err := EnsureToken(dataDir)
@@ -278,6 +283,10 @@ func (s *Server) Close() error {
 // serveLocked serves ln in a goroutine; a failure other than the server or
 // the listener being closed is reported on errc.
 func (s *Server) serveLocked(ln net.Listener) {
+	if u, ok := ln.(*net.UnixListener); ok {
+		d := &drainingListener{UnixListener: u, done: make(chan struct{})}
+		s.drainer, ln = d, d
+	}
 	s.serving.Add(1)
 	go func() {
 		defer s.serving.Done()
@@ -297,9 +306,21 @@ func (s *Server) serveLocked(ln net.Listener) {
 func (s *Server) shutdown(grace time.Duration) {
 	s.mu.Lock()
 	s.closed = true
-	ln, id := s.unix, s.unixID
+	ln, id, drainer := s.unix, s.unixID, s.drainer
 	s.mu.Unlock()
 	s.removeSocketIfOurs(id)
+	if grace > 0 && drainer != nil {
+		// No client can connect any more; serve those that already did.
+		// net/http drops, unanswered, a request it reads once Shutdown has
+		// begun, so wait (bounded) until every accepted connection's first
+		// request has reached its handler (it then runs to its end under
+		// Shutdown).
+		drainer.drain(grace)
+		select {
+		case <-s.fresh.idle():
+		case <-time.After(min(grace, freshWait)):
+		}
+	}
 	if grace > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		err := s.srv.Shutdown(ctx)
@@ -373,9 +394,49 @@ func (t *tracker) idle() <-chan struct{} {
 	return ch
 }
 
+// freshWait bounds how long a stopping server waits for a client that
+// connected to send its request.
+const freshWait = 5 * time.Second
+
+// connState counts the connections whose first request has not reached
+// its handler: from their acceptance until reached sees the request, or
+// until they close without one.
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.freshConns.Store(c, struct{}{})
+		s.fresh.add()
+	case http.StateClosed, http.StateHijacked:
+		s.firstRequest(c)
+	}
+}
+
+// firstRequest takes c off the fresh connections.
+func (s *Server) firstRequest(c net.Conn) {
+	if _, ok := s.freshConns.LoadAndDelete(c); ok {
+		s.fresh.done()
+	}
+}
+
+// reached wraps the handler: a request that reaches it is past the point
+// where net/http drops requests read during Shutdown, so its connection
+// is no longer fresh.
+func (s *Server) reached(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			s.firstRequest(c)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// connKey is the context key of a request's connection.
+type connKey struct{}
+
 // connContext marks requests that came over the unix socket: they need no
 // token (the socket's mode is their authentication).
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
+	ctx = context.WithValue(ctx, connKey{}, c)
 	if _, ok := c.(*net.UnixConn); ok {
 		return context.WithValue(ctx, viaUnixKey{}, true)
 	}
@@ -578,5 +639,79 @@ func (s *Server) watch(stop <-chan struct{}, done chan<- struct{}) {
 		s.mu.Unlock()
 		old.Close()
 		s.log.Warn("memory server: socket file "+what+"; re-created it", "socket", s.sock)
+	}
+}
+
+// drainingListener lets the server take every connection that was already
+// queued on the unix socket when its file was removed, before the listener
+// closes: a client that connected before the server began to stop is
+// served, and one that comes later finds no socket and looks elsewhere
+// (engine/attach holds the data dir itself), so a graceful stop never
+// drops a request that a client may not safely resend. Once draining, it
+// takes queued connections with non-blocking accepts until the kernel says
+// the queue is empty (EAGAIN): no timer decides, so a busy machine cannot
+// make it stop early.
+type drainingListener struct {
+	*net.UnixListener
+	draining atomic.Bool
+	once     sync.Once
+	done     chan struct{} // closed when the queue was found empty
+}
+
+func (l *drainingListener) Accept() (net.Conn, error) {
+	if !l.draining.Load() {
+		c, err := l.UnixListener.Accept()
+		if err == nil || !l.draining.Load() {
+			return c, err
+		}
+		if c != nil {
+			return c, nil
+		}
+		// drain woke this Accept with a deadline in the past.
+	}
+	l.UnixListener.SetDeadline(time.Time{})
+	c, err := l.acceptQueued()
+	if errors.Is(err, net.ErrClosed) {
+		l.once.Do(func() { close(l.done) })
+	}
+	return c, err
+}
+
+// acceptQueued accepts one queued connection without waiting; an empty
+// queue is net.ErrClosed.
+func (l *drainingListener) acceptQueued() (net.Conn, error) {
+	rc, err := l.UnixListener.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	nfd, aerr := -1, error(nil)
+	syscall.ForkLock.RLock() // the new descriptor is not close-on-exec until FileConn dups it
+	defer syscall.ForkLock.RUnlock()
+	// The listener's descriptor is non-blocking: one accept, never a wait.
+	if err := rc.Control(func(fd uintptr) {
+		nfd, _, aerr = syscall.Accept(int(fd))
+	}); err != nil {
+		return nil, err
+	}
+	switch {
+	case errors.Is(aerr, syscall.EAGAIN):
+		return nil, net.ErrClosed
+	case aerr != nil:
+		return nil, &net.OpError{Op: "accept", Net: "unix", Err: aerr}
+	}
+	f := os.NewFile(uintptr(nfd), "engine.sock connection")
+	c, err := net.FileConn(f)
+	f.Close()
+	return c, err
+}
+
+// drain takes the queued connections and then stops accepting, waiting at
+// most bound for that.
+func (l *drainingListener) drain(bound time.Duration) {
+	l.draining.Store(true)
+	l.UnixListener.SetDeadline(time.Now()) // wakes a waiting Accept
+	select {
+	case <-l.done:
+	case <-time.After(bound):
 	}
 }

@@ -560,3 +560,45 @@ func TestCloseBeforeServe(t *testing.T) {
 		}
 	}
 }
+
+// A graceful stop serves every client that connected before the socket
+// file went, even those whose connection the server had not yet accepted
+// or whose request it had not yet read; a client that comes later finds
+// no socket (so engine/attach can look elsewhere and resend safely).
+func TestGracefulStopServesQueuedConnections(t *testing.T) {
+	dir := t.TempDir()
+	r := serve(t, dir, hello, service.Options{})
+	sock := service.SocketPath(dir)
+	const n = 16
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.stop(t) }()
+	waitFor(t, "the socket file to go", func() bool {
+		_, err := os.Lstat(sock)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	if _, err := net.Dial("unix", sock); err == nil {
+		t.Fatal("a client connected after the socket file went")
+	}
+	for i, c := range conns {
+		if _, err := io.WriteString(c, "GET /late HTTP/1.1\r\nHost: engine\r\nConnection: close\r\n\r\n"); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		c.SetReadDeadline(time.Now().Add(deadline))
+		b, err := io.ReadAll(c)
+		if err != nil || !strings.Contains(string(b), "hello /late") {
+			t.Fatalf("connection %d, made before the stop: %q, %v; want it served", i, b, err)
+		}
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}
