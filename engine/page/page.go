@@ -15,8 +15,11 @@ package page
 
 import (
 	"encoding/base64"
+	"fmt"
+	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/engine-dev/engine/engine"
 )
@@ -113,4 +116,94 @@ func Slice[T any](kind string, items []T, req Request, pos func(*T) string) (Res
 		out.Next = Encode(kind, pos(&items[end-1]))
 	}
 	return out, nil
+}
+
+// SortBy sorts items (stably) by pos, computing each position once: how a
+// list read whole is put in the order Slice pages.
+func SortBy[T any](items []T, pos func(*T) string) {
+	type keyed struct {
+		pos string
+		i   int
+	}
+	ks := make([]keyed, len(items))
+	for i := range items {
+		ks[i] = keyed{pos(&items[i]), i}
+	}
+	sort.SliceStable(ks, func(a, b int) bool { return ks[a].pos < ks[b].pos })
+	sorted := make([]T, len(items))
+	for j, k := range ks {
+		sorted[j] = items[k.i]
+	}
+	copy(items, sorted)
+}
+
+// Position parts: fixed-width renderings whose string order is the
+// order a list shows, so a position is their concatenation.
+
+// TimeDesc renders t so that later times sort first (24 hex digits).
+func TimeDesc(t time.Time) string {
+	return fmt.Sprintf("%016x%08x", ^(uint64(t.Unix()) ^ 1<<63), ^uint32(t.Nanosecond()))
+}
+
+// IntDesc renders n so that larger numbers sort first (16 hex digits).
+func IntDesc(n int) string { return fmt.Sprintf("%016x", ^(uint64(int64(n)) ^ 1<<63)) }
+
+// FloatDesc renders f so that larger numbers sort first (16 hex digits).
+func FloatDesc(f float64) string {
+	b := math.Float64bits(f)
+	if b&(1<<63) != 0 {
+		b = ^b
+	} else {
+		b ^= 1 << 63
+	}
+	return fmt.Sprintf("%016x", ^b)
+}
+
+// HexDesc renders a string of lower-case hex digits so that it sorts in
+// reverse (each digit d becomes f-d).
+func HexDesc(h string) string {
+	b := []byte(h)
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			b[i] = "fedcba9876543210"[c-'0']
+		case c >= 'a' && c <= 'f':
+			b[i] = "543210"[c-'a']
+		}
+	}
+	return string(b)
+}
+
+// HexPrefix reports whether pos starts with n lower-case hex digits: the
+// shape check of positions that start with fixed-width parts.
+func HexPrefix(pos string, n int) bool {
+	if len(pos) < n {
+		return false
+	}
+	for _, c := range pos[:n] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// SlicePage is Slice for a list read by list, checking first that the
+// cursor's position starts with hexLen hex digits.
+func SlicePage[T any](kind string, req Request, hexLen int, pos func(*T) string, list func() ([]T, error)) (Result[T], error) {
+	if _, err := req.Size(); err != nil {
+		return Result[T]{}, err
+	}
+	after, err := Decode(kind, req.Cursor)
+	if err != nil {
+		return Result[T]{}, err
+	}
+	if after != "" && !HexPrefix(after, hexLen) {
+		return Result[T]{}, Bad(kind)
+	}
+	items, err := list()
+	if err != nil {
+		return Result[T]{}, err
+	}
+	return Slice(kind, items, req, pos)
 }
