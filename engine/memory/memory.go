@@ -72,8 +72,8 @@ func Dir(dataDir string) string { return filepath.Join(dataDir, "db") }
 
 // Open opens the memory in dataDir (its database is <dataDir>/db): it takes
 // the data dir's lock (waiting up to LockWait for another process), checks
-// the schema (stamping a new store) and writes the seed lessons once. The
-// caller must Close it.
+// the schema (stamping a new store, migrating an older one: see migrate)
+// and writes the seed lessons once. The caller must Close it.
 func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	wait := opts.LockWait
 	switch {
