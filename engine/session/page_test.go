@@ -71,7 +71,8 @@ func TestPagesConcatenateToList(t *testing.T) {
 	for _, c := range []struct {
 		f      Filter
 		cursor string
-	}{{Filter{}, "!"}, {Filter{}, enc("session:zz")}, {Filter{}, enc("run:x")}, {Filter{Domain: "a.com"}, p.Next /* c.net's */}} {
+	}{{Filter{}, "!"}, {Filter{}, enc("session:zz")}, {Filter{}, enc("run:x")}, {Filter{Domain: "a.com"}, p.Next /* c.net's */},
+		{Filter{Domain: "a.com"}, enc("session:ffffffffffffffff/%61.com/ffffffffffffffff")}} {
 		if _, err := st.Page(ctx, c.f, page.Request{Cursor: c.cursor}); !engine.IsInvalid(err) {
 			t.Errorf("cursor %q: %v, want ErrInvalid", c.cursor, err)
 		}

@@ -314,10 +314,9 @@ func (st *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Res
 	}
 	var start []byte
 	if after != "" {
-		var csite string
-		start, csite = posKey(after)
-		if start == nil || (site != "" && csite != site) {
-			return res, page.Bad(CursorKind)
+		start = posKey(after)
+		if start == nil || (site != "" && !strings.HasPrefix(string(start), string(keyspace.Sessions(site)))) {
+			return res, page.Bad(CursorKind) // damaged, or of another site's list
 		}
 	}
 	err = st.db.View(ctx, func(r kv.Reader) error {
@@ -391,23 +390,18 @@ func keyPos(k []byte) string {
 	return page.HexDesc(parts[3]) + "/" + parts[1] + "/" + page.HexDesc(parts[4])
 }
 
-// posKey is keyPos reversed: the key and site of a position, nil for a
-// position of another shape.
-func posKey(pos string) ([]byte, string) {
+// posKey is keyPos reversed: the key of a position, nil for a position of
+// another shape.
+func posKey(pos string) []byte {
 	parts := strings.Split(pos, "/")
-	if len(parts) != 3 || len(parts[0]) != 16 || len(parts[2]) != 16 || parts[1] == "" {
-		return nil, ""
+	if len(parts) != 3 || !page.HexPrefix(parts[0], 16) || len(parts[0]) != 16 ||
+		!page.HexPrefix(parts[2], 16) || len(parts[2]) != 16 || parts[1] == "" {
+		return nil
 	}
-	for _, h := range []string{parts[0], parts[2]} {
-		if _, err := strconv.ParseUint(h, 16, 64); err != nil || strings.ToLower(h) != h {
-			return nil, ""
-		}
+	if _, err := url.PathUnescape(parts[1]); err != nil {
+		return nil
 	}
-	site, err := url.PathUnescape(parts[1])
-	if err != nil {
-		return nil, ""
-	}
-	return []byte("site/" + parts[1] + "/session/" + page.HexDesc(parts[0]) + "/" + page.HexDesc(parts[2])), site
+	return []byte("site/" + parts[1] + "/session/" + page.HexDesc(parts[0]) + "/" + page.HexDesc(parts[2]))
 }
 
 // gather reads the sessions that pass f, of site or (site "") every site,
