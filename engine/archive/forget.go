@@ -102,7 +102,7 @@ func (m *Archive) Survey(ctx context.Context, host string) (Survey, error) {
 
 // Forget deletes everything memory holds about host's site, of every kind,
 // and returns what it deleted. Index entries outside the site's key range
-// (lesson ids and due dates, run indexes, the runs' planner histories) go
+// (lesson ids, due dates and list entries, run indexes, the runs' planner histories) go
 // first, then the site's whole range in one DropPrefix. Lessons bound to no
 // site stay, even when they were learned on this one.
 func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {

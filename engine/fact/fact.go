@@ -38,6 +38,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -453,18 +454,31 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(out, func(a, b Fact) int {
-		switch {
-		case a.Confidence != b.Confidence:
-			if a.Confidence > b.Confidence {
-				return -1
-			}
-			return 1
-		case !a.LastSeen.Equal(b.LastSeen):
-			return b.LastSeen.Compare(a.LastSeen)
-		}
-		return strings.Compare(a.Domain+"\x00"+string(a.Type)+"\x00"+a.Key+"\x00"+a.Value,
-			b.Domain+"\x00"+string(b.Type)+"\x00"+b.Key+"\x00"+b.Value)
-	})
+	page.SortBy(out, listPos)
 	return out, nil
+}
+
+// CursorKind names fact cursors (see engine/page).
+const CursorKind = "fact"
+
+// listPos is a fact's position in List's order: most confident first, then
+// most recently seen, then by host, type, key and value.
+func listPos(f *Fact) string {
+	return page.FloatDesc(f.Confidence) + page.TimeDesc(f.LastSeen) +
+		f.Domain + "\x00" + string(f.Type) + "\x00" + f.Key + "\x00" + f.Value
+}
+
+// Page returns one page of what List(ctx, host) returns, in the same
+// order: at most req.Limit after req.Cursor, and the cursor of the next
+// page ("" after the last). A fact whose confidence and last sighting did
+// not change between pages is neither repeated nor skipped. A cursor that
+// is not one of a fact page is engine.ErrInvalid.
+//
+// Cost: not proportional to the page. Facts are kept by (host, type, key)
+// and their order (confidence) changes with every observation, so a page
+// reads what List reads, the host's site's facts (bounded by one site's
+// data, and usually from the in-process cache), or every site's without a
+// host, and sorts them.
+func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Fact], error) {
+	return page.SlicePage(CursorKind, req, 40, listPos, func() ([]Fact, error) { return s.List(ctx, host) })
 }

@@ -9,9 +9,15 @@
 //
 //	meta/schema                              → schema version, decimal
 //	meta/seeded                              → "1" once the seed lessons were written
+//	meta/migrating                           → version a migration started from, while
+//	                                            one is unfinished            (see schema.go)
 //
 //	id/lesson/<id>                           → <site> the lesson is stored under
 //	due/lesson/<yyyy-mm-dd>/<id>             → "" learned lessons by last_used (pruning)
+//	list/lesson/<pos>                        → <site>: every lesson in list order
+//	list/lesson-cat/<category>/<pos>         → <site>: one category's lessons in list order
+//	  <pos> = <tier>/<use><src>/<id>: Tier 1 first, then most used, then seeds ("0")
+//	  before learned ("1"), then id; a page of lessons is one range scan (see lesson.go)
 //
 //	run/<id>                                 → run manifest (JSON)           (see run.go)
 //	runidx/all/<started>/<id>                → "" every run, by start time
@@ -26,6 +32,8 @@
 //	                                            ("" = none), most used first
 //	site/<site>/lesson-host/<host>/<use>/<id> → rank entry: lessons by the host they are
 //	                                            bound to, most used first
+//	site/<site>/lesson-list/<host>/<pos>     → <category>: lessons bound to exactly <host>,
+//	                                            in list order (pages with a domain filter)
 //	site/<site>/tier1/<rank>/<id>            → lesson (JSON) in Tier 1 order (global site only):
 //	                                            rank = <use>, then "0" for seeds, "1" for
 //	                                            learned
@@ -46,7 +54,7 @@
 //	kv/journal/                              ── reserved for kv's undo journal (kv.Apply);
 //	                                            no store writes there
 //
-// Secondary indexes outside the site ranges (id/, due/, runidx/) are kept in the same
+// Secondary indexes outside the site ranges (id/, due/, list/, runidx/) are kept in the same
 // transaction as the record they point at; forgetting a site deletes its
 // entries there before it drops the range.
 package keyspace
@@ -56,10 +64,6 @@ import (
 	"net/url"
 	"strings"
 )
-
-// SchemaVersion is the version of this layout. Opening a DB whose stored
-// version is newer is an error; older versions are migrated on open.
-const SchemaVersion = 1
 
 // Global is the site part of keys for memory bound to no site.
 const Global = "-"

@@ -1,6 +1,10 @@
 package keyspace
 
-import "fmt"
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
 
 // LessonID maps a lesson id to the site it is stored under.
 func LessonID(id string) []byte { return []byte("id/lesson/" + esc(id)) }
@@ -59,3 +63,91 @@ func LessonDue(lastUsed, id string) []byte { return []byte("due/lesson/" + lastU
 
 // LessonDuePrefix is the range of the last-used index.
 func LessonDuePrefix() []byte { return []byte("due/lesson/") }
+
+// Lesson lists: the order `lessons list` shows (Tier 1 first, then most
+// used, then seeds before learned, then id) is a position string
+//
+//	<pos> = <tier>/<use><src>/<id>    tier "1" or "2"; <use> as above; src "0"
+//	                                  for a seed, "1" for a learned lesson
+//
+// and three index families keep every lesson at its position, so a page
+// of a list is one range scan from the cursor's position:
+//
+//	list/lesson/<pos>                        → <site>: every lesson
+//	list/lesson-cat/<category>/<pos>         → <site>: one category's lessons
+//	site/<site>/lesson-list/<host>/<pos>     → <category>: lessons bound to
+//	                                           exactly <host> (all Tier 2)
+
+// LessonPos renders a lesson's position in list order.
+func LessonPos(tier, useCount int, seed bool, id string) string {
+	src := "1"
+	if seed {
+		src = "0"
+	}
+	return fmt.Sprintf("%d/%s%s/%s", tier, use(useCount), src, esc(id))
+}
+
+// CheckLessonPos reports whether pos has the shape LessonPos renders.
+func CheckLessonPos(pos string) bool {
+	if len(pos) < 2+16+1+1+1 || (pos[0] != '1' && pos[0] != '2') || pos[1] != '/' {
+		return false
+	}
+	for _, c := range pos[2:18] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	if (pos[18] != '0' && pos[18] != '1') || pos[19] != '/' {
+		return false
+	}
+	id := pos[20:]
+	if id == "" || strings.Contains(id, "/") {
+		return false
+	}
+	_, err := url.PathUnescape(id)
+	return err == nil
+}
+
+// LessonPosOf returns the position at the end of a lesson list key (the
+// last three parts).
+func LessonPosOf(key []byte) string {
+	k := string(key)
+	i := strings.LastIndexByte(k, '/')
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(k[:i], '/')
+	if j < 0 {
+		return ""
+	}
+	h := strings.LastIndexByte(k[:j], '/')
+	return k[h+1:]
+}
+
+// LessonList is the key of a lesson's entry in the list of every lesson.
+func LessonList(pos string) []byte { return []byte("list/lesson/" + pos) }
+
+// LessonListPrefix is the range of the list of every lesson.
+func LessonListPrefix() []byte { return []byte("list/lesson/") }
+
+// LessonListByCategory is the key of a lesson's entry in its category's list.
+func LessonListByCategory(category, pos string) []byte {
+	return []byte("list/lesson-cat/" + esc(category) + "/" + pos)
+}
+
+// LessonListCategory is the range of one category's list.
+func LessonListCategory(category string) []byte {
+	return []byte("list/lesson-cat/" + esc(category) + "/")
+}
+
+// LessonListByHost is the key of a host-bound lesson's entry in its host's
+// list.
+func LessonListByHost(site, host, pos string) []byte {
+	return []byte("site/" + esc(site) + "/lesson-list/" + esc(host) + "/" + pos)
+}
+
+// LessonListHost is the range of the list of the lessons bound to exactly
+// host.
+func LessonListHost(site, host string) []byte {
+	return []byte("site/" + esc(site) + "/lesson-list/" + esc(host) + "/")
+}

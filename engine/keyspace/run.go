@@ -1,5 +1,10 @@
 package keyspace
 
+import (
+	"net/url"
+	"strings"
+)
+
 // Runs: the run registry. A run's manifest is global (runs are looked up by
 // id); index entries make every list filter a prefix scan, newest first by
 // a reverse scan over <started> (16 hex digits of Unix nanoseconds).
@@ -51,3 +56,33 @@ func SiteRun(site, started, id string) []byte {
 
 // SiteRuns is the range of one site's runs.
 func SiteRuns(site string) []byte { return []byte("site/" + esc(site) + "/run/") }
+
+// A run's position in a list of runs is the end of its index keys,
+// "<started>/<id>"; each index is in that order, and a reverse scan reads
+// the newest first.
+
+// RunPos returns the position at the end of a run index key.
+func RunPos(key []byte) string {
+	k := string(key)
+	i := strings.LastIndexByte(k, '/')
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(k[:i], '/')
+	return k[j+1:]
+}
+
+// CheckRunPos reports whether pos has the shape RunPos returns.
+func CheckRunPos(pos string) bool {
+	stamp, id, ok := strings.Cut(pos, "/")
+	if !ok || len(stamp) != 16 || id == "" || strings.Contains(id, "/") {
+		return false
+	}
+	for _, c := range stamp {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	_, err := url.PathUnescape(id)
+	return err == nil
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -266,6 +267,42 @@ func BenchmarkSeedBaseline(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkPage is the first page of 10 of `lessons list` (every lesson,
+// Tier 1 first, then by use): it should cost the same at 1k and 100k
+// lessons. The tier 2 variant and a category variant read other index
+// families; List with Max is the old call site's path.
+func BenchmarkPage(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, false)
+			ctx := context.Background()
+			for _, c := range []struct {
+				name string
+				f    Filter
+			}{{"all", Filter{}}, {"tier2", Filter{Tier: 2}}, {"error_recovery", Filter{Category: ErrorRecovery}}} {
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						p, err := s.Page(ctx, c.f, page.Request{Limit: 10})
+						if err != nil || len(p.Items) != 10 || p.Next == "" {
+							b.Fatalf("page: %d lessons, %v", len(p.Items), err)
+						}
+					}
+				})
+			}
+			b.Run("list_max", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					ls, err := s.List(ctx, Filter{Max: 10})
+					if err != nil || len(ls) != 10 {
+						b.Fatalf("list: %d lessons, %v", len(ls), err)
+					}
+				}
+			})
 		})
 	}
 }

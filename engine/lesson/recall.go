@@ -222,63 +222,6 @@ func domainsOf(host, site string) []string {
 	return out
 }
 
-// Filter selects lessons for List. Zero values select everything.
-type Filter struct {
-	Domain   string   // lessons that apply on this host (bound to it or a parent)
-	Category Category // one category
-	Tier     int      // 1 or 2
-	Max      int      // at most this many
-}
-
-// List returns the lessons that pass f: Tier 1 first, then by use.
-func (s *Store) List(ctx context.Context, f Filter) ([]Lesson, error) {
-	host := ""
-	if f.Domain != "" {
-		h, err := domain.Host(f.Domain)
-		if err != nil {
-			return nil, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
-		}
-		host = h
-	}
-	var out []Lesson
-	keep := func(l *Lesson) {
-		if (f.Category == "" || l.Category == f.Category) && (f.Tier == 0 || l.Tier() == f.Tier) &&
-			(host == "" || (l.Domain != "" && domain.Within(host, l.Domain))) {
-			out = append(out, *l)
-		}
-	}
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		if host != "" {
-			return r.Scan(keyspace.Lessons(domain.Site(host)), kv.ScanOptions{}, func(k, v []byte) error {
-				l, err := decode(v, keyspace.LastPart(k))
-				if err == nil {
-					keep(l)
-				}
-				return err
-			})
-		}
-		return r.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{}, func(k, site []byte) error {
-			l, err := loadAt(r, string(site), keyspace.LastPart(k))
-			if err == nil {
-				keep(l)
-			}
-			return err
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lesson: list: %w", err)
-	}
-	slices.SortFunc(out, func(a, b Lesson) int {
-		return cmp.Or(cmp.Compare(a.Tier(), b.Tier()), cmp.Compare(b.UseCount, a.UseCount),
-			cmp.Compare(sourceOrder(a.Source), sourceOrder(b.Source)), cmp.Compare(a.ID, b.ID))
-	})
-	if f.Max > 0 && len(out) > f.Max {
-		out = out[:f.Max]
-	}
-	return out, nil
-}
-
 func sourceOrder(s Source) int {
 	if s == SourceSeed {
 		return 0

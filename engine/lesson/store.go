@@ -42,6 +42,12 @@ type Options struct {
 	Tier1Cap int
 	// MaxRecall caps each Tier 2 recall (default 3).
 	MaxRecall int
+	// Unindexed says the store predates the list indexes (schema 1, or a
+	// migration to 2 that has not finished) and is opened read-only, so
+	// they cannot be built: List and Page then read every lesson (or a
+	// site's) and sort, as before the indexes. Writes still keep every
+	// index, so set it only on a store that is not written.
+	Unindexed bool
 }
 
 // Store is the lesson memory over a kv.Store. It is safe for concurrent use;
@@ -119,8 +125,28 @@ func indexEntries(l *Lesson, record []byte) []entry {
 	if l.Tier() == 1 {
 		es = append(es, entry{keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID), record})
 	}
+	es = append(es, listEntries(l)...)
 	if l.Source == SourceLearned && l.UseCount < PruneKeepUseCount {
 		es = append(es, entry{keyspace.LessonDue(l.LastUsed, l.ID), nil})
+	}
+	return es
+}
+
+// listPos is l's position in list order (see keyspace.LessonPos).
+func listPos(l *Lesson) string {
+	return keyspace.LessonPos(l.Tier(), l.UseCount, l.Source == SourceSeed, l.ID)
+}
+
+// listEntries are the entries that keep l in the lists' order: among all
+// lessons, in its category, and (bound to a host) in its host's list.
+func listEntries(l *Lesson) []entry {
+	site, pos := siteOf(l.Domain), listPos(l)
+	es := []entry{
+		{keyspace.LessonList(pos), []byte(site)},
+		{keyspace.LessonListByCategory(string(l.Category), pos), []byte(site)},
+	}
+	if l.Domain != "" {
+		es = append(es, entry{keyspace.LessonListByHost(site, l.Domain, pos), []byte(l.Category)})
 	}
 	return es
 }

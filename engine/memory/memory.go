@@ -46,6 +46,10 @@ type Options struct {
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
+
+	// unindexed: a read-only open of a store whose schema is older (or
+	// whose migration is unfinished), so lesson lists scan.
+	unindexed bool
 }
 
 // Memory is every memory store over one kv.Store.
@@ -68,8 +72,8 @@ func Dir(dataDir string) string { return filepath.Join(dataDir, "db") }
 
 // Open opens the memory in dataDir (its database is <dataDir>/db): it takes
 // the data dir's lock (waiting up to LockWait for another process), checks
-// the schema (stamping a new store) and writes the seed lessons once. The
-// caller must Close it.
+// the schema (stamping a new store, migrating an older one: see migrate)
+// and writes the seed lessons once. The caller must Close it.
 func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	wait := opts.LockWait
 	switch {
@@ -83,7 +87,9 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	if opts.ReadOnly {
-		err = keyspace.Check(ctx, db)
+		var current bool
+		current, err = keyspace.Check(ctx, db)
+		opts.unindexed = !current
 	} else {
 		err = keyspace.Init(ctx, db)
 	}
@@ -94,12 +100,42 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	m := New(db, opts)
 	m.owned = true
 	if !opts.ReadOnly {
+		if err := m.migrate(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", dataDir, err)
+		}
 		if err := m.Lessons.Seed(ctx); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", dataDir, err)
 		}
 	}
 	return m, nil
+}
+
+// migrate finishes a migration keyspace.Init started (see
+// engine/keyspace/schema.go): for a store from schema 1 it builds the
+// lesson list indexes, then clears the marker. Every step is idempotent, so
+// a crash part way is repaired by the next open, which runs it again; the
+// store already says schema 2, so an older engine does not write it
+// meanwhile.
+//
+// A read-only open of such a store cannot migrate it: its lesson lists
+// fall back to reading every lesson (lesson.Options.Unindexed), which is
+// correct, only slower.
+func (m *Memory) migrate(ctx context.Context) error {
+	from, err := keyspace.Pending(ctx, m.db)
+	if err != nil || from == 0 {
+		return err
+	}
+	if from < 2 {
+		if _, err := m.Lessons.BuildListIndex(ctx); err != nil {
+			return fmt.Errorf("migrate schema %d → %d: %w", from, keyspace.SchemaVersion, err)
+		}
+	}
+	if err := keyspace.Migrated(ctx, m.db); err != nil {
+		return fmt.Errorf("migrate schema %d → %d: %w", from, keyspace.SchemaVersion, err)
+	}
+	return nil
 }
 
 // New returns every store over db, which the caller keeps: Close does not
@@ -111,7 +147,7 @@ func New(db kv.Store, opts Options) *Memory {
 	now, ev := opts.Now, opts.Events
 	return &Memory{
 		db: db, opts: opts,
-		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev}),
+		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Unindexed: opts.unindexed}),
 		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
 		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
 		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Weighted: opts.Weighted}),

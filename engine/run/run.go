@@ -9,6 +9,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/kv"
 )
@@ -563,21 +565,90 @@ type Filter struct {
 	Limit     int // at most this many
 }
 
+// CursorKind names run cursors (see engine/page).
+const CursorKind = "run"
+
 // List returns the runs that pass f, newest started first. It scans the
 // most selective index the filter allows (session, then site, then
 // status) and reads only the manifests it scans, stopping at Limit.
 func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
+	var out []Manifest
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		out, _, _, err = s.listFrom(r, f, "", f.Limit, false)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run: list: %w", err)
+	}
+	return out, nil
+}
+
+// Page returns one page of the runs List(ctx, f) returns, in the same
+// order (newest started first): at most req.Limit after req.Cursor, and
+// the cursor of the next page ("" after the last). f.Limit is ignored. A
+// run's position (start time, id) never changes, so writes between pages
+// never repeat or skip a run. A cursor that is not one of a run page is
+// engine.ErrInvalid.
+//
+// Cost: a page is one reverse range scan of the index List would use,
+// from the cursor, reading limit+1 entries and their manifests; only the
+// runs of that index the filter rejects are skipped (a status filter
+// combined with a session or domain, the domain's parent-domain runs, and
+// crashed runs, which are stored as running).
+func (s *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Result[Manifest], error) {
+	var res page.Result[Manifest]
+	n, err := req.Size()
+	if err != nil {
+		return res, err
+	}
+	after, err := page.Decode(CursorKind, req.Cursor)
+	if err != nil {
+		return res, err
+	}
+	if after != "" && !keyspace.CheckRunPos(after) {
+		return res, page.Bad(CursorKind)
+	}
+	var (
+		more bool
+		last string
+	)
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		res.Items, more, last, err = s.listFrom(r, f, after, n, true)
+		return err
+	})
+	if err != nil {
+		if engine.IsInvalid(err) {
+			return page.Result[Manifest]{}, err
+		}
+		return page.Result[Manifest]{}, fmt.Errorf("run: page: %w", err)
+	}
+	if res.Items == nil {
+		res.Items = []Manifest{}
+	}
+	if more && len(res.Items) > 0 {
+		res.Next = page.Encode(CursorKind, last)
+	}
+	return res, nil
+}
+
+// listFrom reads, in r, up to n runs (n <= 0: all) that pass f, started
+// before position after ("" = the newest), newest first, and reports
+// whether more follow (with probe; without, it stops at the n-th run and
+// reports false) and the position of the last run returned.
+func (s *Store) listFrom(r kv.Reader, f Filter, after string, n int, probe bool) (out []Manifest, more bool, last string, err error) {
 	host := ""
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
-			return nil, engine.Invalid("run", fmt.Sprintf("domain: %v", err))
+			return nil, false, "", engine.Invalid("run", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}
 	if f.Status != "" {
 		if _, err := ParseStatus(string(f.Status)); err != nil {
-			return nil, err
+			return nil, false, "", err
 		}
 	}
 	var prefix []byte
@@ -593,30 +664,37 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 	default:
 		prefix = keyspace.RunsByTime()
 	}
-	var out []Manifest
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		return r.Scan(prefix, kv.ScanOptions{Reverse: true, KeysOnly: true}, func(k, _ []byte) error {
-			m, err := load(r, keyspace.LastPart(k))
-			if err != nil {
-				return err
-			}
-			s.derive(m)
-			if (f.SessionID == "" || m.SessionID == f.SessionID) &&
-				(f.Status == "" || m.Status == f.Status) &&
-				(host == "" || domain.Within(m.Domain, host)) {
-				out = append(out, *m)
-				if f.Limit > 0 && len(out) >= f.Limit {
-					return kv.ErrStop
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("run: list: %w", err)
+	opts := kv.ScanOptions{Reverse: true, KeysOnly: true}
+	var start []byte
+	if after != "" {
+		start = append(slices.Clip(prefix), after...)
+		opts.Start = start
 	}
-	return out, nil
+	err = r.Scan(prefix, opts, func(k, _ []byte) error {
+		if start != nil && bytes.Equal(k, start) {
+			return nil
+		}
+		m, err := load(r, keyspace.LastPart(k))
+		if err != nil {
+			return err
+		}
+		s.derive(m)
+		if (f.SessionID == "" || m.SessionID == f.SessionID) &&
+			(f.Status == "" || m.Status == f.Status) &&
+			(host == "" || domain.Within(m.Domain, host)) {
+			if n > 0 && len(out) == n {
+				more = true
+				return kv.ErrStop
+			}
+			out = append(out, *m)
+			last = keyspace.RunPos(k)
+			if n > 0 && len(out) == n && !probe {
+				return kv.ErrStop
+			}
+		}
+		return nil
+	})
+	return out, more, last, err
 }
 
 // Scenario is how to start a run that continues (resume) or branches off

@@ -18,14 +18,12 @@
 package selector
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +32,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -434,14 +433,33 @@ func (s *Store) scan(ctx context.Context, host string, match func(h, r string) b
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(out, func(a, b Selector) int {
-		if c := cmp.Compare(b.Score(), a.Score()); c != 0 {
-			return c
-		}
-		if c := b.LastSuccess.Compare(a.LastSuccess); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Domain+a.Path+a.Role+a.Name+a.Selector, b.Domain+b.Path+b.Role+b.Name+b.Selector)
-	})
+	page.SortBy(out, listPos)
 	return out, nil
+}
+
+// CursorKind names selector cursors (see engine/page).
+const CursorKind = "selector"
+
+// listPos is a selector's position in List's order: best score first, then
+// most recent success, then by host, path, role, name and selector run
+// together (then apart, so the position is unique).
+func listPos(s *Selector) string {
+	return page.IntDesc(s.Score()) + page.TimeDesc(s.LastSuccess) +
+		s.Domain + s.Path + s.Role + s.Name + s.Selector +
+		"\x00" + s.Domain + "\x00" + s.Path + "\x00" + s.Role + "\x00" + s.Name + "\x00" + s.Selector
+}
+
+// Page returns one page of what List(ctx, host) returns, in the same
+// order: at most req.Limit after req.Cursor, and the cursor of the next
+// page ("" after the last). A selector whose score and last success did
+// not change between pages is neither repeated nor skipped. A cursor that
+// is not one of a selector page is engine.ErrInvalid.
+//
+// Cost: not proportional to the page. Selectors are kept by element and
+// their order (score) changes with every success or failure, so a page
+// reads what List reads, the host's site's selectors (bounded by one
+// site's data, and usually from the in-process cache), or every site's
+// without a host, and sorts them.
+func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Selector], error) {
+	return page.SlicePage(CursorKind, req, 40, listPos, func() ([]Selector, error) { return s.List(ctx, host) })
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -210,7 +212,10 @@ func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, err
 	var out []Session
 	err = st.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
-		return scanSite(r, site, n, func(s Session) { out = append(out, s) })
+		return scanSite(r, site, kv.ScanOptions{Reverse: true, Limit: max(n, 0)}, func(_ []byte, s Session) error {
+			out = append(out, s)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("session: recent %s: %w", site, err)
@@ -218,14 +223,14 @@ func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, err
 	return out, nil
 }
 
-func scanSite(r kv.Reader, site string, limit int, fn func(Session)) error {
-	return r.Scan(keyspace.Sessions(site), kv.ScanOptions{Reverse: true, Limit: max(limit, 0)}, func(k, v []byte) error {
+// scanSite decodes site's sessions in the order opts scans them.
+func scanSite(r kv.Reader, site string, opts kv.ScanOptions, fn func(k []byte, s Session) error) error {
+	return r.Scan(keyspace.Sessions(site), opts, func(k, v []byte) error {
 		var s Session
 		if err := json.Unmarshal(v, &s); err != nil {
 			return fmt.Errorf("decode %s: %w", k, err)
 		}
-		fn(s)
-		return nil
+		return fn(k, s)
 	})
 }
 
@@ -237,39 +242,190 @@ type Filter struct {
 	Limit     int    // at most this many
 }
 
-// List returns the sessions that pass f, newest first. Without a domain it
-// visits each site's (short) history in turn.
+// CursorKind names session cursors (see engine/page).
+const CursorKind = "session"
+
+// List returns the sessions that pass f, newest first (ties: by site, then
+// newest key first). Without a domain it visits each site's (short)
+// history in turn.
 func (st *Store) List(ctx context.Context, f Filter) ([]Session, error) {
-	var sites []string
-	if f.Domain != "" {
-		h, err := domain.Host(f.Domain)
-		if err != nil {
-			return nil, engine.Invalid("session", fmt.Sprintf("domain: %v", err))
-		}
-		sites = []string{domain.Site(h)}
+	site, err := f.site()
+	if err != nil {
+		return nil, err
 	}
 	var out []Session
-	err := st.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		visit := func(site string) error {
-			return scanSite(r, site, 0, func(s Session) {
-				if (f.SessionID == "" || s.ID == f.SessionID) && (f.Success == nil || s.Success == *f.Success) {
-					out = append(out, s)
-				}
-			})
+	err = st.db.View(ctx, func(r kv.Reader) error {
+		ps, err := gather(r, f, site)
+		if err != nil {
+			return err
 		}
-		if sites != nil {
-			return visit(sites[0])
+		out = make([]Session, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, p.s)
 		}
-		return EachSite(r, visit)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("session: list: %w", err)
 	}
-	slices.SortStableFunc(out, func(a, b Session) int { return b.Timestamp.Compare(a.Timestamp) })
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
+	return out, nil
+}
+
+func (f Filter) site() (string, error) {
+	if f.Domain == "" {
+		return "", nil
+	}
+	h, err := domain.Host(f.Domain)
+	if err != nil {
+		return "", engine.Invalid("session", fmt.Sprintf("domain: %v", err))
+	}
+	return domain.Site(h), nil
+}
+
+// Page returns one page of the sessions List(ctx, f) returns, in the same
+// order: at most req.Limit after req.Cursor, and the cursor of the next
+// page ("" after the last). f.Limit is ignored. A session's position (end
+// time, site, record hash) never changes, so writes between pages never
+// repeat or skip one (the trim to the newest Keep per site may delete
+// some). A cursor that is not one of a session page of this filter's site
+// is engine.ErrInvalid.
+//
+// Cost: with a domain, one reverse range scan of the site's sessions from
+// the cursor, limit+1 records (skipping those the id or success filter
+// rejects; a site keeps at most Keep). Without a domain, every site's
+// history is read and sorted (at most Keep per site): bounded by the
+// number of sites, not the page.
+func (st *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Result[Session], error) {
+	var res page.Result[Session]
+	site, err := f.site()
+	if err != nil {
+		return res, err
+	}
+	n, err := req.Size()
+	if err != nil {
+		return res, err
+	}
+	after, err := page.Decode(CursorKind, req.Cursor)
+	if err != nil {
+		return res, err
+	}
+	var start []byte
+	if after != "" {
+		start = posKey(after)
+		if start == nil || (site != "" && !strings.HasPrefix(string(start), string(keyspace.Sessions(site)))) {
+			return res, page.Bad(CursorKind) // damaged, or of another site's list
+		}
+	}
+	err = st.db.View(ctx, func(r kv.Reader) error {
+		if site == "" {
+			ps, err := gather(r, f, "")
+			if err != nil {
+				return err
+			}
+			pr, err := page.Slice(CursorKind, ps, page.Request{Limit: n, Cursor: req.Cursor}, func(p *positioned) string { return p.pos })
+			if err != nil {
+				return err
+			}
+			res.Next = pr.Next
+			for _, p := range pr.Items {
+				res.Items = append(res.Items, p.s)
+			}
+			return nil
+		}
+		more, last := false, ""
+		err := scanSite(r, site, kv.ScanOptions{Reverse: true, Start: start}, func(k []byte, s Session) error {
+			if start != nil && string(k) == string(start) {
+				return nil
+			}
+			if !f.keep(&s) {
+				return nil
+			}
+			if len(res.Items) == n {
+				more = true
+				return kv.ErrStop
+			}
+			res.Items = append(res.Items, s)
+			last = keyPos(k)
+			return nil
+		})
+		if more {
+			res.Next = page.Encode(CursorKind, last)
+		}
+		return err
+	})
+	if err != nil {
+		if engine.IsInvalid(err) {
+			return page.Result[Session]{}, err
+		}
+		return page.Result[Session]{}, fmt.Errorf("session: page: %w", err)
+	}
+	if res.Items == nil {
+		res.Items = []Session{}
+	}
+	return res, nil
+}
+
+func (f Filter) keep(s *Session) bool {
+	return (f.SessionID == "" || s.ID == f.SessionID) && (f.Success == nil || s.Success == *f.Success)
+}
+
+// positioned is a session with its position in the list:
+// "<when, reversed>/<site>/<hash, reversed>" (hex digits reversed so that
+// newer sorts first; site as in its key).
+type positioned struct {
+	pos string
+	s   Session
+}
+
+// keyPos returns the position of the session stored at key
+// site/<site>/session/<when>/<hash>, "" for another key.
+func keyPos(k []byte) string {
+	parts := strings.Split(string(k), "/")
+	if len(parts) != 5 || parts[0] != "site" || parts[2] != "session" {
+		return ""
+	}
+	return page.HexDesc(parts[3]) + "/" + parts[1] + "/" + page.HexDesc(parts[4])
+}
+
+// posKey is keyPos reversed: the key of a position, nil for a position of
+// another shape.
+func posKey(pos string) []byte {
+	parts := strings.Split(pos, "/")
+	if len(parts) != 3 || !page.HexPrefix(parts[0], 16) || len(parts[0]) != 16 ||
+		!page.HexPrefix(parts[2], 16) || len(parts[2]) != 16 || parts[1] == "" {
+		return nil
+	}
+	if _, err := url.PathUnescape(parts[1]); err != nil {
+		return nil
+	}
+	return []byte("site/" + parts[1] + "/session/" + page.HexDesc(parts[0]) + "/" + page.HexDesc(parts[2]))
+}
+
+// gather reads the sessions that pass f, of site or (site "") every site,
+// in list order.
+func gather(r kv.Reader, f Filter, site string) ([]positioned, error) {
+	var out []positioned
+	visit := func(site string) error {
+		return scanSite(r, site, kv.ScanOptions{Reverse: true}, func(k []byte, s Session) error {
+			if f.keep(&s) {
+				out = append(out, positioned{keyPos(k), s})
+			}
+			return nil
+		})
+	}
+	var err error
+	if site != "" {
+		err = visit(site)
+	} else {
+		err = EachSite(r, visit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	page.SortBy(out, func(p *positioned) string { return p.pos })
 	return out, nil
 }
 

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -431,11 +431,29 @@ func (s *Store) List(ctx context.Context, host string) ([]Trajectory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trajectory: list %s: %w", host, err)
 	}
-	slices.SortStableFunc(out, func(a, b Trajectory) int {
-		if c := b.RecordedAt.Compare(a.RecordedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	page.SortBy(out, listPos)
 	return out, nil
+}
+
+// CursorKind names trajectory cursors (see engine/page).
+const CursorKind = "trajectory"
+
+// listPos is a trajectory's position in List's order: newest recorded
+// first, then by id (then site, so it is unique).
+func listPos(t *Trajectory) string {
+	return page.TimeDesc(t.RecordedAt) + t.ID + "\x00" + t.Domain
+}
+
+// Page returns one page of what List(ctx, host) returns, in the same
+// order: at most req.Limit after req.Cursor, and the cursor of the next
+// page ("" after the last). A trajectory's position (recorded time, id)
+// never changes, so writes between pages never repeat or skip one. A
+// cursor that is not one of a trajectory page is engine.ErrInvalid.
+//
+// Cost: not proportional to the page. Trajectories are kept by id, not in
+// list order, so a page reads what List reads, the host's site's
+// trajectories (bounded by one site's data: successful runs, which
+// expire), or every site's without a host, and sorts them.
+func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Trajectory], error) {
+	return page.SlicePage(CursorKind, req, 24, listPos, func() ([]Trajectory, error) { return s.List(ctx, host) })
 }
