@@ -113,7 +113,7 @@ func responseType(rt Route) string {
 // health answers GET /v1/health after reading the schema stamp, so a
 // server whose store fails says so.
 func health(c *call) (any, error) {
-	if err := keyspace.Check(c.ctx, c.m.DB()); err != nil {
+	if _, err := keyspace.Check(c.ctx, c.m.DB()); err != nil {
 		return nil, err
 	}
 	return Health{Status: "ok", Schema: keyspace.SchemaVersion}, nil
