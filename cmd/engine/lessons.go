@@ -168,14 +168,18 @@ func (a *app) lessonsRmCommand() *cobra.Command {
 
 func (a *app) queryLessonsCommand() *cobra.Command {
 	var (
-		f        lesson.Filter
+		f        api.LessonFilter
 		category string
+		max      int
 		asJSON   bool
 	)
 	c := &cobra.Command{
 		Use:   "lessons",
 		Short: "List lessons (Tier 1 first, then by use)",
-		Args:  cobra.NoArgs,
+		Long: `List lessons: Tier 1 first, then by use. With --max N, at most N, and when
+more remain the cursor of the rest goes to stderr (give it to --cursor).
+The list is read a page at a time; --json prints it as it comes.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
@@ -187,7 +191,7 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 			if f.Tier != 0 && f.Tier != 1 && f.Tier != 2 {
 				return usagef("--tier must be 1 or 2, not %d", f.Tier)
 			}
-			if f.Max < 0 {
+			if max < 0 {
 				return usagef("--max must not be negative")
 			}
 			m, err := a.client(cmd.Context())
@@ -195,18 +199,32 @@ func (a *app) queryLessonsCommand() *cobra.Command {
 				return err
 			}
 			defer closeInto(&err, m)
-			page, err := m.Lessons(cmd.Context(), api.LessonFilter{Domain: f.Domain, Category: f.Category, Tier: f.Tier, Limit: f.Max})
-			if err != nil {
-				return err
+			var next string
+			if asJSON {
+				out := newJSONArray(a.stdout)
+				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { return out.add(l) }); err != nil {
+					return err
+				}
+				err = out.close()
+			} else {
+				t := a.lessonTable()
+				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { t.add(l); return nil }); err != nil {
+					return err
+				}
+				err = t.flush()
 			}
-			return a.printLessons(asJSON, true, page.Lessons...)
+			if next != "" && err == nil {
+				fmt.Fprintf(a.stderr, "engine: more lessons: --cursor %s\n", next)
+			}
+			return err
 		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.Domain, "domain", "", "only lessons bound to this domain (or a parent of it)")
 	fl.StringVar(&category, "category", "", "only this category")
 	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
-	fl.IntVar(&f.Max, "max", 0, "at most N lessons")
+	fl.IntVar(&max, "max", 0, "at most N lessons")
+	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
@@ -223,12 +241,23 @@ func (a *app) printLessons(asJSON, list bool, ls ...lesson.Lesson) error {
 		}
 		return printJSON(a.stdout, ls[0])
 	}
-	t := newTable(a.stdout, "ID", "TIER", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")
+	t := a.lessonTable()
 	for _, l := range ls {
-		t.row(l.ID, l.Tier(), l.Category, l.UseCount, l.Helped, dash(l.FailedCommand), dash(truncate(l.ErrorPattern, 30)),
-			dash(l.Domain), l.LastUsed, l.Source, truncate(l.Lesson, 70))
+		t.add(l)
 	}
 	return t.flush()
+}
+
+// lessonTable is the table form of lessons.
+type lessonTable struct{ *table }
+
+func (a *app) lessonTable() lessonTable {
+	return lessonTable{newTable(a.stdout, "ID", "TIER", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
+}
+
+func (t lessonTable) add(l lesson.Lesson) {
+	t.row(l.ID, l.Tier(), l.Category, l.UseCount, l.Helped, dash(l.FailedCommand), dash(truncate(l.ErrorPattern, 30)),
+		dash(l.Domain), l.LastUsed, l.Source, truncate(l.Lesson, 70))
 }
 
 func dash(s string) string {

@@ -54,3 +54,40 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// jsonArray streams a JSON array in printJSON's form, an item at a time,
+// so a long list is printed as its pages arrive instead of held whole.
+type jsonArray struct {
+	w io.Writer
+	n int
+}
+
+func newJSONArray(w io.Writer) *jsonArray { return &jsonArray{w: w} }
+
+// add writes one item.
+func (a *jsonArray) add(v any) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	sep := ",\n  "
+	if a.n == 0 {
+		sep = "[\n  "
+	}
+	a.n++
+	_, err := io.WriteString(a.w, sep+strings.TrimSuffix(b.String(), "\n"))
+	return err
+}
+
+// close ends the array.
+func (a *jsonArray) close() error {
+	end := "\n]\n"
+	if a.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(a.w, end)
+	return err
+}

@@ -21,9 +21,9 @@ func init() {
 
 // runFilterFlags are the list filters of `engine runs` and `engine query runs`.
 type runFilterFlags struct {
-	domain, status, session string
-	limit                   int
-	asJSON                  bool
+	domain, status, session, cursor string
+	limit                           int
+	asJSON                          bool
 }
 
 func (f *runFilterFlags) add(c *cobra.Command) {
@@ -31,7 +31,8 @@ func (f *runFilterFlags) add(c *cobra.Command) {
 	fl.StringVar(&f.domain, "domain", "", "runs on this domain and its subdomains")
 	fl.StringVar(&f.status, "status", "", "running, completed, failed or crashed (running, but its process is gone)")
 	fl.StringVar(&f.session, "session", "", "runs of this session id")
-	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first)")
+	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first); the cursor of the rest goes to stderr")
+	fl.StringVar(&f.cursor, "cursor", "", "go on where a --limit list stopped")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }
 
@@ -39,7 +40,7 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 	if f.limit < 0 {
 		return usagef("--limit %d is negative", f.limit)
 	}
-	filter := run.Filter{Domain: f.domain, SessionID: f.session, Limit: f.limit}
+	filter := run.Filter{Domain: f.domain, SessionID: f.session}
 	if f.status != "" {
 		st, err := run.ParseStatus(f.status)
 		if err != nil {
@@ -52,25 +53,34 @@ func (a *app) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 		return err
 	}
 	defer closeInto(&err, k)
-	ms, err := k.Runs(ctx, filter)
-	if err != nil {
-		return err
-	}
+	var next string
 	if f.asJSON {
-		if ms == nil {
-			ms = []run.Manifest{}
+		out := newJSONArray(a.stdout)
+		if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error { return out.add(m) }); err != nil {
+			return err
 		}
-		return printJSON(a.stdout, ms)
+		err = out.close()
+	} else {
+		var t *table
+		if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error {
+			if t == nil {
+				t = newTable(a.stdout, "RUN", "STATUS", "STARTED", "DOMAIN", "SESSION", "TURNS", "GOAL")
+			}
+			t.row(m.RunID, m.Status, m.StartedAt.Format(time.RFC3339), m.Domain, dash(m.SessionID), m.TurnCount, truncate(m.Goal, 50))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if t == nil {
+			fmt.Fprintln(a.stdout, "no runs")
+		} else {
+			err = t.flush()
+		}
 	}
-	if len(ms) == 0 {
-		fmt.Fprintln(a.stdout, "no runs")
-		return nil
+	if next != "" && err == nil {
+		fmt.Fprintf(a.stderr, "engine: more runs: --cursor %s\n", next)
 	}
-	t := newTable(a.stdout, "RUN", "STATUS", "STARTED", "DOMAIN", "SESSION", "TURNS", "GOAL")
-	for _, m := range ms {
-		t.row(m.RunID, m.Status, m.StartedAt.Format(time.RFC3339), m.Domain, dash(m.SessionID), m.TurnCount, truncate(m.Goal, 50))
-	}
-	return t.flush()
+	return err
 }
 
 func (a *app) queryRunsCommand() *cobra.Command {

@@ -313,17 +313,16 @@ func TestServeKilled(t *testing.T) {
 	// acknowledged lesson.
 	srv2 := startServe(t, dir)
 	c2 := dialClient(t, ctx, dir)
-	page, err := c2.Lessons(ctx, api.LessonFilter{Category: lesson.ErrorRecovery})
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := map[string]bool{}
 	heldN := 0
-	for _, l := range page.Lessons {
+	if _, err := c2.EachLesson(ctx, api.LessonFilter{Category: lesson.ErrorRecovery}, 0, func(l lesson.Lesson) error {
 		served[l.ID] = true
 		if strings.HasPrefix(l.ErrorPattern, "held ") {
 			heldN++
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	for id, pat := range acked {
 		if !served[id] {

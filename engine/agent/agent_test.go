@@ -16,6 +16,7 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
@@ -332,8 +333,9 @@ func TestMemoryFreeDuringModelCalls(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		<-m.in // the loop is waiting for the model
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		runs, err := mem.Runs(rctx, run.Filter{})
+		p, err := mem.Runs(rctx, run.Filter{}, page.Request{})
 		cancel()
+		runs := p.Runs
 		if err != nil || len(runs) != 1 || runs[0].Status != run.Running || runs[0].TurnCount != i {
 			t.Fatalf("call %d: runs %+v %v", i+1, runs, err)
 		}

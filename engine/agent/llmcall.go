@@ -159,6 +159,12 @@ func attemptModel(ctx context.Context, m engine.Model, req engine.ModelRequest, 
 	}()
 	select {
 	case r := <-done:
+		if r.err != nil && ctx.Err() == nil && errors.Is(r.err, context.DeadlineExceeded) {
+			// The model saw the deadline (the plugin acts on the one it was
+			// sent) a moment before this process's timer fired: wait for
+			// the timer, which is due, so the cause below is known.
+			<-actx.Done()
+		}
 		if r.err != nil && ctx.Err() == nil && context.Cause(actx) == errLLMTimeout {
 			return nil, errLLMTimeout
 		}

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/problem"
 )
 
@@ -262,6 +264,49 @@ func (c *call) queryBool(name string) (bool, error) {
 		return false, engine.Invalidf("request", "%s=%q: want true or false", name, v)
 	}
 	return b, nil
+}
+
+// page reads the limit and cursor parameters of a list route.
+func (c *call) page() (page.Request, error) {
+	limit, err := c.queryInt("limit", 0, 1, math.MaxInt32)
+	if err != nil {
+		return page.Request{}, err
+	}
+	return page.Request{Limit: limit, Cursor: c.query("cursor")}, nil
+}
+
+// The paging parameters every paged list route documents.
+var (
+	limitParam = Param{Name: "limit", Type: "integer",
+		Description: "at most this many (default " + strconv.Itoa(page.DefaultLimit) + ", most " + strconv.Itoa(page.MaxLimit) + " a page)"}
+	cursorParam = Param{Name: "cursor", Type: "string", Description: "the next page: the next field of the page before"}
+)
+
+// eachPage walks a paged list: pages of at most page.MaxLimit until max
+// items (0: all) or the end, each item to fn. It returns the cursor after
+// the last item given when the list goes on.
+func eachPage[T any](max int, cursor string, get func(limit int, cursor string) ([]T, string, error), fn func(T) error) (string, error) {
+	given := 0
+	for {
+		limit := page.MaxLimit
+		if max > 0 {
+			limit = min(limit, max-given)
+		}
+		items, next, err := get(limit, cursor)
+		if err != nil {
+			return "", err
+		}
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return "", err
+			}
+		}
+		given += len(items)
+		cursor = next
+		if next == "" || (max > 0 && given >= max) {
+			return next, nil
+		}
+	}
 }
 
 // required returns a query parameter that must be given.

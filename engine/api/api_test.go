@@ -218,3 +218,59 @@ func TestLocalClientRoundTrip(t *testing.T) {
 		t.Fatalf("learn from a bad log: %v; want bad input", err)
 	}
 }
+
+// Lesson lists come in pages whose cursors join them to the whole list;
+// EachLesson walks them; a bad cursor is bad input.
+func TestLessonPages(t *testing.T) {
+	ctx := context.Background()
+	c := api.Local(api.Handler(open(t), api.Options{}), api.ClientOptions{})
+	defer c.Close()
+	for i := range 7 {
+		if _, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "tip " + string(rune('a'+i)), Category: "site_specific",
+			FailedCommand: "click", ErrorPattern: "pattern " + string(rune('a'+i)), Domain: "shop.example", UseCount: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var all []string
+	if _, err := c.EachLesson(ctx, api.LessonFilter{}, 0, func(l lesson.Lesson) error { all = append(all, l.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 7+3 {
+		t.Fatalf("every lesson: %d, want 10 (7 and the 3 seeds)", len(all))
+	}
+	var paged []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := c.Lessons(ctx, api.LessonFilter{Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Lessons) > 3 || pages > 4 {
+			t.Fatalf("page %d: %d lessons", pages, len(p.Lessons))
+		}
+		for _, l := range p.Lessons {
+			paged = append(paged, l.ID)
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(paged, " ") != strings.Join(all, " ") {
+		t.Fatalf("pages of 3: %v\nwant %v", paged, all)
+	}
+	var first []string
+	next, err := c.EachLesson(ctx, api.LessonFilter{}, 4, func(l lesson.Lesson) error { first = append(first, l.ID); return nil })
+	if err != nil || len(first) != 4 || next == "" {
+		t.Fatalf("at most 4: %v, next %q, %v", first, next, err)
+	}
+	var rest []string
+	if _, err := c.EachLesson(ctx, api.LessonFilter{Cursor: next}, 0, func(l lesson.Lesson) error { rest = append(rest, l.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(append(first, rest...), " ") != strings.Join(all, " ") {
+		t.Fatalf("4 then the rest: %v %v\nwant %v", first, rest, all)
+	}
+	if _, err := c.Lessons(ctx, api.LessonFilter{Cursor: "not-a-cursor"}); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("a bad cursor: %v; want bad input", err)
+	}
+}

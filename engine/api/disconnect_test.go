@@ -46,15 +46,14 @@ func bigImport(t *testing.T, prefix string, n int) []byte {
 // starts with prefix.
 func countPrefix(t *testing.T, ctx context.Context, c *api.Client, prefix string) int {
 	t.Helper()
-	p, err := c.Lessons(ctx, api.LessonFilter{Category: lesson.ErrorRecovery})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, l := range p.Lessons {
+	if _, err := c.EachLesson(ctx, api.LessonFilter{Category: lesson.ErrorRecovery}, 0, func(l lesson.Lesson) error {
 		if strings.HasPrefix(l.ErrorPattern, prefix+" ") {
 			n++
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

@@ -19,7 +19,8 @@ type RecallErrorRequest struct {
 	Domain  string `json:"domain,omitempty"`
 }
 
-// LessonFilter selects lessons for GET /v1/lessons.
+// LessonFilter selects lessons for GET /v1/lessons: a page of Limit
+// lessons (0: page.DefaultLimit; at most page.MaxLimit) after Cursor.
 type LessonFilter struct {
 	Domain   string
 	Category lesson.Category
@@ -58,9 +59,6 @@ type Pruned struct {
 	Remaining int `json:"remaining"`
 }
 
-// MaxListLimit is the largest page a list route returns.
-const MaxListLimit = 10000
-
 func init() {
 	routeSets = append(routeSets, lessonRoutes)
 }
@@ -97,8 +95,7 @@ func lessonRoutes() []Route {
 				{Name: "domain", Type: "string", Description: "lessons bound to this domain or a parent of it"},
 				{Name: "tier", Type: "integer", Description: "1 or 2"},
 				{Name: "category", Type: "string", Description: "tool_fallback, best_practice, error_recovery or site_specific"},
-				{Name: "limit", Type: "integer", Description: "at most this many (default and most: " + strconv.Itoa(MaxListLimit) + ")"},
-				{Name: "cursor", Type: "string", Description: "the next page: a previous page's next"},
+				limitParam, cursorParam,
 			},
 			Response: LessonPage{},
 			handle:   listLessons},
@@ -179,17 +176,15 @@ func listLessons(c *call) (any, error) {
 	if f.Tier, err = c.queryInt("tier", 0, 1, 2); err != nil {
 		return nil, err
 	}
-	if f.Max, err = c.queryInt("limit", MaxListLimit, 1, MaxListLimit); err != nil {
-		return nil, err
-	}
-	if c.query("cursor") != "" {
-		return nil, engine.Invalid("request", "cursor: lesson lists are not paged yet")
-	}
-	ls, err := c.m.Lessons.List(c.ctx, f)
+	req, err := c.page()
 	if err != nil {
 		return nil, err
 	}
-	return LessonPage{Lessons: nonNilSlice(ls)}, nil
+	p, err := c.m.Lessons.Page(c.ctx, f, req)
+	if err != nil {
+		return nil, err
+	}
+	return LessonPage{Lessons: nonNilSlice(p.Items), Next: p.Next}, nil
 }
 
 // Removed is the answer of a DELETE.
@@ -289,4 +284,18 @@ func setInt(q url.Values, k string, v int) {
 	if v != 0 {
 		q.Set(k, strconv.Itoa(v))
 	}
+}
+
+// EachLesson calls fn with every lesson f selects, page after page, up to
+// max lessons (0: all). It returns the cursor after the last lesson given
+// when more remain.
+func (c *Client) EachLesson(ctx context.Context, f LessonFilter, max int, fn func(lesson.Lesson) error) (string, error) {
+	return eachPage(max, f.Cursor, func(limit int, cursor string) ([]lesson.Lesson, string, error) {
+		f.Limit, f.Cursor = limit, cursor
+		p, err := c.Lessons(ctx, f)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Lessons, p.Next, nil
+	}, fn)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/session"
 )
@@ -54,6 +54,13 @@ type RunCompletion struct {
 	NoSession bool `json:"no_session,omitempty"`
 }
 
+// RunPage is one page of GET /v1/runs, newest started first: Next is the
+// cursor of the next page, "" after the last.
+type RunPage struct {
+	Runs []run.Manifest `json:"runs"`
+	Next string         `json:"next,omitempty"`
+}
+
 // CompletedRun is POST /v1/runs/{id}/complete's answer: the finished run,
 // and the entry recorded in its site's session history (none with
 // no_session).
@@ -78,9 +85,9 @@ func runRoutes() []Route {
 				{Name: "domain", Type: "string", Description: "runs on this host and its subdomains"},
 				{Name: "status", Type: "string", Description: "running, completed, failed or crashed"},
 				{Name: "session", Type: "string", Description: "runs of this session id"},
-				{Name: "limit", Type: "integer", Description: "at most this many (default: all)"},
+				limitParam, cursorParam,
 			},
-			Response: []run.Manifest{},
+			Response: RunPage{},
 			handle:   listRuns},
 		{Method: http.MethodPost, Path: "/v1/runs", Summary: "Register a run as running",
 			Body: CreateRun{}, Response: run.Manifest{},
@@ -154,11 +161,15 @@ func listRuns(c *call) (any, error) {
 		}
 		f.Status = st
 	}
-	var err error
-	if f.Limit, err = c.queryInt("limit", 0, 0, math.MaxInt32); err != nil {
+	req, err := c.page()
+	if err != nil {
 		return nil, err
 	}
-	return nonNil(c.m.Runs.List(c.ctx, f))
+	p, err := c.m.Runs.Page(c.ctx, f, req)
+	if err != nil {
+		return nil, err
+	}
+	return RunPage{Runs: nonNilSlice(p.Items), Next: p.Next}, nil
 }
 
 func completeRun(c *call) (any, error) {
@@ -204,14 +215,28 @@ func scenario(c *call, build func(ctx context.Context, id, goal string) (*run.Sc
 }
 
 // Runs is GET /v1/runs.
-func (c *Client) Runs(ctx context.Context, f run.Filter) ([]run.Manifest, error) {
+func (c *Client) Runs(ctx context.Context, f run.Filter, req page.Request) (*RunPage, error) {
 	q := url.Values{}
 	set(q, "domain", f.Domain)
 	set(q, "status", string(f.Status))
 	set(q, "session", f.SessionID)
-	setInt(q, "limit", f.Limit)
-	var out []run.Manifest
-	return out, c.do(ctx, request{method: http.MethodGet, path: "/v1/runs", query: q}, &out)
+	setInt(q, "limit", req.Limit)
+	set(q, "cursor", req.Cursor)
+	var out RunPage
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/runs", query: q}, &out)
+}
+
+// EachRun calls fn with every run f selects, newest first, page after
+// page from cursor, up to max runs (0: all). It returns the cursor after
+// the last run given when more remain.
+func (c *Client) EachRun(ctx context.Context, f run.Filter, cursor string, max int, fn func(run.Manifest) error) (string, error) {
+	return eachPage(max, cursor, func(limit int, cursor string) ([]run.Manifest, string, error) {
+		p, err := c.Runs(ctx, f, page.Request{Limit: limit, Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Runs, p.Next, nil
+	}, fn)
 }
 
 // CreateRun is POST /v1/runs.

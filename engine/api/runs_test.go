@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/session"
@@ -94,12 +95,12 @@ func TestRunLifecycle(t *testing.T) {
 		{run.Filter{Limit: 1}, []string{"run_3"}},
 		{run.Filter{Domain: "nothing.org"}, []string{}},
 	} {
-		ms, err := c.Runs(ctx, tc.f)
-		var got []string
-		for _, m := range ms {
+		p, err := c.Runs(ctx, tc.f, page.Request{Limit: tc.f.Limit})
+		got := []string{}
+		for _, m := range p.Runs {
 			got = append(got, m.RunID)
 		}
-		if err != nil || ms == nil || !slices.Equal(got, tc.want) {
+		if err != nil || p.Runs == nil || !slices.Equal(got, tc.want) {
 			t.Errorf("runs %+v: %v, %v; want %v", tc.f, got, err, tc.want)
 		}
 	}
@@ -201,9 +202,9 @@ func TestCrashedIsDerivedByTheServer(t *testing.T) {
 	if !strings.HasPrefix(m.Reason, "crashed: process 4194304 on "+host+" is gone") {
 		t.Errorf("crashed reason %q", m.Reason)
 	}
-	ms, err := c.Runs(ctx, run.Filter{Status: run.Crashed})
-	if err != nil || len(ms) != 1 || ms[0].RunID != "gone" {
-		t.Fatalf("runs status=crashed: %+v, %v", ms, err)
+	p, err := c.Runs(ctx, run.Filter{Status: run.Crashed}, page.Request{})
+	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "gone" {
+		t.Fatalf("runs status=crashed: %+v, %v", p, err)
 	}
 	// Crashed is shown, never stored: the run can still be completed.
 	yes := true
@@ -263,8 +264,8 @@ func TestSessionRoutes(t *testing.T) {
 	if b := body(t, do(t, h, "GET", "/v1/sessions", "", "")); strings.TrimSpace(b) != "[]" {
 		t.Fatalf("no sessions: %s, want []", b)
 	}
-	if b := body(t, do(t, h, "GET", "/v1/runs", "", "")); strings.TrimSpace(b) != "[]" {
-		t.Fatalf("no runs: %s, want []", b)
+	if b := body(t, do(t, h, "GET", "/v1/runs", "", "")); strings.TrimSpace(b) != `{"runs":[]}` {
+		t.Fatalf("no runs: %s, want {\"runs\":[]}", b)
 	}
 }
 
