@@ -57,7 +57,7 @@ mean_cpu() {
 	shift
 	ENGINE_DATA_DIR="$dir" /usr/bin/time -f "%U %S" -o "$tmp/times" sh -c '
 		n=$1; shift; i=0
-		while [ "$i" -lt "$n" ]; do "$@" >/dev/null; i=$((i + 1)); done' sh "$RUNS" "$E" "$@"
+		while [ "$i" -lt "$n" ]; do "$@" >/dev/null 2>&1; i=$((i + 1)); done' sh "$RUNS" "$E" "$@"
 	awk -v r="$RUNS" '{print ($1 + $2) / r}' "$tmp/times"
 }
 
@@ -65,8 +65,8 @@ bench() {
 	name="$1"
 	shift
 	"$E" version >/dev/null # warm the page cache
-	ENGINE_DATA_DIR="$tmp/served" "$E" "$@" >/dev/null
-	ENGINE_DATA_DIR="$tmp/embedded" "$E" "$@" >/dev/null
+	ENGINE_DATA_DIR="$tmp/served" "$E" "$@" >/dev/null 2>&1
+	ENGINE_DATA_DIR="$tmp/embedded" "$E" "$@" >/dev/null 2>&1
 	before="$(server_cpu)"
 	served="$(mean_cpu "$tmp/served" "$@")"
 	after="$(server_cpu)"
