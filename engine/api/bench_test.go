@@ -103,3 +103,56 @@ func BenchmarkRecallSocket(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRecallSocketSmall is the socket round trip on a store as a few
+// runs leave it (the seeds and one site's handful of lessons), where the
+// recall itself is cheap: what the socket and HTTP cost on their own.
+func BenchmarkRecallSocketSmall(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	for i := range 5 {
+		if _, _, err := m.Lessons.Record(ctx, lesson.Lesson{Lesson: "scroll first", Category: "site_specific", FailedCommand: "click",
+			ErrorPattern: "not visible " + string(rune('a'+i)), Domain: "shop.example"}, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+	recall := func(b *testing.B, c *api.Client) {
+		for b.Loop() {
+			if _, err := c.RecallError(ctx, "click e12", "element not visible a", "shop.example"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := m.Lessons.RecallError(ctx, "click e12", "element not visible a", "shop.example"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("socket", func(b *testing.B) {
+		sc, err := service.Dial(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recall(b, api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{}))
+	})
+}
