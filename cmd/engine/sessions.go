@@ -114,17 +114,11 @@ func (a *app) querySessionsCommand() *cobra.Command {
 			if f.Limit < 0 {
 				return usagef("--limit %d is negative", f.Limit)
 			}
-			switch status {
-			case "":
-			case "completed", "succeeded":
-				yes := true
-				f.Success = &yes
-			case "failed":
-				no := false
-				f.Success = &no
-			default:
+			success, ok := session.ParseOutcome(status)
+			if !ok {
 				return usagef("--status %q: want completed or failed", status)
 			}
+			f.Success = success
 			if render && f.Domain == "" {
 				return usagef("--render needs --domain: the history is rendered for one site")
 			}

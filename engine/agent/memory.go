@@ -184,9 +184,9 @@ func (r *runner) completeRun(ctx context.Context) error {
 	return nil
 }
 
-// actionLog is the action log as lesson learning reads it, in the
-// engine's JSONL form: the browser actions that ran (rejected ones were
-// not run).
+// actionLog is the action log as lesson learning reads it: the lines of
+// actions.jsonl (the engine's own action records) of the browser actions
+// that ran (rejected ones were not run).
 func (r *runner) actionLog() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -195,16 +195,7 @@ func (r *runner) actionLog() ([]byte, error) {
 		if a.Approval == "rejected" {
 			continue
 		}
-		rec := struct {
-			Step   int    `json:"step"`
-			Action string `json:"action"`
-			Ref    string `json:"ref,omitempty"`
-			Value  string `json:"value,omitempty"`
-			OK     bool   `json:"ok"`
-			Error  string `json:"error,omitempty"`
-			URL    string `json:"url,omitempty"`
-		}{a.Step, a.Action, a.Ref, a.Value, a.OK, a.Error, a.URL}
-		if err := enc.Encode(rec); err != nil {
+		if err := enc.Encode(a); err != nil { // the engine's action record, which learning reads
 			return nil, err
 		}
 	}

@@ -67,17 +67,12 @@ func sessionRoutes() []Route {
 
 func sessionFilter(c *call) (session.Filter, error) {
 	f := session.Filter{Domain: c.query("domain"), SessionID: c.query("session")}
-	switch v := c.query("status"); v {
-	case "":
-	case "completed", "succeeded":
-		yes := true
-		f.Success = &yes
-	case "failed":
-		no := false
-		f.Success = &no
-	default:
+	v := c.query("status")
+	success, ok := session.ParseOutcome(v)
+	if !ok {
 		return f, engine.Invalidf("request", "status=%q: want completed or failed", v)
 	}
+	f.Success = success
 	var err error
 	f.Limit, err = c.queryInt("limit", 0, 0, math.MaxInt32)
 	return f, err

@@ -245,6 +245,23 @@ type Filter struct {
 // CursorKind names session cursors (see engine/page).
 const CursorKind = "session"
 
+// ParseOutcome reads a status filter: "completed" (or "succeeded") and
+// "failed" select by outcome, "" selects all; ok is false for anything
+// else, and the caller names the problem in its own terms.
+func ParseOutcome(status string) (success *bool, ok bool) {
+	switch status {
+	case "":
+		return nil, true
+	case "completed", "succeeded":
+		yes := true
+		return &yes, true
+	case "failed":
+		no := false
+		return &no, true
+	}
+	return nil, false
+}
+
 // List returns the sessions that pass f, newest first (ties: by site, then
 // newest key first). Without a domain it visits each site's (short)
 // history in turn.
