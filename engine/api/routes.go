@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,4 +91,10 @@ func init() {
 				handle: func(*call) (any, error) { return OpenAPI(), nil }},
 		}
 	})
+}
+
+// Health is GET /v1/health.
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	var out Health
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/health"}, &out)
 }

@@ -18,8 +18,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -101,6 +104,12 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 			lock.Detail = holder(le)
 			lock.Data = le
 			schema.Status, schema.Detail = Warn, "not read: the data dir is in use"
+			// A holder that serves the data dir answers for it.
+			if h, sock, err := served(ctx, dir); err == nil {
+				info.Schema = h.Schema
+				lock.Detail += ", serving " + sock
+				schema.Status, schema.Detail = OK, fmt.Sprintf("version %d (this engine reads up to %d), read through the memory server", h.Schema, keyspace.SchemaVersion)
+			}
 		case err != nil:
 			schema.Status, schema.Detail = Fail, err.Error()
 		case v == 0:
@@ -114,6 +123,19 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 		}
 	}
 	return []Check{dirCheck, schema, {Name: "backend", Status: OK, Detail: info.Backend}, lock}, info
+}
+
+// served asks the memory server on dir's socket, if any, for its health.
+func served(ctx context.Context, dir string) (*api.Health, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	sc, err := service.Dial(ctx, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer sc.CloseIdleConnections()
+	h, err := api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{}).Health(ctx)
+	return h, sc.Server, err
 }
 
 // readSchema opens the database without waiting for its lock and reads the

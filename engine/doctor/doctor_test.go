@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -138,5 +141,37 @@ func TestHumanBytes(t *testing.T) {
 		if got := HumanBytes(n); got != want {
 			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A data dir held by a memory server is read through it: the schema is
+// known and the holder is named with its socket.
+func TestDataDirServed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	checks, info := DataDir(ctx, dir)
+	if c := find(t, checks, "schema"); c.Status != OK || info.Schema != keyspace.SchemaVersion || !strings.Contains(c.Detail, "through the memory server") {
+		t.Errorf("schema check of a served data dir = %+v, info.Schema = %d", c, info.Schema)
+	}
+	if c := find(t, checks, "in use"); !strings.Contains(c.Detail, "serving "+service.SocketPath(dir)) {
+		t.Errorf("in use check of a served data dir = %+v", c)
 	}
 }
