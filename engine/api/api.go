@@ -275,6 +275,23 @@ func (c *call) page() (page.Request, error) {
 	return page.Request{Limit: limit, Cursor: c.query("cursor")}, nil
 }
 
+// pageIfAsked is page for a per-site list, which answers the site's whole
+// list unless a limit or a cursor asks for a page.
+func (c *call) pageIfAsked() (page.Request, bool, error) {
+	if c.query("limit") == "" && c.query("cursor") == "" {
+		return page.Request{}, false, nil
+	}
+	req, err := c.page()
+	return req, err == nil, err
+}
+
+// The paging parameters of a per-site list: it answers the whole list (one
+// site's, bounded by what a site keeps) unless asked for a page.
+var (
+	siteLimitParam = Param{Name: "limit", Type: "integer",
+		Description: "a page of at most this many (at most " + strconv.Itoa(page.MaxLimit) + "); without limit or cursor, the whole list"}
+)
+
 // The paging parameters every paged list route documents.
 var (
 	limitParam = Param{Name: "limit", Type: "integer",

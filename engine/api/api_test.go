@@ -14,9 +14,11 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/problem"
+	"github.com/engine-dev/engine/engine/selector"
 )
 
 func open(t *testing.T) *memory.Memory {
@@ -272,5 +274,65 @@ func TestLessonPages(t *testing.T) {
 	}
 	if _, err := c.Lessons(ctx, api.LessonFilter{Cursor: "not-a-cursor"}); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("a bad cursor: %v; want bad input", err)
+	}
+}
+
+// A per-site list answers the whole list, or a page when asked.
+func TestSiteListPages(t *testing.T) {
+	ctx := context.Background()
+	m := open(t)
+	for _, k := range []string{"a", "b", "c"} {
+		if _, err := m.Facts.Observe(ctx, fact.Observation{Domain: "shop.example", Type: fact.Quirk, Key: k, Value: "v " + k}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Selectors.Record(ctx, selector.Observation{Domain: "shop.example", Role: "button", Name: k, Selector: "#" + k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := api.Handler(m, api.Options{})
+	for _, route := range []string{"facts", "selectors"} {
+		var whole map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body(t, do(t, h, "GET", "/v1/"+route+"?domain=shop.example", "", ""))), &whole); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := whole["next"]; ok {
+			t.Errorf("%s: the whole list has a next", route)
+		}
+		var items []string
+		cursor := ""
+		for pages := 0; pages < 5; pages++ {
+			q := "/v1/" + route + "?domain=shop.example&limit=2"
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			var p map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(body(t, do(t, h, "GET", q, "", ""))), &p); err != nil {
+				t.Fatal(err)
+			}
+			var page []json.RawMessage
+			json.Unmarshal(p[route], &page)
+			if len(page) > 2 {
+				t.Fatalf("%s: a page of %d", route, len(page))
+			}
+			for _, it := range page {
+				items = append(items, string(it))
+			}
+			cursor = ""
+			json.Unmarshal(p["next"], &cursor)
+			if cursor == "" {
+				break
+			}
+		}
+		var all []json.RawMessage
+		json.Unmarshal(whole[route], &all)
+		if len(items) != len(all) || len(all) != 3 {
+			t.Fatalf("%s: pages gave %d items, the whole list %d (want 3)", route, len(items), len(all))
+		}
+		for i := range all {
+			if items[i] != string(all[i]) {
+				t.Fatalf("%s: item %d differs between the pages and the whole list", route, i)
+			}
+		}
+		wantProblem(t, do(t, h, "GET", "/v1/"+route+"?domain=shop.example&cursor=junk", "", ""), 400, "cursor")
 	}
 }

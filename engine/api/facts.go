@@ -22,6 +22,7 @@ type ObserveFact struct {
 type FactList struct {
 	Facts         []fact.Fact `json:"facts"`
 	MinConfidence float64     `json:"min_confidence"`
+	Next          string      `json:"next,omitempty"` // the next page's cursor, when a page was asked for
 }
 
 // FactSet is POST /v1/facts's answer: the stored fact, and whether it was
@@ -38,7 +39,8 @@ func factRoutes() []Route {
 		{Method: http.MethodGet, Path: "/v1/facts", Summary: "List facts, most confident first",
 			Query: []Param{
 				{Name: "domain", Type: "string", Description: "facts of this host, its parent domains and its subdomains"},
-				{Name: "confident", Type: "boolean", Description: "only the facts that reach the prompt on domain"},
+				{Name: "confident", Type: "boolean", Description: "only the facts that reach the prompt on domain (not paged)"},
+				siteLimitParam, cursorParam,
 			},
 			Response: FactList{},
 			handle: func(c *call) (any, error) {
@@ -53,6 +55,11 @@ func factRoutes() []Route {
 						return nil, engine.Invalid("request", "confident needs domain: which facts reach the prompt depends on the host")
 					}
 					fs, err = c.m.Facts.Confident(c.ctx, host)
+				} else if req, paged, perr := c.pageIfAsked(); perr != nil {
+					return nil, perr
+				} else if paged {
+					p, err := c.m.Facts.Page(c.ctx, host, req)
+					return FactList{Facts: nonNilSlice(p.Items), MinConfidence: c.m.Facts.MinConfidence(), Next: p.Next}, err
 				} else {
 					fs, err = c.m.Facts.List(c.ctx, host)
 				}

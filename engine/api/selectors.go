@@ -31,6 +31,7 @@ type SelectorFilter struct {
 // SelectorList is GET /v1/selectors's answer, best first.
 type SelectorList struct {
 	Selectors []selector.Selector `json:"selectors"`
+	Next      string              `json:"next,omitempty"` // the next page's cursor, when a page was asked for
 }
 
 func init() { routeSets = append(routeSets, selectorRoutes) }
@@ -40,7 +41,8 @@ func selectorRoutes() []Route {
 		{Method: http.MethodGet, Path: "/v1/selectors", Summary: "List known selectors, best first (url: exactly those the prompt gets on that page)",
 			Query: []Param{
 				{Name: "domain", Type: "string", Description: "selectors of this host, its parent domains and its subdomains"},
-				{Name: "url", Type: "string", Description: "only the selectors offered on this page: its host or a parent domain's, for every page or this page's path, with a positive score (not with domain)"},
+				{Name: "url", Type: "string", Description: "only the selectors offered on this page: its host or a parent domain's, for every page or this page's path, with a positive score (not with domain; not paged)"},
+				siteLimitParam, cursorParam,
 			},
 			Response: SelectorList{},
 			handle: func(c *call) (any, error) {
@@ -53,6 +55,14 @@ func selectorRoutes() []Route {
 				case page != "":
 					ss, err = c.m.Selectors.Known(c.ctx, page, 0)
 				default:
+					req, paged, perr := c.pageIfAsked()
+					if perr != nil {
+						return nil, perr
+					}
+					if paged {
+						p, err := c.m.Selectors.Page(c.ctx, host, req)
+						return SelectorList{Selectors: nonNilSlice(p.Items), Next: p.Next}, err
+					}
 					ss, err = c.m.Selectors.List(c.ctx, host)
 				}
 				if err != nil {

@@ -12,6 +12,7 @@ import (
 // trajectories, newest first.
 type TrajectoryList struct {
 	Trajectories []trajectory.Trajectory `json:"trajectories"`
+	Next         string                  `json:"next,omitempty"` // the next page's cursor, when a page was asked for
 }
 
 // TrajectoryMatch is GET /v1/recall/trajectory's answer: the best
@@ -36,9 +37,18 @@ func trajectoryRoutes() []Route {
 	domainParam := Param{Name: "domain", Type: "string", Required: true, Description: "the host (or URL) it was recorded on: a trajectory's id is unique within its site"}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/trajectories", Summary: "List unexpired trajectories, newest first",
-			Query:    []Param{{Name: "domain", Type: "string", Description: "trajectories of this host, its parent domains and its subdomains"}},
+			Query: []Param{{Name: "domain", Type: "string", Description: "trajectories of this host, its parent domains and its subdomains"},
+				siteLimitParam, cursorParam},
 			Response: TrajectoryList{},
 			handle: func(c *call) (any, error) {
+				req, paged, err := c.pageIfAsked()
+				if err != nil {
+					return nil, err
+				}
+				if paged {
+					p, err := c.m.Trajectories.Page(c.ctx, c.query("domain"), req)
+					return TrajectoryList{Trajectories: nonNilSlice(p.Items), Next: p.Next}, err
+				}
 				ts, err := c.m.Trajectories.List(c.ctx, c.query("domain"))
 				if err != nil {
 					return nil, err
