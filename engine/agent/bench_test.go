@@ -9,8 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/attach"
 )
 
 // pager is a browser with no cost: every click on "Next" loads the next
@@ -92,33 +91,26 @@ func BenchmarkStepOverheadSocket(b *testing.B) {
 	benchSteps(b, socketClient(b))
 }
 
-// socketClient serves a memory on disk on its unix socket (engine/service)
-// and returns a client of it.
+// socketClient holds a memory on disk and serves it on its unix socket, as
+// a running engine run does, and returns a client that reaches it through
+// the socket, as a second run does.
 func socketClient(b *testing.B) *api.Client {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := context.Background()
 	dir := b.TempDir()
-	m, err := memory.Open(ctx, dir, memory.Options{})
+	holder, err := attach.Open(ctx, dir, attach.Options{Serve: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
+	b.Cleanup(func() { holder.Close() })
+	client, err := attach.Open(ctx, dir, attach.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Error(err)
-		}
-		m.Close()
-	})
-	sc, err := service.Dial(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
+	b.Cleanup(func() { client.Close() })
+	if !strings.HasPrefix(client.Where(), "served by") {
+		b.Fatalf("the client is %s, not served over the socket", client.Where())
 	}
-	return api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{})
+	return client.Client
 }
 
 // BenchmarkStepOverheadFlat runs 2,000-step runs and reports the mean cost

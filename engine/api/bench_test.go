@@ -10,21 +10,17 @@ import (
 	"github.com/engine-dev/engine/engine/service"
 )
 
-// recallMemory is the store the recall benchmarks share: a memory on disk
-// in dir with 200 lessons on one site.
-func recallMemory(b *testing.B, dir string) *memory.Memory {
+// recallLessons files n lessons on one site under the command the recall
+// benchmarks fail with: the store they share has 200 (the store a few
+// runs leave, 5).
+func recallLessons(b *testing.B, m *memory.Memory, n int) {
 	ctx := context.Background()
-	m, err := memory.Open(ctx, dir, memory.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range 200 {
+	for i := range n {
 		if _, _, err := m.Lessons.Record(ctx, lesson.Lesson{Lesson: "scroll first", Category: "site_specific", FailedCommand: "click",
 			ErrorPattern: "not visible " + string(rune('a'+i%26)) + string(rune('a'+i/26)), Domain: "shop.example"}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return m
 }
 
 // BenchmarkRecallError compares Trigger A called on the stores with the
@@ -32,8 +28,12 @@ func recallMemory(b *testing.B, dir string) *memory.Memory {
 // of going through HTTP when a command holds the memory itself.
 func BenchmarkRecallError(b *testing.B) {
 	ctx := context.Background()
-	m := recallMemory(b, b.TempDir())
+	m, err := memory.Open(ctx, b.TempDir(), memory.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer m.Close()
+	recallLessons(b, m, 200)
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := m.Lessons.RecallError(ctx, "click e12", "element not visible ab", "shop.example"); err != nil {
@@ -55,34 +55,16 @@ func BenchmarkRecallError(b *testing.B) {
 // BenchmarkRecallSocket is Trigger A (POST /v1/recall/error) through a
 // memory server on the data dir's real unix socket, the whole round trip,
 // on BenchmarkRecallError's store (compare with its direct and local):
-// "socket" reuses one keep-alive connection, as a long-lived client (an
-// agent run) does; "dial" connects for every call (service.Dial, the
-// request, close), as one CLI command does.
+// "socket" is one client calling again and again, as an agent run does
+// (the client connects per request: see engine/service's Dial); "dial"
+// also finds the server for every call (service.Dial, the request, close),
+// as one CLI command does.
 func BenchmarkRecallSocket(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	m := recallMemory(b, dir)
-	defer m.Close()
-	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	recallLessons(b, serveDir(b, dir, memory.Options{}).m, 200)
 	b.Run("socket", func(b *testing.B) {
-		sc, err := service.Dial(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sc.CloseIdleConnections()
-		c := api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{})
+		c := dialAPI(b, dir)
 		for b.Loop() {
 			if _, err := c.RecallError(ctx, "click e12", "element not visible ab", "shop.example"); err != nil {
 				b.Fatal(err)
@@ -110,49 +92,21 @@ func BenchmarkRecallSocket(b *testing.B) {
 func BenchmarkRecallSocketSmall(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	m, err := memory.Open(ctx, dir, memory.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	for i := range 5 {
-		if _, _, err := m.Lessons.Record(ctx, lesson.Lesson{Lesson: "scroll first", Category: "site_specific", FailedCommand: "click",
-			ErrorPattern: "not visible " + string(rune('a'+i)), Domain: "shop.example"}, ""); err != nil {
-			b.Fatal(err)
-		}
-	}
-	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
-	recall := func(b *testing.B, c *api.Client) {
-		for b.Loop() {
-			if _, err := c.RecallError(ctx, "click e12", "element not visible a", "shop.example"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	m := serveDir(b, dir, memory.Options{}).m
+	recallLessons(b, m, 5)
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := m.Lessons.RecallError(ctx, "click e12", "element not visible a", "shop.example"); err != nil {
+			if _, err := m.Lessons.RecallError(ctx, "click e12", "element not visible aa", "shop.example"); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("socket", func(b *testing.B) {
-		sc, err := service.Dial(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
+		c := dialAPI(b, dir)
+		for b.Loop() {
+			if _, err := c.RecallError(ctx, "click e12", "element not visible aa", "shop.example"); err != nil {
+				b.Fatal(err)
+			}
 		}
-		recall(b, api.NewClient(sc.HTTP, sc.BaseURL, api.ClientOptions{}))
 	})
 }

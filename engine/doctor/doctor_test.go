@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
 )
@@ -149,24 +148,12 @@ func TestHumanBytes(t *testing.T) {
 func TestDataDirServed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	m, err := memory.Open(ctx, dir, memory.Options{})
+	// Held and served as a running engine run holds it.
+	m, err := attach.Open(ctx, dir, attach.Options{Serve: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	srv, err := service.Open(ctx, dir, api.Handler(m, api.Options{}), service.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
 	checks, info := DataDir(ctx, dir)
 	if c := find(t, checks, "schema"); c.Status != OK || info.Schema != keyspace.SchemaVersion || !strings.Contains(c.Detail, "through the memory server") {
 		t.Errorf("schema check of a served data dir = %+v, info.Schema = %d", c, info.Schema)
