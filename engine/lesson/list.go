@@ -105,16 +105,9 @@ func (s *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Resu
 	if err != nil {
 		return res, err
 	}
-	n, err := req.Size()
+	n, after, err := req.Open(CursorKind, keyspace.CheckLessonPos)
 	if err != nil {
 		return res, err
-	}
-	after, err := page.Decode(CursorKind, req.Cursor)
-	if err != nil {
-		return res, err
-	}
-	if after != "" && !keyspace.CheckLessonPos(after) {
-		return res, page.Bad(CursorKind)
 	}
 	var more bool
 	err = s.db.View(ctx, func(r kv.Reader) error {

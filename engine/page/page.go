@@ -86,6 +86,23 @@ func Decode(kind, cursor string) (string, error) {
 	return pos, nil
 }
 
+// Open reads r for a list of kind: the page's size (Size) and the
+// position it starts after ("" for the first page). A malformed cursor,
+// one of another list, or one whose position valid refuses (nil: any) is
+// an engine.ErrInvalid error.
+func (r Request) Open(kind string, valid func(pos string) bool) (size int, after string, err error) {
+	if size, err = r.Size(); err != nil {
+		return 0, "", err
+	}
+	if after, err = Decode(kind, r.Cursor); err != nil {
+		return 0, "", err
+	}
+	if after != "" && valid != nil && !valid(after) {
+		return 0, "", Bad(kind)
+	}
+	return size, after, nil
+}
+
 // Bad is the error for a cursor of list kind whose position does not
 // have the shape the list's positions have.
 func Bad(kind string) error {
@@ -98,11 +115,7 @@ func Bad(kind string) error {
 // an index in their shown order page (a per-site read, bounded by one
 // site's data).
 func Slice[T any](kind string, items []T, req Request, pos func(*T) string) (Result[T], error) {
-	n, err := req.Size()
-	if err != nil {
-		return Result[T]{}, err
-	}
-	after, err := Decode(kind, req.Cursor)
+	n, after, err := req.Open(kind, nil)
 	if err != nil {
 		return Result[T]{}, err
 	}
@@ -191,15 +204,8 @@ func HexPrefix(pos string, n int) bool {
 // SlicePage is Slice for a list read by list, checking first that the
 // cursor's position starts with hexLen hex digits.
 func SlicePage[T any](kind string, req Request, hexLen int, pos func(*T) string, list func() ([]T, error)) (Result[T], error) {
-	if _, err := req.Size(); err != nil {
+	if _, _, err := req.Open(kind, func(pos string) bool { return HexPrefix(pos, hexLen) }); err != nil {
 		return Result[T]{}, err
-	}
-	after, err := Decode(kind, req.Cursor)
-	if err != nil {
-		return Result[T]{}, err
-	}
-	if after != "" && !HexPrefix(after, hexLen) {
-		return Result[T]{}, Bad(kind)
 	}
 	items, err := list()
 	if err != nil {

@@ -598,16 +598,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Manifest, error) {
 // crashed runs, which are stored as running).
 func (s *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Result[Manifest], error) {
 	var res page.Result[Manifest]
-	n, err := req.Size()
+	n, after, err := req.Open(CursorKind, keyspace.CheckRunPos)
 	if err != nil {
 		return res, err
-	}
-	after, err := page.Decode(CursorKind, req.Cursor)
-	if err != nil {
-		return res, err
-	}
-	if after != "" && !keyspace.CheckRunPos(after) {
-		return res, page.Bad(CursorKind)
 	}
 	var (
 		more bool

@@ -321,21 +321,16 @@ func (st *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Res
 	if err != nil {
 		return res, err
 	}
-	n, err := req.Size()
+	// A position must name a session key, of this site's list when there
+	// is a site.
+	n, after, err := req.Open(CursorKind, func(pos string) bool {
+		k := posKey(pos)
+		return k != nil && (site == "" || strings.HasPrefix(string(k), string(keyspace.Sessions(site))))
+	})
 	if err != nil {
 		return res, err
 	}
-	after, err := page.Decode(CursorKind, req.Cursor)
-	if err != nil {
-		return res, err
-	}
-	var start []byte
-	if after != "" {
-		start = posKey(after)
-		if start == nil || (site != "" && !strings.HasPrefix(string(start), string(keyspace.Sessions(site)))) {
-			return res, page.Bad(CursorKind) // damaged, or of another site's list
-		}
-	}
+	start := posKey(after) // nil for the first page
 	err = st.db.View(ctx, func(r kv.Reader) error {
 		if site == "" {
 			ps, err := gather(r, f, "")
