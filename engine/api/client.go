@@ -28,8 +28,6 @@ type Client struct {
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
-	// Token is sent as a bearer token (a server's TCP listener needs it).
-	Token string
 	// Events, when set, receives the memory events each request caused
 	// (the CLI's --events).
 	Events event.Func
@@ -39,14 +37,10 @@ type ClientOptions struct {
 }
 
 // NewClient returns a client of the API at base (e.g. http://engine for a
-// unix socket transport, or http://127.0.0.1:7070) over hc.
+// unix socket transport, or http://127.0.0.1:7070) over hc. A remote
+// server's bearer token is the transport's to add (service.DialRemote).
 func NewClient(hc *http.Client, base string, opts ClientOptions) *Client {
 	return &Client{hc: hc, base: strings.TrimSuffix(base, "/"), opts: opts}
-}
-
-// With returns a client that shares c's connection with other options.
-func (c *Client) With(opts ClientOptions) *Client {
-	return &Client{hc: c.hc, base: c.base, opts: opts}
 }
 
 // WithEvents returns a client that shares c's connection and options but
@@ -112,9 +106,6 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 	}
 	if ctype != "" {
 		hr.Header.Set("Content-Type", ctype)
-	}
-	if c.opts.Token != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.opts.Token)
 	}
 	if c.opts.Events != nil {
 		hr.Header.Set(HeaderEvents, "1")
