@@ -2,15 +2,17 @@
 
 GO      ?= go
 BIN     := bin/engine
+AGENT   := bin/engine-agent
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
 .PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench stress fuzz clean
 
 STATICCHECK_VERSION := v0.8.2
 
-## build: the engine binary at bin/engine (built-in plugins included)
+## build: bin/engine (the memory commands) and bin/engine-agent (the agent loop and the built-in plugins; engine runs it for run, demo, doctor, plugins)
 build:
 	$(GO) build -o $(BIN) ./cmd/engine
+	$(GO) build -o $(AGENT) ./cmd/engine-agent
 
 ## demo: build, install chromium if missing, and run the demo on embedded defaults
 demo: demo-deps build

@@ -18,7 +18,7 @@ TARGETS='
 ./engine/archive FuzzAgentMemory
 ./engine/trajectory FuzzGoalTemplate
 ./plugins/scripted FuzzParseRules
-./cmd/engine/internal/suite FuzzParse
+./cmd/internal/suite FuzzParse
 '
 
 failed=""

@@ -11,13 +11,19 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/engine-dev/engine/cmd/internal/agentcmd"
+	"github.com/engine-dev/engine/cmd/internal/cli"
 )
 
-// TestMain lets the test binary act as the engine binary: scripts run
-// `engine ...` as a real subprocess.
+// TestMain lets the test binary act as both binaries: scripts run `engine
+// ...` and `engine-agent ...` as real subprocesses, and engine hands the
+// agent commands to engine-agent as it does when installed (found on the
+// script's PATH, where testscript puts both).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"engine": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"engine":       func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"engine-agent": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, agentcmd.Commands)) },
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -143,13 +144,16 @@ func New(db kv.Store, opts Options) *Store {
 	return &Store{db: db, opts: opts}
 }
 
-// secretName matches accessible names and selectors of secret inputs.
-var secretName = regexp.MustCompile(`(?i)\b(password|passwd|passcode|passphrase|pass phrase|pin|pin code|cvv|cvc|csc|security code|one[- ]time (code|password)|otp|2fa|totp|verification code)\b|type\s*=\s*["']?password`)
+// secretName matches accessible names and selectors of secret inputs;
+// compiled on first use, not at every process's start-up.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(password|passwd|passcode|passphrase|pass phrase|pin|pin code|cvv|cvc|csc|security code|one[- ]time (code|password)|otp|2fa|totp|verification code)\b|type\s*=\s*["']?password`)
+})
 
 // isSecret reports whether a step's value must not be stored.
 func isSecret(s *Step) bool {
 	return s.Secret || strings.EqualFold(strings.TrimSpace(s.InputType), "password") ||
-		secretName.MatchString(s.Name) || secretName.MatchString(s.Selector)
+		secretName().MatchString(s.Name) || secretName().MatchString(s.Selector)
 }
 
 // prepare validates t, scrubs its secrets and fills in its template, id and

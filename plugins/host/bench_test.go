@@ -133,11 +133,11 @@ func BenchmarkPluginStartup(b *testing.B) {
 	}
 }
 
-// BenchmarkPluginStartupEngineBinary is the same with the real engine
+// BenchmarkPluginStartupEngineBinary is the same with the real engine-agent
 // binary (built once here) serving its built-in plugin.
 func BenchmarkPluginStartupEngineBinary(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "engine")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/engine-dev/engine/cmd/engine")
+	bin := filepath.Join(b.TempDir(), "engine-agent")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/engine-dev/engine/cmd/engine-agent")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Skipf("building the engine: %v\n%s", err, out)
 	}

@@ -45,7 +45,7 @@ var (
 
 // Environment variables the host reads when the options leave a field empty.
 const (
-	EnvSelf      = "ENGINE_SELF"             // the engine binary that serves built-ins
+	EnvSelf      = "ENGINE_SELF"             // the engine-agent binary that serves built-ins
 	EnvPluginDir = "ENGINE_PLUGIN_DIR"       // where external plugins live
 	EnvChecksums = "ENGINE_PLUGIN_CHECKSUMS" // sha256sum-style file pinning external plugins
 	EnvRules     = "ENGINE_LLM_RULES"        // scripted provider's rules file
@@ -64,9 +64,9 @@ const (
 
 // Options are shared by every host call.
 type Options struct {
-	// Self is the engine binary that serves the built-in plugins
-	// (`Self __plugin KIND NAME`, with argv[0] "engine"). Default: $ENGINE_SELF,
-	// then os.Executable().
+	// Self is the engine-agent binary that serves the built-in plugins
+	// (`Self __plugin KIND NAME`, with argv[0] "engine-agent"). Default:
+	// $ENGINE_SELF, then os.Executable() (the host runs in engine-agent).
 	Self string
 	// PluginDir is searched for engine-plugin-NAME first. Default:
 	// $ENGINE_PLUGIN_DIR.

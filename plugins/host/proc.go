@@ -49,16 +49,16 @@ func (c candidate) label(kind string) string {
 	return fmt.Sprintf("%s plugin %q (%s)", kind, c.name, where)
 }
 
-// command is how the plugin is started: built-ins re-run the engine binary
-// with argv[0] "engine" (so a testscript test binary dispatches to the
-// engine too), externals run their executable.
+// command is how the plugin is started: built-ins re-run engine-agent
+// with argv[0] "engine-agent" (so a testscript test binary dispatches to the
+// agent too), externals run their executable.
 func (c candidate) command(o Options) (*exec.Cmd, error) {
 	if c.source == SourceBuiltin {
 		self, err := o.self()
 		if err != nil {
 			return nil, fmt.Errorf("finding the engine binary for built-in plugin %q: %w (set $%s)", c.name, err, EnvSelf)
 		}
-		return &exec.Cmd{Path: self, Args: []string{"engine", builtin.Command, c.kind, c.name}}, nil
+		return &exec.Cmd{Path: self, Args: []string{"engine-agent", builtin.Command, c.kind, c.name}}, nil
 	}
 	return exec.Command(c.path), nil
 }

@@ -1,0 +1,28 @@
+// Package agentcmd holds the commands only engine-agent has: run, demo,
+// doctor and plugins (and the hidden command that serves a built-in
+// plugin). They need the agent loop, the plugin host and the built-in
+// browser and LLM plugins, whose libraries (chromedp, langchaingo and the
+// provider SDKs) cost every process that links them milliseconds of start-up;
+// the engine binary leaves them out (package cli, delegate.go).
+package agentcmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/cmd/internal/cli"
+)
+
+// app is the CLI's shared state, with this package's commands as methods.
+type app struct{ *cli.App }
+
+// commandSets lists this package's command constructors, one entry a file.
+var commandSets []func(*app) []*cobra.Command
+
+// Commands makes the agent commands; engine-agent passes it to cli.Main.
+func Commands(a *cli.App) []*cobra.Command {
+	var out []*cobra.Command
+	for _, add := range commandSets {
+		out = append(out, add(&app{a})...)
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package agentcmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/cmd/internal/cli"
+	"github.com/engine-dev/engine/engine/doctor"
+	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
+	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/llm"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
+		var (
+			asJSON  bool
+			timeout time.Duration
+		)
+		c := &cobra.Command{
+			Use:   "doctor [--json]",
+			Short: cli.AgentShort("doctor"),
+			Long: `doctor reports, one check a line: the engine's version; the data dir (path,
+size on disk, whether it exists), its schema version, the store backend and
+whether another process holds it; whether chromium is found ($ENGINE_CHROMIUM,
+else PATH) and starts headless (its version); the plugins, as engine plugins
+list finds them; and which provider environment variables are set (names
+only, never values).
+
+It changes nothing: a missing data dir is reported, not created, and the
+database is held only for the moment it takes to read the schema stamp.
+Exit status 1 when a required check (data dir, schema, chromium, a built-in
+plugin) fails.`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				checks := a.doctorChecks(cmd.Context(), timeout)
+				var broken []string
+				for _, ch := range checks {
+					if ch.Broken() {
+						broken = append(broken, ch.Name)
+					}
+				}
+				if asJSON {
+					if err := cli.PrintJSON(a.Stdout, map[string]any{"ok": len(broken) == 0, "checks": checks}); err != nil {
+						return err
+					}
+				} else {
+					t := cli.NewTable(a.Stdout, "CHECK", "STATUS", "DETAIL")
+					for _, ch := range checks {
+						t.Row(ch.Name, ch.Status, ch.Detail)
+					}
+					if err := t.Flush(); err != nil {
+						return err
+					}
+				}
+				if len(broken) > 0 {
+					return fmt.Errorf("doctor: required checks failed: %s", strings.Join(broken, ", "))
+				}
+				return nil
+			},
+		}
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		c.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long chromium may take to start")
+		return []*cobra.Command{c}
+	})
+}
+
+// doctorChecks runs every check: the data dir's in engine/doctor, chromium's
+// and the plugins' in plugins/.
+func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.Check {
+	b := cli.ReadBuildInfo()
+	checks := []doctor.Check{{Name: "version", Status: doctor.OK, Detail: b.String(), Data: b}}
+
+	if dir, err := a.ResolveDataDir(); err != nil {
+		checks = append(checks, doctor.Check{Name: "data dir", Status: doctor.Fail, Required: true, Detail: err.Error()})
+	} else {
+		dc, _ := doctor.DataDir(ctx, dir)
+		checks = append(checks, dc...)
+	}
+
+	chromium := doctor.Check{Name: "chromium", Required: true}
+	res, err := chromedpbrowser.Probe(ctx, os.Getenv(host.EnvChromium), timeout)
+	chromium.Data = res
+	switch {
+	case err != nil:
+		chromium.Status, chromium.Detail = doctor.Fail, err.Error()
+	default:
+		chromium.Status, chromium.Detail = doctor.OK, fmt.Sprintf("%s (%s, starts headless)", res.Path, res.Version)
+	}
+	checks = append(checks, chromium)
+
+	checks = append(checks, a.pluginsCheck(ctx))
+
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range llm.Providers {
+		for _, n := range append(append([]string{}, p.KeyEnv...), p.BaseURLEnv) {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	checks = append(checks, doctor.Keys(names, os.LookupEnv))
+	return checks
+}
+
+// pluginsCheck lists the plugins as `engine plugins list` does: a built-in
+// that does not answer fails the doctor, a broken external one warns.
+func (a *app) pluginsCheck(ctx context.Context) doctor.Check {
+	c := doctor.Check{Name: "plugins", Required: true, Status: doctor.OK}
+	infos, err := host.List(ctx, host.Options{Logger: pluginLogger(a.Stderr)})
+	if err != nil {
+		c.Status, c.Detail = doctor.Fail, err.Error()
+		return c
+	}
+	if infos == nil {
+		infos = []host.Info{}
+	}
+	c.Data = infos
+	byKind := map[string][]string{}
+	var problems []string
+	for _, i := range infos {
+		name := i.Name
+		if i.Source != host.SourceBuiltin {
+			name += " (" + i.Source + ")"
+		}
+		if i.Error != "" {
+			problems = append(problems, fmt.Sprintf("%s: %s", i.Name, i.Error))
+			if i.Source == host.SourceBuiltin {
+				c.Status = doctor.Fail
+			} else if c.Status == doctor.OK {
+				c.Status = doctor.Warn
+			}
+			continue
+		}
+		kind := i.Kind
+		if kind == "" {
+			kind = "?"
+		}
+		byKind[kind] = append(byKind[kind], name)
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, k+": "+strings.Join(byKind[k], ", "))
+	}
+	parts = append(parts, problems...)
+	c.Detail = strings.Join(parts, "; ")
+	return c
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/engine-dev/engine/engine/attach"
+)
+
+// MemoryClient is how a command reaches memory: the HTTP API of whoever
+// holds the data dir (engine/attach): a memory server, or this process.
+type MemoryClient struct {
+	*attach.Memory
+	closeEvents func() error
+}
+
+// Close detaches and closes the --events file, reporting either failure.
+func (c *MemoryClient) Close() error { return errors.Join(c.Memory.Close(), c.closeEvents()) }
+
+// client attaches to the data dir's memory (or ENGINE_SERVER's, with
+// ENGINE_TOKEN) with the clock (ENGINE_NOW) and the --events sink. A
+// command opens the data dir itself only when no server holds it. Callers
+// must Close it.
+func (a *App) Client(ctx context.Context) (*MemoryClient, error) {
+	opts, dir, err := a.AttachOptions("")
+	if err != nil {
+		return nil, err
+	}
+	emit, closeEvents, err := a.Events()
+	if err != nil {
+		return nil, err
+	}
+	opts.Events = emit
+	m, err := attach.Open(ctx, dir, opts)
+	if err != nil {
+		closeEvents()
+		return nil, err
+	}
+	return &MemoryClient{Memory: m, closeEvents: closeEvents}, nil
+}
+
+// attachOptions are the options of attaching to memory: ENGINE_SERVER and
+// ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), and
+// the fixed clock of ENGINE_NOW.
+func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
+	var opts attach.Options
+	now, err := a.Now()
+	if err != nil {
+		return opts, "", err
+	}
+	if os.Getenv("ENGINE_NOW") != "" {
+		opts.Now, opts.Clock = now(), now
+	}
+	opts.Server, opts.Token = os.Getenv("ENGINE_SERVER"), os.Getenv("ENGINE_TOKEN")
+	if opts.Server != "" {
+		return opts, "", nil
+	}
+	if dataDir == "" {
+		if dataDir, err = a.ResolveDataDir(); err != nil {
+			return opts, "", err
+		}
+	}
+	return opts, dataDir, nil
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/memctx"
+)
+
+func init() {
+	querySubcommands = append(querySubcommands, (*App).queryContextCommand)
+}
+
+func (a *App) queryContextCommand() *cobra.Command {
+	var (
+		req      memctx.Request
+		weighted bool
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "context --url URL --goal TEXT [--budget N]",
+		Short: "Print exactly the memory context a run would get at this step",
+		Long: `Print the memory part of the LLM's per-step context for a page and goal,
+exactly as a run would get it: session history (priority 50), tips for the
+last error (45, with --last-error), a reference trajectory (40), tips for
+the site (35), app knowledge (30) and known selectors (25), fitted into the
+token budget by priority. What was trimmed or dropped goes to stderr
+(and to --json's "dropped").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if req.Budget < 0 {
+				return Usagef("--budget must be a positive number of tokens")
+			}
+			if req.LastCommand != "" && req.LastError == "" {
+				return Usagef("--last-command needs --last-error")
+			}
+			k, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, k)
+			r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, r)
+			}
+			if r.Text != "" {
+				fmt.Fprintln(a.Stdout, r.Text)
+			}
+			fmt.Fprintf(a.Stderr, "engine: %d of %d tokens", r.Tokens, r.Budget)
+			if len(r.Sections) == 0 && len(r.Dropped) == 0 {
+				fmt.Fprintf(a.Stderr, "; no memory for %s", r.Domain)
+			}
+			for _, d := range r.Dropped {
+				if d.Reason == "trimmed" {
+					fmt.Fprintf(a.Stderr, "; trimmed %s (priority %d): cut %s", d.Name, d.Priority, items(d.Items))
+				} else {
+					fmt.Fprintf(a.Stderr, "; dropped %s (priority %d, %d tokens)", d.Name, d.Priority, d.Tokens)
+				}
+			}
+			fmt.Fprintln(a.Stderr)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&req.URL, "url", "", "the page the agent is on (required)")
+	f.StringVar(&req.Goal, "goal", "", "the run's goal (required)")
+	f.IntVar(&req.Budget, "budget", memctx.DefaultBudget, "token budget (a token is about 4 characters)")
+	f.IntVar(&req.Step, "step", 1, "the step number")
+	f.StringVar(&req.LastCommand, "last-command", "", "the previous command, when it failed")
+	f.StringVar(&req.LastError, "last-error", "", "the previous command's error: adds tips for it")
+	f.BoolVar(&weighted, "weighted", false, "rank reference trajectories by the weighted blend")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("url")
+	c.MarkFlagRequired("goal")
+	return c
+}
+
+func items(n int) string {
+	if n == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", n)
+}

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/fact"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+		return []*cobra.Command{a.factsCommand()}
+	})
+	querySubcommands = append(querySubcommands, (*App).queryFactsCommand)
+}
+
+func seen(n int) string {
+	if n == 1 {
+		return "seen once"
+	}
+	return fmt.Sprintf("seen %d times", n)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *App) factsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "facts",
+		Short: "Observe or set app-knowledge facts by hand",
+		Long: `Facts are what the agent knows about a site: timing, selector, pattern and
+quirk facts, each with a confidence. Observing the same (type, key, value)
+again confirms it: c <- c + 0.3*(1-c), from 0.5 for a new fact. A different
+value for the same (type, key) contradicts it: c <- c*0.5; below 0.1 it is
+pruned. Facts at 0.6 or more reach the prompt.`,
+	}
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand())
+	return c
+}
+
+func (a *App) factsObserveCommand() *cobra.Command {
+	var o fact.Observation
+	var typ string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "observe --domain D --type T --key K --value V",
+		Short: "Record one sighting of a fact (confirms it, or contradicts rival values)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			o.Type = fact.Type(typ)
+			k, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, k)
+			out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, out)
+			}
+			f := out.Fact
+			fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+				out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
+			for _, r := range out.Contradicted {
+				fmt.Fprintf(a.Stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
+			}
+			for _, r := range out.Pruned {
+				fmt.Fprintf(a.Stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Domain, "domain", "", "host (or URL) the fact was seen on (required)")
+	f.StringVar(&typ, "type", "", "timing, selector, pattern or quirk (required)")
+	f.StringVar(&o.Key, "key", "", "what the fact is about, e.g. search-box (required)")
+	f.StringVar(&o.Value, "value", "", "the fact, e.g. \"[data-testid='search']\" (required)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	for _, n := range []string{"domain", "type", "key", "value"} {
+		c.MarkFlagRequired(n)
+	}
+	return c
+}
+
+func (a *App) factsSetCommand() *cobra.Command {
+	var f fact.Fact
+	var typ string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "set --domain D --type T --key K --value V --confidence C",
+		Short: "Store a fact with a given confidence (for fixing memory by hand)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			f.Type = fact.Type(typ)
+			k, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, k)
+			res, err := k.SetFact(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, res)
+			}
+			got := res.Fact
+			if !res.Kept {
+				fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
+				return nil
+			}
+			fmt.Fprintf(a.Stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+				got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.Domain, "domain", "", "host (or URL) the fact is about (required)")
+	fl.StringVar(&typ, "type", "", "timing, selector, pattern or quirk (required)")
+	fl.StringVar(&f.Key, "key", "", "what the fact is about (required)")
+	fl.StringVar(&f.Value, "value", "", "the fact (required)")
+	fl.Float64Var(&f.Confidence, "confidence", 0, "confidence in [0, 1] (required)")
+	fl.IntVar(&f.Sources, "sources", 1, "how many observations back it")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	for _, n := range []string{"domain", "type", "key", "value", "confidence"} {
+		c.MarkFlagRequired(n)
+	}
+	return c
+}
+
+func (a *App) queryFactsCommand() *cobra.Command {
+	var host string
+	var confident, asJSON bool
+	c := &cobra.Command{
+		Use:   "facts [--domain D] [--confident]",
+		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if confident && host == "" {
+				return Usagef("--confident needs --domain: which facts reach the prompt depends on the host")
+			}
+			k, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, k)
+			list, err := k.Facts(cmd.Context(), host, confident)
+			if err != nil {
+				return err
+			}
+			fs := list.Facts
+			if asJSON {
+				return PrintJSON(a.Stdout, fs)
+			}
+			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "PROMPT")
+			for _, f := range fs {
+				prompt := "no"
+				if f.Confidence >= list.MinConfidence {
+					prompt = "yes"
+				}
+				t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
+					f.Sources, f.LastSeen.Format(time.DateOnly), prompt)
+			}
+			return t.Flush()
+		},
+	}
+	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}

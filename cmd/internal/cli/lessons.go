@@ -1,0 +1,460 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/lesson"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+		return []*cobra.Command{a.lessonsCommand(), a.recallCommand(), a.learnCommand(), a.pruneCommand()}
+	})
+	querySubcommands = append(querySubcommands, (*App).queryLessonsCommand)
+}
+
+func (a *App) lessonsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "lessons",
+		Short: "Add, use, show and remove lessons by hand",
+	}
+	c.AddCommand(a.lessonsAddCommand(), a.lessonsUseCommand(), a.lessonsShowCommand(), a.lessonsRmCommand())
+	return c
+}
+
+func (a *App) lessonsAddCommand() *cobra.Command {
+	var (
+		l        lesson.Lesson
+		category string
+		lastUsed string
+		domains  []string
+		source   string
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "add --lesson TEXT --category CAT [flags]",
+		Short: "Record a lesson (a lesson with the same failed command and error pattern gets one more use instead)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			cat, err := lesson.ParseCategory(category)
+			if err != nil {
+				return err
+			}
+			l.Category = cat
+			l.Source = lesson.Source(source)
+			if lastUsed != "" {
+				t, err := parseTime(lastUsed)
+				if err != nil {
+					return Usagef("--last-used: %v", err)
+				}
+				l.LastUsed = t.Format("2006-01-02")
+				if l.CreatedAt == "" {
+					l.CreatedAt = l.LastUsed
+				}
+			}
+			l.TriggeredDomains = []string{}
+			for _, d := range domains {
+				if d = strings.TrimSpace(d); d != "" {
+					l.TriggeredDomains = append(l.TriggeredDomains, d)
+				}
+			}
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			got, err := m.RecordLesson(cmd.Context(), l)
+			if err != nil {
+				return err
+			}
+			if !got.Created {
+				fmt.Fprintf(a.Stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.Lesson.ID)
+			}
+			return a.printLessons(asJSON, false, got.Lesson)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&l.Lesson, "lesson", "", "the advice, as the agent should read it (required)")
+	f.StringVar(&category, "category", "", "tool_fallback, best_practice, error_recovery or site_specific (required)")
+	f.StringVar(&l.FailedCommand, "failed-command", "", "the command that failed, e.g. fill")
+	f.StringVar(&l.ErrorPattern, "error-pattern", "", "a key phrase of the error, e.g. \"too many arguments\"")
+	f.StringVar(&l.Domain, "domain", "", "bind the lesson to this site (and its subdomains)")
+	f.IntVar(&l.UseCount, "use-count", 0, "start with this many uses")
+	f.StringVar(&lastUsed, "last-used", "", "the day it was last used (YYYY-MM-DD)")
+	f.StringSliceVar(&domains, "triggered-domains", nil, "comma-separated domains it was useful on")
+	f.StringVar(&source, "source", "learned", "seed or learned")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("lesson")
+	c.MarkFlagRequired("category")
+	return c
+}
+
+func (a *App) lessonsUseCommand() *cobra.Command {
+	var host string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "use ID --domain HOST",
+		Short: "Count one use of a lesson on a domain (promotion applies)",
+		Args:  exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			l, err := m.UseLesson(cmd.Context(), args[0], api.UseRequest{Domain: host})
+			if err != nil {
+				return err
+			}
+			return a.printLessons(asJSON, false, *l)
+		},
+	}
+	c.Flags().StringVar(&host, "domain", "", "the domain it was used on (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("domain")
+	return c
+}
+
+func (a *App) lessonsShowCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one lesson",
+		Args:  exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			l, err := m.Lesson(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.printLessons(asJSON, false, *l)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *App) lessonsRmCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Remove lessons",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			for _, id := range args {
+				if err := m.RemoveLesson(cmd.Context(), id); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "removed %s\n", id)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *App) queryLessonsCommand() *cobra.Command {
+	var (
+		f        api.LessonFilter
+		category string
+		max      int
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "lessons",
+		Short: "List lessons (Tier 1 first, then by use)",
+		Long: `List lessons: Tier 1 first, then by use. With --max N, at most N, and when
+more remain the cursor of the rest goes to stderr (give it to --cursor).
+The list is read a page at a time; --json prints it as it comes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if category != "" {
+				cat, err := lesson.ParseCategory(category)
+				if err != nil {
+					return err
+				}
+				f.Category = cat
+			}
+			if f.Tier != 0 && f.Tier != 1 && f.Tier != 2 {
+				return Usagef("--tier must be 1 or 2, not %d", f.Tier)
+			}
+			if max < 0 {
+				return Usagef("--max must not be negative")
+			}
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			var next string
+			if asJSON {
+				out := newJSONArray(a.Stdout)
+				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { return out.add(l) }); err != nil {
+					return err
+				}
+				err = out.close()
+			} else {
+				t := a.lessonTable()
+				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { t.add(l); return nil }); err != nil {
+					return err
+				}
+				err = t.Flush()
+			}
+			if next != "" && err == nil {
+				fmt.Fprintf(a.Stderr, "engine: more lessons: --cursor %s\n", next)
+			}
+			return err
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.Domain, "domain", "", "only lessons bound to this domain (or a parent of it)")
+	fl.StringVar(&category, "category", "", "only this category")
+	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
+	fl.IntVar(&max, "max", 0, "at most N lessons")
+	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// printLessons prints lessons as a Table, or as JSON (an array when list is
+// set, else the one lesson).
+func (a *App) printLessons(asJSON, list bool, ls ...lesson.Lesson) error {
+	if asJSON {
+		if list {
+			if ls == nil {
+				ls = []lesson.Lesson{}
+			}
+			return PrintJSON(a.Stdout, ls)
+		}
+		return PrintJSON(a.Stdout, ls[0])
+	}
+	t := a.lessonTable()
+	for _, l := range ls {
+		t.add(l)
+	}
+	return t.Flush()
+}
+
+// lessonTable is the Table form of lessons.
+type lessonTable struct{ *Table }
+
+func (a *App) lessonTable() lessonTable {
+	return lessonTable{NewTable(a.Stdout, "ID", "TIER", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
+}
+
+func (t lessonTable) add(l lesson.Lesson) {
+	t.Row(l.ID, l.Tier(), l.Category, l.UseCount, l.Helped, Dash(l.FailedCommand), Dash(Truncate(l.ErrorPattern, 30)),
+		Dash(l.Domain), l.LastUsed, l.Source, Truncate(l.Lesson, 70))
+}
+
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *App) recallCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "recall",
+		Short: "Show exactly the lessons the agent would be shown",
+	}
+	var (
+		command, errText, host string
+		asJSON                 bool
+	)
+	onError := &cobra.Command{
+		Use:   "error --command CMD --error TEXT [--domain HOST]",
+		Short: "Trigger A: the tips appended to a failed command's error",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if strings.TrimSpace(command) == "" {
+				return Usagef("--command is empty")
+			}
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			ls, err := m.RecallError(cmd.Context(), command, errText, host)
+			if err != nil {
+				return err
+			}
+			return a.printRecall(asJSON, lesson.ErrorTipsHeading, ls)
+		},
+	}
+	onError.Flags().StringVar(&command, "command", "", "the command that failed, e.g. \"fill e37 padel rackets\" (required)")
+	onError.Flags().StringVar(&errText, "error", "", "the error text it failed with (required)")
+	onError.Flags().StringVar(&host, "domain", "", "the host the command ran on")
+	onError.Flags().BoolVar(&asJSON, "json", false, "print the lessons as JSON")
+	onError.MarkFlagRequired("command")
+	onError.MarkFlagRequired("error")
+
+	var domainJSON bool
+	onDomain := &cobra.Command{
+		Use:   "domain HOST",
+		Short: "Trigger B: the tips added to the step message when the run enters a domain",
+		Args:  exactArgs(1, "HOST"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			ls, err := m.RecallDomain(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.printRecall(domainJSON, lesson.DomainTipsHeading, ls)
+		},
+	}
+	onDomain.Flags().BoolVar(&domainJSON, "json", false, "print the lessons as JSON")
+
+	var tier1JSON bool
+	tier1 := &cobra.Command{
+		Use:   "tier1",
+		Short: "Tier 1: the lessons section of every system prompt",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			ls, err := m.Tier1(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.printRecall(tier1JSON, lesson.Tier1Heading, ls)
+		},
+	}
+	tier1.Flags().BoolVar(&tier1JSON, "json", false, "print the lessons as JSON")
+	c.AddCommand(onError, onDomain, tier1)
+	return c
+}
+
+// printRecall prints recalled lessons as the agent would see them, or as
+// JSON. Nothing recalled prints nothing on stdout.
+func (a *App) printRecall(asJSON bool, heading string, ls []lesson.Lesson) error {
+	if asJSON {
+		if ls == nil {
+			ls = []lesson.Lesson{}
+		}
+		return PrintJSON(a.Stdout, ls)
+	}
+	if len(ls) == 0 {
+		fmt.Fprintln(a.Stderr, "engine: no lessons match")
+		return nil
+	}
+	_, err := fmt.Fprintln(a.Stdout, lesson.Render(heading, ls))
+	return err
+}
+
+func (a *App) learnCommand() *cobra.Command {
+	var (
+		host   string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "learn ACTIONS.jsonl [--domain HOST]",
+		Short: "Learn lessons from a run's action log (failure at step N, a different command succeeding at N+1)",
+		Long: `Learn lessons from a run's action log. Each JSON line is a step, either as the
+two-tier design's agent writes it ({"step", "command", "execution_result": "ok"|"error",
+"stderr", "stdout"}) or as the engine writes it ({"step", "action", "ref", "value", "ok",
+"error", "url"}). The whole log is read and checked before anything is written.
+Stale lessons are pruned first, as on every load of memory for a run.`,
+		Args: exactArgs(1, "ACTIONS.jsonl"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			log, err := engine.ReadInputFile(args[0], engine.MaxInputFile)
+			if err != nil {
+				return engine.MarkInvalid(err)
+			}
+			actions, err := lesson.ParseActionLog(bytes.NewReader(log), args[0])
+			if err != nil {
+				return err
+			}
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			learned, err := m.Learn(cmd.Context(), host, log)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if learned == nil {
+					learned = []lesson.Learned{}
+				}
+				return PrintJSON(a.Stdout, learned)
+			}
+			if len(learned) == 0 {
+				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found\n", len(actions))
+				return nil
+			}
+			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "CATEGORY", "DOMAIN", "LESSON")
+			for _, l := range learned {
+				what := "used"
+				if l.Created {
+					what = "new"
+				}
+				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
+			}
+			return t.Flush()
+		},
+	}
+	c.Flags().StringVar(&host, "domain", "", "the host the run was on, for steps that carry no url")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *App) pruneCommand() *cobra.Command {
+	var days int
+	c := &cobra.Command{
+		Use:   "prune [--max-age-days N]",
+		Short: "Remove learned lessons unused for N days (default 90) and used fewer than 5 times",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if days < 1 {
+				return Usagef("--max-age-days must be at least 1, not %d", days)
+			}
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			p, err := m.Prune(cmd.Context(), days)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "pruned %d lessons, %d remain\n", p.Pruned, p.Remaining)
+			return nil
+		},
+	}
+	c.Flags().IntVar(&days, "max-age-days", lesson.DefaultPruneAgeDays, "prune lessons last used more than N days ago")
+	return c
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the argument and
+// exits with status 2.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return Usagef("%s takes %s (got %d arguments)", cmd.CommandPath(), names, len(args))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,75 @@
+// Package cli is the engine command line: flag parsing and output over the
+// library in engine/, with no memory logic of its own. It is shared by two
+// binaries: engine (this package's memory commands: query, recall, lessons,
+// serve, ...) and engine-agent (the same, plus the agent loop and the
+// plugins: run, demo, doctor, plugins; package agentcmd). engine hands those
+// commands to engine-agent, so a memory command does not pay, on every
+// start, for the browser and LLM provider libraries it never uses.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// Exit statuses: the one Table (README.md "Exit status").
+const (
+	exitOK          = 0   // the command did what it was asked
+	exitFailed      = 1   // it failed (I/O, a plugin, a broken data dir, a check that failed)
+	exitUsage       = 2   // it was called wrongly: bad flag or argument, unknown command, bad or missing input file
+	exitNotFound    = 3   // an id memory does not hold (run, lesson, trajectory, planner history)
+	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM) before it finished
+)
+
+// CommandSet makes top-level commands over the App every command shares.
+type CommandSet func(*App) []*cobra.Command
+
+// Main runs the engine CLI with this package's commands and those of extra,
+// and returns its exit status (exitCode). An agent command (run, demo,
+// doctor, plugins) that extra does not provide is handed to engine-agent.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, extra ...CommandSet) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	a := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, args: args}
+	root := a.rootCommand(extra)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "engine: %v\n", err)
+	return exitCode(ctx, err)
+}
+
+// exitCode maps an error to the exit status, the one place that does.
+func exitCode(ctx context.Context, err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.Is(err, engine.ErrInvalid):
+		return exitUsage
+	case errors.Is(err, engine.ErrNotFound):
+		return exitNotFound
+	}
+	return exitFailed
+}
+
+// Usagef returns bad input (exit status 2) with a formatted message.
+func Usagef(format string, args ...any) error {
+	return engine.MarkInvalid(fmt.Errorf(format, args...))
+}

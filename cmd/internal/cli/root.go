@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// App holds what every command shares: the standard streams and the global
+// flags. There are no package-level globals; tests run Main many times in
+// one process.
+type App struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	DataDir    string // --data-dir, ENGINE_DATA_DIR, or the default
+	eventsPath string // --events: append memory events here as JSONL
+
+	args []string // the command line, for handing a command to engine-agent
+}
+
+func (a *App) rootCommand(extra []CommandSet) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "engine",
+		Short: "Memory that lets LLM browser agents learn across runs",
+		Long: `engine remembers, per web domain, what a browser agent learned: lessons
+(failure -> recovery patterns in two tiers), facts, selectors, trajectories,
+sessions and runs. It keeps them in an embedded database in the data dir.
+
+Environment:
+  ENGINE_DATA_DIR   data dir when --data-dir is not given
+                    (default: $XDG_DATA_HOME/engine or ~/.local/share/engine)
+  ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return engine.MarkInvalid(err)
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.DataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
+	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
+
+	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
+		root.AddCommand(add(a)...)
+	}
+	a.delegateAgentCommands(root)
+	strictUsage(root)
+	return root
+}
+
+// commandSets lists the constructors of the top-level commands, one entry a
+// file, so each file registers its own commands in an init.
+var commandSets []CommandSet
+
+// resolveDataDir returns the data dir: the flag, then ENGINE_DATA_DIR, then
+// $XDG_DATA_HOME/engine, then ~/.local/share/engine.
+func (a *App) ResolveDataDir() (string, error) {
+	if a.DataDir != "" {
+		return a.DataDir, nil
+	}
+	if d := os.Getenv("ENGINE_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "engine"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data dir: set --data-dir or ENGINE_DATA_DIR (%v)", err)
+	}
+	return filepath.Join(home, ".local", "share", "engine"), nil
+}
+
+// now returns the clock: ENGINE_NOW when set, else the system time.
+func (a *App) Now() (func() time.Time, error) {
+	v := os.Getenv("ENGINE_NOW")
+	if v == "" {
+		return time.Now, nil
+	}
+	t, err := parseTime(v)
+	if err != nil {
+		return nil, Usagef("ENGINE_NOW: %v", err)
+	}
+	return func() time.Time { return t }, nil
+}
+
+// parseTime accepts a date (2026-03-12) or an RFC 3339 time.
+func parseTime(v string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a date (2006-01-02) nor an RFC 3339 time", v)
+	}
+	return t, nil
+}

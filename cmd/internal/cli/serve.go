@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/service"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+		return []*cobra.Command{a.serveCommand()}
+	})
+}
+
+func (a *App) serveCommand() *cobra.Command {
+	var (
+		listen     string
+		allowClock bool
+	)
+	c := &cobra.Command{
+		Use:   "serve [--listen 127.0.0.1:PORT]",
+		Short: "Hold the data dir and serve its memory over HTTP (unix socket, and TCP with --listen)",
+		Long: `Hold the data dir for as long as it runs and serve its memory over the HTTP API
+(GET /v1/openapi.json lists every route). It always listens on the unix socket
+<data-dir>/engine.sock (mode 0600); engine commands on the same data dir find it
+there and go through it instead of opening the data dir themselves.
+
+With --listen it also serves TCP. TCP requests need the bearer token in
+<data-dir>/serve.token (created on the first start with --listen, and printed
+once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
+ENGINE_TOKEN.
+
+Ctrl-C or SIGTERM stops it cleanly: requests in flight finish, the data dir
+is closed and the socket removed. --events logs every request's memory events.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			ctx := cmd.Context()
+			dir, err := a.ResolveDataDir()
+			if err != nil {
+				return err
+			}
+			now, err := a.Now()
+			if err != nil {
+				return err
+			}
+			emit, closeEvents, err := a.Events()
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeEvents()) }()
+			m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit})
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			log := slog.New(slog.NewTextHandler(a.Stderr, nil))
+			h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
+			srv, err := service.Open(ctx, dir, h, service.Options{Listen: listen, Logger: log})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stderr, "engine: serving %s on %s", dir, srv.SocketPath())
+			if addr := srv.Addr(); addr != nil {
+				fmt.Fprintf(a.Stderr, " and http://%s", addr)
+			}
+			fmt.Fprintf(a.Stderr, " (pid %d)\n", os.Getpid())
+			if srv.TokenCreated() {
+				fmt.Fprintf(a.Stderr, "engine: TCP clients need this token (shown once; kept in %s):\n%s\n", service.TokenPath(dir), srv.Token())
+			}
+			err = srv.Serve(ctx)
+			fmt.Fprintln(a.Stderr, "engine: stopped")
+			return err
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
+	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
+	c.Flags().MarkHidden("allow-clock")
+	return c
+}
