@@ -8,6 +8,7 @@ package mcp
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -53,12 +54,6 @@ func New(c *api.Client, opts Options) *sdk.Server {
 type tools struct {
 	c       *api.Client
 	runsDir string
-}
-
-// result is a tool's answer: text the model reads, and out as structured
-// content.
-func result[Out any](text string, out Out) (*sdk.CallToolResult, Out, error) {
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
 func readOnly(title string) *sdk.ToolAnnotations {
@@ -170,155 +165,151 @@ var queryKinds = []any{"lessons", "facts", "selectors", "trajectories", "runs"}
 const defaultQueryLimit = 20
 
 func (t *tools) add(s *sdk.Server) {
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_tier1", Annotations: readOnly("Tier 1 lessons"),
-		Description: "The lessons for every system prompt: general advice learned across all sites (tool fallbacks, best practices). Read once at the start of a task."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ Tier1Input) (*sdk.CallToolResult, Lessons, error) {
+	addTool(s, &sdk.Tool{Name: "memory_tier1", Annotations: readOnly("Tier 1 lessons"),
+		Description: "The lessons for every system prompt: general advice learned across all sites (tool fallbacks, best practices). Read once at the start of a task."}, nil,
+		func(ctx context.Context, _ Tier1Input) (string, Lessons, error) {
 			ls, err := t.c.Tier1(ctx)
 			if err != nil {
-				return nil, Lessons{}, err
+				return "", Lessons{}, err
 			}
-			return result(renderLessons(lesson.Tier1Heading, ls, "Memory holds no Tier 1 lessons yet."), Lessons{Lessons: ls})
+			return renderLessons(lesson.Tier1Heading, ls, "Memory holds no Tier 1 lessons yet."), Lessons{Lessons: ls}, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_recall_error", Annotations: readOnly("Tips for a failed command"),
-		Description: "Tips from earlier runs for a command that just failed: lessons matching the command and its error (and the site's, with domain). Call it after a failure, before retrying."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in RecallErrorInput) (*sdk.CallToolResult, Lessons, error) {
+	addTool(s, &sdk.Tool{Name: "memory_recall_error", Annotations: readOnly("Tips for a failed command"),
+		Description: "Tips from earlier runs for a command that just failed: lessons matching the command and its error (and the site's, with domain). Call it after a failure, before retrying."}, nil,
+		func(ctx context.Context, in RecallErrorInput) (string, Lessons, error) {
 			ls, err := t.c.RecallError(ctx, in.Command, in.Error, in.Domain)
 			if err != nil {
-				return nil, Lessons{}, err
+				return "", Lessons{}, err
 			}
-			return result(renderLessons(lesson.ErrorTipsHeading, ls, "No lessons match this failure."), Lessons{Lessons: ls})
+			return renderLessons(lesson.ErrorTipsHeading, ls, "No lessons match this failure."), Lessons{Lessons: ls}, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_recall_domain", Annotations: readOnly("Tips for a site"),
-		Description: "Tips learned on a site (and its parent domains): call it when you enter a site."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in RecallDomainInput) (*sdk.CallToolResult, Lessons, error) {
+	addTool(s, &sdk.Tool{Name: "memory_recall_domain", Annotations: readOnly("Tips for a site"),
+		Description: "Tips learned on a site (and its parent domains): call it when you enter a site."}, nil,
+		func(ctx context.Context, in RecallDomainInput) (string, Lessons, error) {
 			ls, err := t.c.RecallDomain(ctx, in.Host)
 			if err != nil {
-				return nil, Lessons{}, err
+				return "", Lessons{}, err
 			}
-			return result(renderLessons(lesson.DomainTipsHeading, ls, "No lessons for this site."), Lessons{Lessons: ls})
+			return renderLessons(lesson.DomainTipsHeading, ls, "No lessons for this site."), Lessons{Lessons: ls}, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_context", Annotations: readOnly("Memory for this step"),
-		Description: "Everything memory holds for the page you are on and your goal, fitted into a token budget by priority: recent sessions on the site, tips for your last error, a reference trajectory of the same task, site tips, app knowledge (facts) and known selectors. Put the text in your working context at each step."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in ContextInput) (*sdk.CallToolResult, *memctx.Result, error) {
+	addTool(s, &sdk.Tool{Name: "memory_context", Annotations: readOnly("Memory for this step"),
+		Description: "Everything memory holds for the page you are on and your goal, fitted into a token budget by priority: recent sessions on the site, tips for your last error, a reference trajectory of the same task, site tips, app knowledge (facts) and known selectors. Put the text in your working context at each step."}, nil,
+		func(ctx context.Context, in ContextInput) (string, *memctx.Result, error) {
 			r, err := t.c.Context(ctx, api.ContextRequest{Request: memctx.Request{URL: in.URL, Goal: in.Goal, Budget: in.Budget,
 				LastCommand: in.LastCommand, LastError: in.LastError, Step: 1}})
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
 			text := r.Text
 			if strings.TrimSpace(text) == "" {
 				text = "Memory holds nothing for this page and goal yet."
 			}
-			return result(text, r)
+			return text, r, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_record_lesson", Annotations: writes("Record a lesson"),
-		Description: "Record a lesson for future runs: what to do when something fails. A lesson with the same failed command and error pattern gets one more use instead of a copy."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in RecordLessonInput) (*sdk.CallToolResult, *api.RecordedLesson, error) {
+	addTool(s, &sdk.Tool{Name: "memory_record_lesson", Annotations: writes("Record a lesson"),
+		Description: "Record a lesson for future runs: what to do when something fails. A lesson with the same failed command and error pattern gets one more use instead of a copy."}, nil,
+		func(ctx context.Context, in RecordLessonInput) (string, *api.RecordedLesson, error) {
 			cat, err := lesson.ParseCategory(in.Category)
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
 			got, err := t.c.RecordLesson(ctx, lesson.Lesson{Lesson: in.Lesson, Category: cat, FailedCommand: in.FailedCommand,
 				ErrorPattern: in.ErrorPattern, Domain: in.Domain, Source: lesson.SourceLearned, TriggeredDomains: []string{}})
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
-			return result(renderRecorded(got), got)
+			return renderRecorded(got), got, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_learn", Annotations: writes("Learn from an action log"),
-		Description: "Learn lessons from a finished run's action log: every step that failed and was followed by a different command that succeeded becomes an error_recovery lesson (or one more use of the lesson that covers it)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in LearnInput) (*sdk.CallToolResult, Learned, error) {
+	addTool(s, &sdk.Tool{Name: "memory_learn", Annotations: writes("Learn from an action log"),
+		Description: "Learn lessons from a finished run's action log: every step that failed and was followed by a different command that succeeded becomes an error_recovery lesson (or one more use of the lesson that covers it)."}, nil,
+		func(ctx context.Context, in LearnInput) (string, Learned, error) {
 			ls, err := t.c.Learn(ctx, in.Domain, []byte(strings.Join(in.Lines, "\n")))
 			if err != nil {
-				return nil, Learned{}, err
+				return "", Learned{}, err
 			}
-			return result(renderLearned(ls), Learned{Learned: ls})
+			return renderLearned(ls), Learned{Learned: ls}, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_observe_fact", Annotations: writes("Observe a fact"),
-		Description: "Record one sighting of a fact about a site (a timing, where an element is, a flow, a quirk). Seeing it again raises its confidence; a different value for the same key lowers the old one's."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in ObserveFactInput) (*sdk.CallToolResult, *fact.Outcome, error) {
+	addTool(s, &sdk.Tool{Name: "memory_observe_fact", Annotations: writes("Observe a fact"),
+		Description: "Record one sighting of a fact about a site (a timing, where an element is, a flow, a quirk). Seeing it again raises its confidence; a different value for the same key lowers the old one's."}, nil,
+		func(ctx context.Context, in ObserveFactInput) (string, *fact.Outcome, error) {
 			out, err := t.c.ObserveFact(ctx, api.ObserveFact{Domain: in.Domain, Type: fact.Type(in.Type), Key: in.Key, Value: in.Value})
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
-			return result(renderOutcome(out), out)
+			return renderOutcome(out), out, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_record_selector", Annotations: writes("Record a selector"),
-		Description: "Record that a selector found an element (identified by its role and accessible name), or with failed that it did not. Selectors are ranked by successes minus twice the failures."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in RecordSelectorInput) (*sdk.CallToolResult, *selector.Selector, error) {
+	addTool(s, &sdk.Tool{Name: "memory_record_selector", Annotations: writes("Record a selector"),
+		Description: "Record that a selector found an element (identified by its role and accessible name), or with failed that it did not. Selectors are ranked by successes minus twice the failures."}, nil,
+		func(ctx context.Context, in RecordSelectorInput) (string, *selector.Selector, error) {
 			out, err := t.c.RecordSelector(ctx, api.SelectorObservation{Domain: in.Domain, Path: in.Path, Role: in.Role,
 				Name: in.Name, Selector: in.Selector, Failed: in.Failed})
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
-			return result(renderSelector(out), out)
+			return renderSelector(out), out, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_find_trajectory", Annotations: readOnly("Find a past run of this task"),
-		Description: "The recorded successful run most like your goal on this site, with its steps rewritten for your goal's values (numbers, quoted names): follow them instead of exploring. Says so when none is close enough."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in FindTrajectoryInput) (*sdk.CallToolResult, *api.TrajectoryMatch, error) {
+	addTool(s, &sdk.Tool{Name: "memory_find_trajectory", Annotations: readOnly("Find a past run of this task"),
+		Description: "The recorded successful run most like your goal on this site, with its steps rewritten for your goal's values (numbers, quoted names): follow them instead of exploring. Says so when none is close enough."}, nil,
+		func(ctx context.Context, in FindTrajectoryInput) (string, *api.TrajectoryMatch, error) {
 			m, err := t.c.MatchTrajectory(ctx, api.MatchRequest{Domain: in.URL, Goal: in.Goal})
 			if err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
-			return result(renderMatch(m), m)
+			return renderMatch(m), m, nil
 		})
-	querySchema, err := jsonschema.For[QueryInput](nil)
-	if err != nil {
-		panic(err) // a static type: fails in every test
-	}
-	querySchema.Properties["kind"].Enum = queryKinds
-	sdk.AddTool(s, &sdk.Tool{Name: "memory_query", Annotations: readOnly("List what memory holds"), InputSchema: querySchema,
+	addTool(s, &sdk.Tool{Name: "memory_query", Annotations: readOnly("List what memory holds"),
 		Description: "List what memory holds, most useful first: lessons (with tier, uses, provenance), facts (with confidence), selectors (with successes/failures), trajectories (recorded successful runs) or runs (the run registry, newest first); optionally only a domain's."},
+		func(in *jsonschema.Schema) { in.Properties["kind"].Enum = queryKinds },
 		t.query)
 }
 
-func (t *tools) query(ctx context.Context, _ *sdk.CallToolRequest, in QueryInput) (*sdk.CallToolResult, *QueryResult, error) {
+func (t *tools) query(ctx context.Context, in QueryInput) (string, *QueryResult, error) {
 	limit := in.Limit
 	if limit == 0 {
 		limit = defaultQueryLimit
 	}
 	n, err := page.Request{Limit: limit}.Size()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	out := &QueryResult{Kind: in.Kind}
 	switch in.Kind {
 	case "lessons":
 		p, err := t.c.Lessons(ctx, api.LessonFilter{Domain: in.Domain, Limit: n})
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		out.Lessons, out.More = p.Lessons, p.Next != ""
 	case "runs":
 		p, err := t.c.Runs(ctx, run.Filter{Domain: in.Domain}, page.Request{Limit: n})
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		out.Runs, out.More = p.Runs, p.Next != ""
 	case "facts":
 		l, err := t.c.Facts(ctx, in.Domain, false)
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		out.Facts, out.More = cut(l.Facts, n)
 	case "selectors":
 		l, err := t.c.Selectors(ctx, api.SelectorFilter{Domain: in.Domain})
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		out.Selectors, out.More = cut(l.Selectors, n)
 	case "trajectories":
 		l, err := t.c.Trajectories(ctx, in.Domain)
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		out.Trajectories, out.More = cut(l.Trajectories, n)
 	default:
 		// The schema's enum refuses other kinds first; kept for a host
 		// that skips validation.
-		return nil, nil, engine.Invalidf("query", "unknown kind %q (want lessons, facts, selectors, trajectories or runs)", in.Kind)
+		return "", nil, engine.Invalidf("query", "unknown kind %q (want lessons, facts, selectors, trajectories or runs)", in.Kind)
 	}
-	return result(renderQuery(out), out)
+	return renderQuery(out), out, nil
 }
 
 // cut keeps the first n of s, and says whether it cut any.
@@ -327,4 +318,14 @@ func cut[T any](s []T, n int) ([]T, bool) {
 		return s[:n], true
 	}
 	return s, false
+}
+
+// Handler serves MCP over streamable HTTP, stateless: every POST is one
+// exchange answered with JSON, and there is no session or long-lived
+// event stream to hold a server's shutdown open. A caller mounts it behind
+// its own authentication (engine serve: the bearer token on TCP).
+func Handler(c *api.Client, opts Options) http.Handler {
+	s := New(c, opts)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 }

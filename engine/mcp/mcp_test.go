@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/mcp"
 	"github.com/engine-dev/engine/engine/mcp/mcptest"
 	"github.com/engine-dev/engine/engine/memory"
@@ -21,7 +22,7 @@ import (
 // connect serves memory in a fresh data dir on real badger through
 // api.Local, and returns an MCP client session of mcp.New over it (the
 // SDK's in-memory transports), with the API client and the runs folder.
-func connect(t *testing.T) (*sdk.ClientSession, *api.Client, string) {
+func connect(t testing.TB) (*sdk.ClientSession, *api.Client, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -124,4 +125,33 @@ func TestRunResources(t *testing.T) {
 	if got := rr.Contents[0].Text; !strings.HasPrefix(got, "# Planner history of run run_1\n\n") || !strings.Contains(got, "Navigate to the shop") {
 		t.Fatalf("plan:\n%s", got)
 	}
+}
+
+// BenchmarkRecallError is memory_recall_error through the SDK's in-memory
+// transports over api.Local, on 200 lessons of the site: the MCP part of
+// the stdio round trip without the pipes and the process.
+func BenchmarkRecallError(b *testing.B) {
+	ctx := context.Background()
+	cs, c, _ := connect(b)
+	for i := range 200 {
+		if _, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "scroll first", Category: "site_specific", FailedCommand: "click", Source: lesson.SourceLearned,
+			ErrorPattern: "not visible " + string(rune('a'+i%26)) + string(rune('a'+i/26)), Domain: "shop.example"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	args := map[string]any{"command": "click e12", "error": "element not visible ab", "domain": "shop.example"}
+	b.Run("api", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.RecallError(ctx, "click e12", "element not visible ab", "shop.example"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			if res := mcptest.Call(b, ctx, cs, "memory_recall_error", args); res.IsError {
+				b.Fatal(mcptest.Text(b, res))
+			}
+		}
+	})
 }
