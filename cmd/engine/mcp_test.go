@@ -67,25 +67,35 @@ func TestMCPStdio(t *testing.T) {
 
 // BenchmarkMCPRecallError is one memory_recall_error call through
 // `engine mcp` over stdio, the whole round trip (JSON-RPC over the pipes,
-// the tool, the API in the subprocess, badger), on a store with 200 lessons
-// on the site (as engine/api's BenchmarkRecallError).
+// the tool, the API in the subprocess, badger): "lessons200" on a store
+// with 200 lessons on the site (engine/api's BenchmarkRecallError store),
+// "small" on one as a few runs leave it (the seeds and 5 of the site's,
+// BenchmarkRecallSocketSmall's).
 func BenchmarkMCPRecallError(b *testing.B) {
-	ctx := context.Background()
-	cs, stderr := startMCP(b, ctx, b.TempDir())
-	defer func() {
-		if err := cs.Close(); err != nil {
-			b.Fatalf("engine mcp: %v\n%s", err, stderr.String())
+	for _, n := range []int{200, 5} {
+		name := "lessons200"
+		if n == 5 {
+			name = "small"
 		}
-	}()
-	for i := range 200 {
-		mcptest.OK(b, ctx, cs, "memory_record_lesson", map[string]any{"lesson": "scroll first", "category": "site_specific",
-			"failed_command": "click", "error_pattern": "not visible " + string(rune('a'+i%26)) + string(rune('a'+i/26)), "domain": "shop.example"}, "Recorded")
-	}
-	args := map[string]any{"command": "click e12", "error": "element not visible ab", "domain": "shop.example"}
-	for b.Loop() {
-		if res := mcptest.Call(b, ctx, cs, "memory_recall_error", args); res.IsError {
-			b.Fatal(mcptest.Text(b, res))
-		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			cs, stderr := startMCP(b, ctx, b.TempDir())
+			defer func() {
+				if err := cs.Close(); err != nil {
+					b.Fatalf("engine mcp: %v\n%s", err, stderr.String())
+				}
+			}()
+			for i := range n {
+				mcptest.OK(b, ctx, cs, "memory_record_lesson", map[string]any{"lesson": "scroll first", "category": "site_specific",
+					"failed_command": "click", "error_pattern": "not visible " + string(rune('a'+i%26)) + string(rune('a'+i/26)), "domain": "shop.example"}, "Recorded")
+			}
+			args := map[string]any{"command": "click e12", "error": "element not visible ab", "domain": "shop.example"}
+			for b.Loop() {
+				if res := mcptest.Call(b, ctx, cs, "memory_recall_error", args); res.IsError {
+					b.Fatal(mcptest.Text(b, res))
+				}
+			}
+		})
 	}
 }
 
