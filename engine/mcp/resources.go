@@ -51,12 +51,10 @@ func (t *tools) addResources(s *sdk.Server) {
 }
 
 // resourceErr maps an API error to the JSON-RPC error of a resource read,
-// keeping the CLI's one-line message.
+// keeping the CLI's one-line message: an unknown id or a malformed URI is
+// invalid params, the code MCP gives a resource that is not found.
 func resourceErr(err error) error {
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
-		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: err.Error()}
-	case errors.Is(err, engine.ErrInvalid):
+	if errors.Is(err, engine.ErrNotFound) || errors.Is(err, engine.ErrInvalid) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	return err

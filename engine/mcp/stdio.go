@@ -54,7 +54,8 @@ func (p *pending) wake() {
 	p.cond.Broadcast()
 }
 
-// drain waits until every request read has its answer (or ctx ended).
+// drain waits until every request read has its answer, or until nothing
+// more can be answered (ctx ended, stdout failed).
 func (p *pending) drain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -130,6 +131,9 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
+	if err != nil {
+		c.p.wake() // nothing more can be answered: stop waiting for it
+	}
 	c.mu.Lock()
 	_, a := c.l.count(b[:n])
 	c.mu.Unlock()
