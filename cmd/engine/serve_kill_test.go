@@ -30,7 +30,7 @@ const hang = 60 * time.Second
 // engineCmd is the engine binary (this test binary, which TestMain runs as
 // engine when its argv[0] is engine) on dataDir, with no ENGINE_*
 // variable of the caller's (no ENGINE_SERVER in particular).
-func engineCmd(t *testing.T, dataDir string, args ...string) *exec.Cmd {
+func engineCmd(t testing.TB, dataDir string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -49,19 +49,20 @@ func engineCmd(t *testing.T, dataDir string, args ...string) *exec.Cmd {
 // serveProc is a running `engine serve`, stopped (killed) and waited for
 // when the test ends.
 type serveProc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	lines  chan string   // stderr, line by line, until it closes
-	exited chan struct{} // closed once Wait returned
-	err    error         // Wait's error, set before exited closes
+	cmd     *exec.Cmd
+	serving string // the line saying what it serves
+	mu      sync.Mutex
+	stderr  bytes.Buffer
+	lines   chan string   // stderr, line by line, until it closes
+	exited  chan struct{} // closed once Wait returned
+	err     error         // Wait's error, set before exited closes
 }
 
-// startServe starts `engine serve` on dataDir and waits until it says it
-// serves (it prints that once its socket is in place).
-func startServe(t *testing.T, dataDir string) *serveProc {
+// startServe starts `engine serve [args]` on dataDir and waits until it
+// says it serves (it prints that once its socket is in place).
+func startServe(t *testing.T, dataDir string, args ...string) *serveProc {
 	t.Helper()
-	p := &serveProc{cmd: engineCmd(t, dataDir, "serve"), lines: make(chan string, 64), exited: make(chan struct{})}
+	p := &serveProc{cmd: engineCmd(t, dataDir, append([]string{"serve"}, args...)...), lines: make(chan string, 64), exited: make(chan struct{})}
 	out, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ func startServe(t *testing.T, dataDir string) *serveProc {
 		select {
 		case l := <-p.lines:
 			if strings.HasPrefix(l, "engine: serving ") {
+				p.serving = l
 				return p
 			}
 		case <-p.exited:

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/mcp"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 )
@@ -28,7 +31,8 @@ func (a *App) serveCommand() *cobra.Command {
 		Use:   "serve [--listen 127.0.0.1:PORT]",
 		Short: "Hold the data dir and serve its memory over HTTP (unix socket, and TCP with --listen)",
 		Long: `Hold the data dir for as long as it runs and serve its memory over the HTTP API
-(GET /v1/openapi.json lists every route). It always listens on the unix socket
+(GET /v1/openapi.json lists every route), and MCP over streamable HTTP at /mcp
+(see engine mcp for the tools). It always listens on the unix socket
 <data-dir>/engine.sock (mode 0600); engine commands on the same data dir find it
 there and go through it instead of opening the data dir themselves.
 
@@ -62,7 +66,14 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			defer CloseInto(&err, m)
 			log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 			h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
-			srv, err := service.Open(ctx, dir, h, service.Options{Listen: listen, Logger: log})
+			// /mcp is the MCP tools over the same API, in process; the
+			// service's token check covers it like every other path.
+			local := api.Local(h, api.ClientOptions{})
+			defer CloseInto(&err, local)
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: filepath.Join(dir, "runs")}))
+			mux.Handle("/", h)
+			srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})
 			if err != nil {
 				return err
 			}
