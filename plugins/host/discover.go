@@ -24,6 +24,20 @@ type Info struct {
 	Shadowed bool `json:"shadowed,omitempty"`
 	// Error is set when an external plugin could not be described.
 	Error string `json:"error,omitempty"`
+	// NotStarted says why an external plugin was listed by its file alone:
+	// it is not pinned in the checksum file and the caller did not ask to
+	// run it (ListOptions.Describe), so its kind and version are unknown.
+	NotStarted string `json:"not_started,omitempty"`
+}
+
+// ListOptions configure List.
+type ListOptions struct {
+	Options
+	// Describe starts every external plugin to ask what it is, pinned or
+	// not. Without it only those the checksum file pins are started
+	// (go-plugin checks the pin before running them): listing plugins must
+	// not run whatever engine-plugin-* happens to lie on PATH.
+	Describe bool
 }
 
 // candidate is a place a plugin may come from.
@@ -110,9 +124,11 @@ func (o Options) notFound(kind, name string) error {
 }
 
 // List returns every available plugin: the built-ins (described without
-// starting them) and each external one (started and asked to Describe
-// itself, then stopped). A broken external plugin is listed with Error set.
-func List(ctx context.Context, o Options) ([]Info, error) {
+// starting them) and each external one — started and asked to Describe
+// itself, then stopped, when it is pinned in the checksum file or
+// o.Describe is set; else listed by its file with NotStarted set. A broken
+// external plugin is listed with Error set.
+func List(ctx context.Context, o ListOptions) ([]Info, error) {
 	var out []Info
 	type key struct{ kind, name string }
 	seen := map[key]bool{}
@@ -122,7 +138,12 @@ func List(ctx context.Context, o Options) ([]Info, error) {
 	}
 	for _, c := range o.externals() {
 		info := Info{Info: shared.Info{Name: c.name}, Source: c.source, Path: c.path}
-		d, err := describeExternal(ctx, o, c)
+		if !o.Describe && !o.pinned(c.path) {
+			info.NotStarted = fmt.Sprintf("not pinned in $%s: not run to ask what it is (plugins list --describe runs it)", EnvChecksums)
+			out = append(out, info)
+			continue
+		}
+		d, err := describeExternal(ctx, o.Options, c)
 		if err != nil {
 			info.Error = strings.TrimPrefix(err.Error(), c.label("")+": ")
 		} else {
@@ -143,6 +164,17 @@ func List(ctx context.Context, o Options) ([]Info, error) {
 		return out[i].Name < out[j].Name
 	})
 	return out, nil
+}
+
+// pinned reports whether the checksum file lists the plugin at path (a
+// mismatch is found when it is started, by go-plugin, before it runs).
+func (o Options) pinned(path string) bool {
+	f := o.checksums()
+	if f == "" {
+		return false
+	}
+	_, err := secureConfig(f, path)
+	return err == nil
 }
 
 // describeExternal starts an external plugin, asks what it is (a browser,

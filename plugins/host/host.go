@@ -9,7 +9,7 @@
 //	defer b.Close()               // kills the subprocess (and its chromium)
 //	m, err := host.OpenModel(ctx, "openai:gpt-4o-mini", host.ModelOptions{})
 //	defer m.Close()
-//	infos, err := host.List(ctx, host.Options{})
+//	infos, err := host.List(ctx, host.ListOptions{})
 //
 // Every call has a timeout; a call that times out kills the plugin. A
 // plugin that dies mid-call makes that call fail with an error wrapping
@@ -18,12 +18,14 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/hashicorp/go-plugin"
 )
 
 // Errors a caller can test for with errors.Is.
@@ -87,14 +89,42 @@ type Options struct {
 	CallTimeout time.Duration
 }
 
-func (o Options) self() (string, error) {
+// self returns the binary that serves the built-ins and, when it is not
+// this process's own binary (ENGINE_SELF names another file), the checksum
+// that must pin it: a variable in the environment must not be able to swap
+// every built-in plugin for an arbitrary program unnoticed.
+func (o Options) self() (string, *plugin.SecureConfig, error) {
 	if o.Self != "" {
-		return o.Self, nil
+		return o.Self, nil, nil // set by the program itself
 	}
-	if s := os.Getenv(EnvSelf); s != "" {
-		return s, nil
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
 	}
-	return os.Executable()
+	s := os.Getenv(EnvSelf)
+	if s == "" || sameFile(s, exe) {
+		return exe, nil, nil
+	}
+	f := o.checksums()
+	if f == "" {
+		return "", nil, fmt.Errorf("$%s=%s is not this binary (%s): refusing to run it as the built-in plugins unless it is pinned in $%s: %w",
+			EnvSelf, s, exe, EnvChecksums, ErrChecksum)
+	}
+	sc, err := secureConfig(f, s)
+	if err != nil {
+		return "", nil, fmt.Errorf("$%s=%s: %w", EnvSelf, s, err)
+	}
+	return s, sc, nil
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func (o Options) pluginDir() string {

@@ -215,7 +215,17 @@ func TestPluginExternalAndLogs(t *testing.T) {
 		t.Fatalf("plugin log not routed under its name:\n%s", out)
 	}
 
-	infos, err := List(ctx, opts)
+	// Unpinned, it is listed by its file and not run; asked to, it is run.
+	infos, err := List(ctx, ListOptions{Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range infos {
+		if i.Name == "echo" && (i.Kind != "" || i.NotStarted == "" || i.Path != filepath.Join(dir, "engine-plugin-echo")) {
+			t.Errorf("unpinned echo listed as %+v", i)
+		}
+	}
+	infos, err = List(ctx, ListOptions{Options: opts, Describe: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,15 +52,22 @@ func (c candidate) label(kind string) string {
 // command is how the plugin is started: built-ins re-run engine-agent
 // with argv[0] "engine-agent" (so a testscript test binary dispatches to the
 // agent too), externals run their executable.
-func (c candidate) command(o Options) (*exec.Cmd, error) {
+func (c candidate) command(o Options) (*exec.Cmd, *plugin.SecureConfig, error) {
 	if c.source == SourceBuiltin {
-		self, err := o.self()
+		self, sc, err := o.self()
 		if err != nil {
-			return nil, fmt.Errorf("finding the engine binary for built-in plugin %q: %w (set $%s)", c.name, err, EnvSelf)
+			return nil, nil, fmt.Errorf("finding the engine-agent binary for built-in plugin %q: %w", c.name, err)
 		}
-		return &exec.Cmd{Path: self, Args: []string{"engine-agent", builtin.Command, c.kind, c.name}}, nil
+		return &exec.Cmd{Path: self, Args: []string{"engine-agent", builtin.Command, c.kind, c.name}}, sc, nil
 	}
-	return exec.Command(c.path), nil
+	var sc *plugin.SecureConfig
+	if f := o.checksums(); f != "" {
+		var err error
+		if sc, err = secureConfig(f, c.path); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", c.label(""), err)
+		}
+	}
+	return exec.Command(c.path), sc, nil
 }
 
 // start launches the plugin and completes the handshake.
@@ -68,7 +75,7 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cmd, err := c.command(o)
+	cmd, secure, err := c.command(o)
 	if err != nil {
 		return nil, err
 	}
@@ -85,15 +92,7 @@ func start(ctx context.Context, o Options, c candidate) (*proc, error) {
 		Stderr:           stderr,
 		GRPCDialOptions:  shared.DialOptions(),
 	}
-	if c.source != SourceBuiltin {
-		if f := o.checksums(); f != "" {
-			sc, err := secureConfig(f, c.path)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", c.label(""), err)
-			}
-			cfg.SecureConfig = sc
-		}
-	}
+	cfg.SecureConfig = secure
 	client := plugin.NewClient(cfg)
 	p := &proc{c: c, client: client, cmd: cmd, hlog: hlog, stderr: stderr, startTimeout: o.startTimeout()}
 	rpc, err := client.Client()

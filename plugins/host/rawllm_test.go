@@ -47,7 +47,7 @@ func TestPluginRawGRPCPluginFromTheREADME(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `rawllm: model "fail" does not exist`) {
 		t.Fatalf("Open error: %v", err)
 	}
-	infos, err := List(ctx, opts)
+	infos, err := List(ctx, ListOptions{Options: opts, Describe: true})
 	if err != nil {
 		t.Fatal(err)
 	}

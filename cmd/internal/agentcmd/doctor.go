@@ -115,7 +115,7 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 // that does not answer fails the doctor, a broken external one warns.
 func (a *app) pluginsCheck(ctx context.Context) doctor.Check {
 	c := doctor.Check{Name: "plugins", Required: true, Status: doctor.OK}
-	infos, err := host.List(ctx, host.Options{Logger: pluginLogger(a.Stderr)})
+	infos, err := host.List(ctx, host.ListOptions{Options: host.Options{Logger: pluginLogger(a.Stderr)}})
 	if err != nil {
 		c.Status, c.Detail = doctor.Fail, err.Error()
 		return c
@@ -130,6 +130,9 @@ func (a *app) pluginsCheck(ctx context.Context) doctor.Check {
 		name := i.Name
 		if i.Source != host.SourceBuiltin {
 			name += " (" + i.Source + ")"
+		}
+		if i.NotStarted != "" {
+			name += " (not pinned: not run)"
 		}
 		if i.Error != "" {
 			problems = append(problems, fmt.Sprintf("%s: %s", i.Name, i.Error))

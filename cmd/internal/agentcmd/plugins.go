@@ -69,13 +69,17 @@ Environment:
 }
 
 func (a *app) pluginsListCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, describe bool
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:   "list [--describe]",
 		Short: "Show the available plugins: kind, name, version, source",
-		Args:  cobra.NoArgs,
+		Long: `Show the built-in plugins and the external ones (engine-plugin-NAME in
+$ENGINE_PLUGIN_DIR, then on PATH). An external plugin is run to ask its kind
+and version only when $ENGINE_PLUGIN_CHECKSUMS pins it, or with --describe;
+otherwise it is listed by its file, so listing never runs an unknown program.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			infos, err := host.List(cmd.Context(), host.Options{Logger: pluginLogger(a.Stderr)})
+			infos, err := host.List(cmd.Context(), host.ListOptions{Options: host.Options{Logger: pluginLogger(a.Stderr)}, Describe: describe})
 			if err != nil {
 				return err
 			}
@@ -98,9 +102,12 @@ func (a *app) pluginsListCommand() *cobra.Command {
 				if version == "" {
 					version = "-"
 				}
-				if i.Error != "" {
+				switch {
+				case i.Error != "":
 					desc = "error: " + i.Error
-				} else if i.Shadowed {
+				case i.NotStarted != "":
+					desc = i.NotStarted
+				case i.Shadowed:
 					desc = "(shadowed) " + desc
 				}
 				t.Row(kind, i.Name, version, source, cli.Truncate(desc, 100))
@@ -109,6 +116,7 @@ func (a *app) pluginsListCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&describe, "describe", false, "run every external plugin, pinned or not, to ask its kind and version")
 	return cmd
 }
 
