@@ -283,12 +283,35 @@ func normalError(errText string) string {
 	return strings.Join(lines, "\n")
 }
 
-// patternIn reports whether a lesson's lower-cased error pattern occurs in
-// an error: in its plain lower-cased text (a pattern written by hand) or
-// in its normalised text (a pattern with placeholders, as learning writes
-// them).
-func patternIn(pattern, errLower, errNormal string) bool {
-	return pattern != "" && (strings.Contains(errLower, pattern) || strings.Contains(errNormal, pattern))
+// errorText is an error as patterns are matched against it: its plain
+// lower-cased text, and its normalised text (normalError), worked out the
+// first time a pattern with a placeholder needs it (four regular
+// expressions per line cost more than the rest of a recall).
+type errorText struct {
+	raw, lower, normal string
+	normalised         bool
+}
+
+func newErrorText(s string) *errorText {
+	return &errorText{raw: s, lower: strings.ToLower(plainText(s))}
+}
+
+// has reports whether a lesson's lower-cased error pattern occurs in the
+// error: in its plain text (a pattern written by hand), or, for a pattern
+// with placeholders as learning writes them, in its normalised text.
+func (e *errorText) has(pattern string) bool {
+	switch {
+	case pattern == "":
+		return false
+	case strings.Contains(e.lower, pattern):
+		return true
+	case !placeholderRe.MatchString(pattern):
+		return false
+	}
+	if !e.normalised {
+		e.normal, e.normalised = normalError(e.raw), true
+	}
+	return strings.Contains(e.normal, pattern)
 }
 
 // Learned is what learning did with one failure→recovery pattern.
@@ -448,9 +471,9 @@ func (s *Store) covering(ctx context.Context, verb, errText, host string) (strin
 	if err != nil {
 		return "", err
 	}
-	errLower, errNormal := strings.ToLower(plainText(errText)), normalError(errText)
+	et := newErrorText(errText)
 	for _, l := range ls {
-		if l.FailedCommand == verb && patternIn(strings.ToLower(l.ErrorPattern), errLower, errNormal) {
+		if l.FailedCommand == verb && et.has(strings.ToLower(l.ErrorPattern)) {
 			return l.ID, nil
 		}
 	}

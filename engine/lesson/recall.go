@@ -80,8 +80,7 @@ type candidate struct {
 // lessons are decoded. A recall is not a use: it changes nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
-	errLower := strings.ToLower(plainText(errText)) // as learning reads errors
-	errNormal := normalError(errText)
+	et := newErrorText(errText) // as learning reads errors
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
@@ -109,7 +108,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 					if !ok || !ok2 {
 						return fmt.Errorf("lesson %s: damaged index entry %q", id, k)
 					}
-					if sc := errorScore(&m, cmd != "", errLower, errNormal, host); sc > 0 {
+					if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
 						m.record = bytes.Clone(m.record)
 						cands = append(cands, candidate{m, site, sc})
 					}
@@ -150,12 +149,12 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 
 // errorScore scores one candidate; 0 means it does not match. cmdMatch is
 // set for entries filed under the failing verb.
-func errorScore(m *matchEntry, cmdMatch bool, errLower, errNormal, host string) int {
+func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
 	if m.domain != "" && (host == "" || !domain.Within(host, m.domain)) {
 		return 0
 	}
 	score := 0
-	if patternIn(m.pattern, errLower, errNormal) {
+	if et.has(m.pattern) {
 		score += 4
 	}
 	if cmdMatch {
