@@ -268,7 +268,12 @@ func ErrorPattern(errText string) string {
 		return ""
 	}
 	if r := []rune(s); len(r) > 80 {
-		s = strings.TrimSpace(string(r[:80]))
+		s = string(r[:80])
+		// Not half a placeholder: cut before it.
+		if i := strings.LastIndexByte(s, '<'); i > strings.LastIndexByte(s, '>') {
+			s = s[:i]
+		}
+		s = strings.TrimSpace(s)
 	}
 	return s
 }
@@ -305,8 +310,8 @@ func (e *errorText) has(pattern string) bool {
 		return false
 	case strings.Contains(e.lower, pattern):
 		return true
-	case !placeholderRe.MatchString(pattern):
-		return false
+	case !strings.Contains(pattern, "<"):
+		return false // no placeholder
 	}
 	if !e.normalised {
 		e.normal, e.normalised = normalError(e.raw), true

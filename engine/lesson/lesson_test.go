@@ -358,6 +358,8 @@ func TestErrorPattern(t *testing.T) {
 		`missing "x" in e37`: "missing <text> in <ref>",
 		// The issue's garbled pattern: a placeholder where the ref was.
 		`"Europe…" is not a snapshot ref (refs look like e37)`: "<text> is not a snapshot ref (refs look like <ref>)",
+		// Cut at 80 characters, never inside a placeholder.
+		strings.Repeat("word ", 15) + `"quoted" is long`: strings.TrimSpace(strings.Repeat("word ", 15)),
 		// A URL's colon does not cut the pattern short.
 		"navigation to http://a.example:8080/x failed: timeout": "navigation to <url> failed",
 	} {
