@@ -247,9 +247,11 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 	var steps []trajectory.Step
 	for i, a := range r.actions {
 		if !a.OK {
-			if i+1 < len(r.actions) && r.actions[i+1].OK && run.WebURL(a.URL) {
-				// A failure the next action recovered from: a quirk of the
-				// site (a page without a site has none).
+			if i+1 < len(r.actions) && r.actions[i+1].OK && run.WebURL(a.URL) && a.Origin == lesson.OriginBrowser {
+				// A failure on the page's side that the next action
+				// recovered from: a quirk of the site (a page without a
+				// site has none; an argument the engine refused is the
+				// model's mistake, not the site's).
 				pat := lesson.ErrorPattern(a.Error)
 				if pat != "" {
 					// Told apart by what got in the way ("div#cookie-banner"),
