@@ -53,8 +53,11 @@ const (
 
 // Stop reasons (Result.Reason starts with one of these).
 const (
-	ReasonFinished       = "finished"
-	ReasonGaveUp         = "gave_up"
+	ReasonFinished = "finished"
+	ReasonGaveUp   = "gave_up"
+	// ReasonUnconfirmed: finish without success at all; like gave_up, the
+	// run is not a success (status failed).
+	ReasonUnconfirmed    = "unconfirmed"
 	ReasonMaxSteps       = "max_steps"
 	ReasonMaxErrors      = "max_errors"
 	ReasonRepeatedAction = "repeated_action"
@@ -260,8 +263,10 @@ type runner struct {
 	lastHost string
 	page     Page
 
-	// The action log, as learning reads it, and the trajectory so far.
+	// The actions run (the trajectory so far), and every record written
+	// to actions.jsonl (what learning reads).
 	actions []record
+	logged  []record
 	// Failure of the previous action, for Trigger A and the message.
 	lastErr     string
 	lastCommand string
@@ -276,9 +281,13 @@ type runner struct {
 	repeatFP  uint64
 	repeats   int
 
-	// Attribution: what the previous step showed.
+	// Attribution: what the previous step showed, the origin of the last
+	// failure logged ("" after a success), and what waits for the run's
+	// outcome to be credited.
 	shownLessons    []string
 	shownTrajectory string
+	lastOrigin      string
+	attributions    []attribution
 
 	// Stop.
 	stopped   bool
@@ -486,11 +495,15 @@ func (r *runner) act(ctx context.Context, step int, resp *engine.ModelResponse) 
 	if c.Finish {
 		r.res.Answer = c.Answer
 		si := StepInfo{Step: step, Action: "finish", OK: c.Success}
-		if c.Success {
+		switch {
+		case c.Success:
 			r.stop(true, ReasonFinished)
-		} else {
+		case c.Stated:
 			r.stop(false, ReasonGaveUp+": "+c.Answer)
 			si.Error = "gave up: " + cmpOr(strings.TrimSpace(c.Answer), "(no answer given)")
+		default:
+			r.stop(false, ReasonUnconfirmed+": "+c.Answer)
+			si.Error = "not confirmed (finish without success: true): " + cmpOr(strings.TrimSpace(c.Answer), "(no answer given)")
 		}
 		r.onStep(si)
 		return
@@ -505,7 +518,7 @@ func (r *runner) toolError(step int, msg string) {
 	r.lastDesc = "(no valid tool call)"
 	r.pushRecent(r.lastDesc + " → error: " + msg)
 	r.onStep(StepInfo{Step: step, Error: msg})
-	r.art.log(record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, URL: r.page.URL})
+	r.log(record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, Origin: lesson.OriginEngine, URL: r.page.URL})
 	if r.res.Errors >= r.cfg.MaxErrors {
 		r.stop(false, ReasonMaxErrors)
 	}
@@ -539,7 +552,8 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		return false
 	}
 	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
-		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory}
+		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
+		afterEngine: r.lastOrigin == lesson.OriginEngine}
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""
 	}
@@ -564,7 +578,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		if !approved {
 			rec.Approval = "rejected"
 			rec.OK = false
-			r.art.log(rec)
+			r.log(rec)
 			r.notes = append(r.notes, fmt.Sprintf("The action %s was not approved (it %s) and was skipped. Do not retry it; find another way or finish.", desc, why))
 			r.lastDesc, r.lastErr, r.lastOK = desc, "", false
 			r.pushRecent(desc + " → skipped (not approved)")
@@ -578,8 +592,8 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	if err != nil {
 		if !isActionError(err) {
 			r.stopFailed(ctx, fmt.Sprintf("%s: %v", ReasonBrowserFailed, err))
-			rec.Error = err.Error()
-			r.art.log(rec)
+			rec.Error, rec.Origin = err.Error(), lesson.OriginBrowser
+			r.log(rec)
 			r.actions = append(r.actions, rec)
 			r.onStep(StepInfo{Step: step, Action: desc, Error: "the browser failed: " + errText(err), Replayed: replayed})
 			return false
@@ -590,7 +604,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		return r.blocked(step, rec, desc, err)
 	}
 	rec.OK = true
-	r.art.log(rec)
+	r.log(rec)
 	r.actions = append(r.actions, rec)
 	r.lastDesc, r.lastErr, r.lastCommand, r.lastOK = desc, "", "", true
 	r.pushRecent(desc + " → ok")
@@ -616,18 +630,50 @@ func cmpOr(ss ...string) string {
 	return ""
 }
 
+// originOf says where an action's failure came from (the action record's
+// origin): the engine's side when the browser refused the action for its
+// arguments — a malformed action (engine.CodeInvalid) or a ref or name the
+// snapshot does not have (engine.CodeNotFound, which the loop also uses for
+// an unknown element name) — else the browser's: the page refused a
+// well-formed action.
+func originOf(err error) string {
+	if ae, ok := engine.AsActionError(err); ok && (ae.Code == engine.CodeInvalid || ae.Code == engine.CodeNotFound) {
+		return lesson.OriginEngine
+	}
+	return lesson.OriginBrowser
+}
+
+// log writes one action record to actions.jsonl and keeps it for post-run
+// learning, which reads the same records (so learning the file again with
+// engine learn is the same log, learned once).
+func (r *runner) log(rec record) {
+	rec = rec.redacted()
+	r.art.log(rec)
+	r.logged = append(r.logged, rec)
+	r.lastOrigin = ""
+	if !rec.OK {
+		r.lastOrigin = rec.Origin
+	}
+}
+
 // failed records a failed action.
 func (r *runner) failed(ctx context.Context, step int, rec record, desc string, err error) bool {
 	rec.Error = errText(err)
+	rec.Origin = originOf(err)
 	rec.OK = false
 	if png, serr := r.cfg.Browser.Screenshot(ctx); serr == nil {
 		rec.Screenshot = r.art.screenshot(fmt.Sprintf("error-step-%02d.png", step), png)
 	}
-	r.art.log(rec)
+	r.log(rec)
 	r.actions = append(r.actions, rec)
 	r.res.Errors++
 	r.lastDesc, r.lastErr, r.lastOK = desc, rec.Error, false
-	r.lastCommand = strings.TrimSpace(rec.Action + " " + rec.Ref + " " + rec.Value)
+	r.lastCommand = ""
+	if rec.Origin == lesson.OriginBrowser {
+		// Trigger A only for what the page did: tips about the page are no
+		// help with a ref the snapshot does not have.
+		r.lastCommand = strings.TrimSpace(rec.Action + " " + rec.Ref + " " + rec.Value)
+	}
 	r.pushRecent(desc + " → error: " + rec.Error)
 	r.onStep(StepInfo{Step: step, Action: desc, Error: rec.Error, Replayed: rec.Replayed})
 	if r.res.Errors >= r.cfg.MaxErrors {

@@ -218,6 +218,9 @@ func TestStopReasons(t *testing.T) {
 		{"gave up", nil, func(string, string) (string, map[string]any) {
 			return "finish", map[string]any{"answer": "cannot", "success": false}
 		}, ReasonGaveUp},
+		{"finish without success", nil, func(string, string) (string, map[string]any) {
+			return "finish", map[string]any{"answer": "I could not find anything"}
+		}, ReasonUnconfirmed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

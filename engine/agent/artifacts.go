@@ -26,23 +26,28 @@ const (
 // ({"step","action","ref","value","ok","error","url"}, which engine learn
 // reads) plus what the run knew about the step.
 type record struct {
-	Step       int      `json:"step"`
-	Action     string   `json:"action"`
-	Ref        string   `json:"ref,omitempty"`
-	Value      string   `json:"value,omitempty"`
-	OK         bool     `json:"ok"`
-	Error      string   `json:"error,omitempty"`
-	URL        string   `json:"url,omitempty"`
-	Role       string   `json:"role,omitempty"`
-	Name       string   `json:"name,omitempty"`
-	Replayed   bool     `json:"replayed,omitempty"`
-	Approval   string   `json:"approval,omitempty"` // approved or rejected (rejected: not run)
-	ToolError  string   `json:"tool_error,omitempty"`
+	Step      int    `json:"step"`
+	Action    string `json:"action"`
+	Ref       string `json:"ref,omitempty"`
+	Value     string `json:"value,omitempty"`
+	OK        bool   `json:"ok"`
+	Error     string `json:"error,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Replayed  bool   `json:"replayed,omitempty"`
+	Approval  string `json:"approval,omitempty"` // approved or rejected (rejected: not run)
+	ToolError string `json:"tool_error,omitempty"`
+	// Origin says where a failure came from: "browser" (the page refused
+	// the action: learning may learn from it) or "engine" (refused for its
+	// arguments or by the engine: never learned from). See originOf.
+	Origin     string   `json:"origin,omitempty"`
 	Screenshot string   `json:"screenshot,omitempty"`
 	Lessons    []string `json:"lessons_shown,omitempty"`    // lesson ids recalled into this step's message
 	Trajectory string   `json:"trajectory_shown,omitempty"` // reference trajectory shown at this step
 
-	attributed bool
+	attributed  bool
+	afterEngine bool // the record before it was a failure of engine origin
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.
@@ -105,14 +110,20 @@ const Redacted = "[redacted]"
 
 var secretRe = regexp.MustCompile(`(?i)(password|passcode|passphrase|\bpin\b|cvv|cvc|card number|secret|token|api key)`)
 
+// redacted is rec as it is written: a value typed into a secret field
+// replaced by Redacted.
+func (rec record) redacted() record {
+	if rec.Value != "" && secretRe.MatchString(rec.Name) {
+		rec.Value = Redacted
+	}
+	return rec
+}
+
 func (a *artifacts) log(rec record) {
 	if a == nil {
 		return
 	}
-	if rec.Value != "" && secretRe.MatchString(rec.Name) {
-		rec.Value = Redacted
-	}
-	a.line(a.actions, rec)
+	a.line(a.actions, rec.redacted())
 }
 
 // LogClip is how much of each text (system prompt, message, answer, tool

@@ -33,9 +33,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	if r.cfg.NoMemory || host == "" {
 		return nil, nil
 	}
-	if err := r.attribute(ctx); err != nil {
-		return nil, err
-	}
+	r.attribute()
 	r.lastTips = ""
 	var tipIDs []string
 	if r.lastErr != "" && r.lastCommand != "" {
@@ -71,29 +69,68 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	return mc, nil
 }
 
-// attribute records whether the lessons shown at the previous step helped:
-// its action succeeded after they were shown.
-func (r *runner) attribute(ctx context.Context) error {
+// attribution is what one step showed and whether it counts as help.
+type attribution struct {
+	step       int
+	lessons    []string
+	trajectory string
+	ok         bool
+	host       string
+	why        string // why the lessons are not credited; "" when they are
+}
+
+// attribute notes whether the lessons shown at the previous step helped:
+// its action succeeded after they were shown, and it was not the model's
+// recovery from its own mistake (a failure of engine origin: an unknown
+// ref or name, a malformed action). The credit itself waits for the end of
+// the run (credit): only a successful run credits a lesson.
+func (r *runner) attribute() {
 	if len(r.actions) == 0 {
-		return nil
+		return
 	}
 	last := &r.actions[len(r.actions)-1]
 	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "") {
-		return nil
+		return
 	}
 	last.attributed = true
 	host, _ := domain.Host(last.URL)
-	helped := []string{}
-	if last.OK {
-		for _, id := range last.Lessons {
-			if _, err := r.mem.UseLesson(ctx, id, api.UseRequest{Domain: host, Helped: true}); err != nil {
-				return err
-			}
-			helped = append(helped, id)
-			r.res.Helped++
-		}
+	a := attribution{step: last.Step, lessons: last.Lessons, trajectory: last.Trajectory, ok: last.OK, host: host}
+	switch {
+	case !last.OK:
+		a.why = "the action failed"
+	case last.afterEngine:
+		a.why = "the action recovered from an engine-side failure"
 	}
-	r.emit("attribution", map[string]any{"step": last.Step, "lessons": last.Lessons, "trajectory": last.Trajectory, "ok": last.OK, "helped": helped})
+	r.attributions = append(r.attributions, a)
+}
+
+// credit ends attribution: in a successful run, each lesson shown before
+// an action that helped gets lesson.Helped; in any other run none does.
+// Every step that showed memory gets its attribution event
+// {step, lessons, trajectory, ok, helped[, why]}.
+func (r *runner) credit(ctx context.Context) error {
+	r.attribute()
+	for _, a := range r.attributions {
+		if a.why == "" && !r.res.Success {
+			a.why = "the run did not succeed"
+		}
+		helped := []string{}
+		if a.why == "" {
+			for _, id := range a.lessons {
+				if _, err := r.mem.UseLesson(ctx, id, api.UseRequest{Domain: a.host, Helped: true}); err != nil {
+					return err
+				}
+				helped = append(helped, id)
+				r.res.Helped++
+			}
+		}
+		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped}
+		if a.why != "" {
+			fields["why"] = a.why
+		}
+		r.emit("attribution", fields)
+	}
+	r.attributions = nil
 	return nil
 }
 
@@ -127,7 +164,7 @@ func (r *runner) wrapUp(ctx context.Context) {
 // observed.
 func (r *runner) learn(ctx context.Context) error {
 	host, _ := domain.Host(r.cfg.StartURL)
-	if err := r.attribute(ctx); err != nil {
+	if err := r.credit(ctx); err != nil {
 		return err
 	}
 	log, err := r.actionLog()
@@ -184,17 +221,15 @@ func (r *runner) completeRun(ctx context.Context) error {
 	return nil
 }
 
-// actionLog is the action log as lesson learning reads it: the lines of
-// actions.jsonl (the engine's own action records) of the browser actions
-// that ran (rejected ones were not run).
+// actionLog is the action log as lesson learning reads it: the records of
+// actions.jsonl (the engine's own action records), every one of them, so
+// that the run's learning and engine learn on its actions.jsonl read the
+// same log (learned once: lesson.LogDigest).
 func (r *runner) actionLog() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	for _, a := range r.actions {
-		if a.Approval == "rejected" {
-			continue
-		}
+	for _, a := range r.logged {
 		if err := enc.Encode(a); err != nil { // the engine's action record, which learning reads
 			return nil, err
 		}
@@ -212,9 +247,11 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 	var steps []trajectory.Step
 	for i, a := range r.actions {
 		if !a.OK {
-			if i+1 < len(r.actions) && r.actions[i+1].OK && run.WebURL(a.URL) {
-				// A failure the next action recovered from: a quirk of the
-				// site (a page without a site has none).
+			if i+1 < len(r.actions) && r.actions[i+1].OK && run.WebURL(a.URL) && a.Origin == lesson.OriginBrowser {
+				// A failure on the page's side that the next action
+				// recovered from: a quirk of the site (a page without a
+				// site has none; an argument the engine refused is the
+				// model's mistake, not the site's).
 				pat := lesson.ErrorPattern(a.Error)
 				if pat != "" {
 					// Told apart by what got in the way ("div#cookie-banner"),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/navpolicy"
 )
 
@@ -94,7 +95,7 @@ func (r *runner) observe(ctx context.Context) (*engine.Snapshot, error) {
 	}
 	var be *navpolicy.BlockedError
 	errors.As(bad, &be)
-	r.art.log(record{Step: r.res.Steps, Action: "navigation_blocked", OK: false, ToolError: be.Error(), URL: s.URL})
+	r.log(record{Step: r.res.Steps, Action: "navigation_blocked", OK: false, ToolError: be.Error(), Origin: lesson.OriginEngine, URL: s.URL})
 	r.res.Errors++
 	r.onStep(StepInfo{Step: r.res.Steps, Error: be.Error()})
 	if r.page.URL == "" {
@@ -150,8 +151,8 @@ func (r *runner) stopBlocked(ctx context.Context, be *navpolicy.BlockedError, wh
 // the trajectory.
 func (r *runner) blocked(step int, rec record, desc string, err error) bool {
 	msg := err.Error()
-	rec.OK, rec.ToolError = false, msg
-	r.art.log(rec)
+	rec.OK, rec.ToolError, rec.Origin = false, msg, lesson.OriginEngine
+	r.log(rec)
 	r.res.Errors++
 	r.lastDesc, r.lastErr, r.lastCommand, r.lastOK = desc, msg, "", false
 	r.pushRecent(desc + " → error: " + msg)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/plan"
 	"github.com/engine-dev/engine/engine/selector"
 )
@@ -90,7 +91,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		if perr != nil {
 			r.res.Errors++
 			r.notes = append(r.notes, "Your last answer was not a plan: "+perr.Error()+". Answer with the JSON object described.")
-			r.art.log(record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), URL: r.page.URL})
+			r.log(record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), Origin: lesson.OriginEngine, URL: r.page.URL})
 			r.onStep(StepInfo{Step: r.res.Steps, Error: perr.Error()})
 			if r.res.Errors >= r.cfg.MaxErrors {
 				r.stop(false, ReasonMaxErrors)

@@ -40,7 +40,7 @@ var Tools = []engine.Tool{
 	{Name: "wait", Description: "Wait for some milliseconds, or until a text appears.", Parameters: schema(`"millis": {"type": "integer"}, "text": {"type": "string"}`)},
 	{Name: "navigate", Description: "Load a URL.", Parameters: schema(`"url": {"type": "string"}`, "url")},
 	{Name: "back", Description: "Go back to the previous page.", Parameters: schema(``)},
-	{Name: ToolFinish, Description: "End the task: say what was achieved and whether the goal was met.", Parameters: schema(`"answer": {"type": "string"}, "success": {"type": "boolean"}`, "answer")},
+	{Name: ToolFinish, Description: "End the task: say what was achieved and whether the goal was met (success: true only when it was).", Parameters: schema(`"answer": {"type": "string"}, "success": {"type": "boolean", "description": "true when the goal was met; leaving it out means it was not"}`, "answer", "success")},
 }
 
 // call is a parsed tool call.
@@ -53,7 +53,8 @@ type call struct {
 	// Finish.
 	Finish  bool
 	Answer  string
-	Success bool
+	Success bool // the model said success: true
+	Stated  bool // the model said success at all
 }
 
 // args are the union of every tool's arguments.
@@ -130,7 +131,9 @@ func parseCall(tc engine.ToolCall) (call, error) {
 		if a.Answer == nil {
 			return call{}, &toolError{`finish needs "answer"`}
 		}
-		c = call{Finish: true, Answer: strings.TrimSpace(*a.Answer), Success: a.Success == nil || *a.Success}
+		// Success must be stated: a finish without success: true is not a
+		// success (small models leave optional arguments out).
+		c = call{Finish: true, Answer: strings.TrimSpace(*a.Answer), Success: a.Success != nil && *a.Success, Stated: a.Success != nil}
 	case "click", "hover":
 		err = needTarget()
 	case "fill", "type":

@@ -131,7 +131,7 @@ func lessonRoutes() []Route {
 				}
 				return c.m.Lessons.Use(c.ctx, c.r.PathValue("id"), in.Domain)
 			}},
-		{Method: http.MethodPost, Path: "/v1/learn", Summary: "Learn lessons from a run's action log (JSON lines); stale lessons are pruned first",
+		{Method: http.MethodPost, Path: "/v1/learn", Summary: "Learn lessons from a run's action log (JSON lines): browser-side failures a different action recovered from; a log is learned once; stale lessons are pruned first",
 			Query:    []Param{{Name: "domain", Type: "string", Description: "the host the run was on, for steps that carry no url"}},
 			BodyType: "application/jsonl", Limit: MaxUpload, Response: []lesson.Learned{},
 			handle: func(c *call) (any, error) {

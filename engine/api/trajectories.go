@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -61,6 +62,14 @@ func trajectoryRoutes() []Route {
 				var in trajectory.Trajectory
 				if err := c.decode(&in); err != nil {
 					return nil, err
+				}
+				// Only a successful run records (or replaces) a trajectory:
+				// a run the registry holds as finished without success
+				// cannot.
+				if in.RunID != "" {
+					if m, err := c.m.Runs.Get(c.ctx, in.RunID); err == nil && m.Success != nil && !*m.Success {
+						return nil, engine.Invalidf("trajectory", "run %s did not succeed: only a successful run records a trajectory", in.RunID)
+					}
 				}
 				return c.m.Trajectories.Record(c.ctx, in)
 			}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -144,5 +145,34 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 	resp := do(t, h, "POST", "/v1/trajectories", "application/json", string(big))
 	if b := body(t, resp); resp.StatusCode != 200 || !strings.Contains(b, `"id":"traj_`) {
 		t.Fatalf("a trajectory over %d bytes: %d %.200s", api.MaxBody, resp.StatusCode, b)
+	}
+}
+
+// Only a successful run records a trajectory: a run the registry holds as
+// finished without success is refused; a running, a completed or an
+// unknown run id is not.
+func TestTrajectoryOfAFailedRunIsRefused(t *testing.T) {
+	ctx := context.Background()
+	m := open(t)
+	h := api.Handler(m, api.Options{})
+	for id, success := range map[string]bool{"won": true, "lost": false} {
+		if _, err := m.Runs.Start(ctx, run.Start{RunID: id, Goal: "x", Domain: "shop.example"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Runs.Complete(ctx, id, run.Completion{Success: success}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Runs.Start(ctx, run.Start{RunID: "going", Goal: "x", Domain: "shop.example"}); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id string) string {
+		return `{"domain": "shop.example", "goal": "search padel rackets", "run_id": "` + id + `", "steps": [{"action": "click", "name": "Search"}]}`
+	}
+	wantProblem(t, do(t, h, "POST", "/v1/trajectories", "application/json", rec("lost")), 400, "run lost did not succeed: only a successful run records a trajectory")
+	for _, id := range []string{"won", "going", "elsewhere"} {
+		if resp := do(t, h, "POST", "/v1/trajectories", "application/json", rec(id)); resp.StatusCode != 200 {
+			t.Fatalf("run %s: %d %s", id, resp.StatusCode, body(t, resp))
+		}
 	}
 }

@@ -73,6 +73,9 @@ const (
 	LessonDeduplicated = "lesson_deduplicated"
 	LessonPromoted     = "lesson_promoted"
 	LessonsPruned      = "lessons_pruned"
+	// LessonLogSkipped: an action log given to learning again teaches
+	// nothing the second time.
+	LessonLogSkipped = "lesson_log_skipped"
 )
 
 // JSONL writes events as JSON lines. It is safe for concurrent use.

@@ -38,6 +38,8 @@
 //	                                            rank = <use>, then "0" for seeds, "1" for
 //	                                            learned
 //	  <use> is 16 hex digits of ^use_count, so the most used sort first
+//	site/<site>/learned-log/<sha256>         → RFC 3339 time: an action log post-run learning
+//	                                            read (lesson.LogDigest); read once only
 //	site/<site>/fact/<host>/<type>/<key>/<vhash>
 //	                                         → fact candidate (JSON)   (see fact.go)
 //	site/<site>/fact-gen                     → token changed by every fact write

@@ -58,6 +58,13 @@ func Tier1(useCount int, seed bool, id string) []byte {
 // Tier1Prefix is the range of the Tier 1 order.
 func Tier1Prefix() []byte { return []byte("site/" + Global + "/tier1/") }
 
+// LearnedLog marks an action log (by its digest, lesson.LogDigest) as
+// learned, under the site it ran on: learning it again changes nothing,
+// and forgetting the site forgets that it was learned.
+func LearnedLog(site, digest string) []byte {
+	return []byte("site/" + esc(site) + "/learned-log/" + esc(digest))
+}
+
 // LessonDue indexes a learned lesson by the day it was last used.
 func LessonDue(lastUsed, id string) []byte { return []byte("due/lesson/" + lastUsed + "/" + esc(id)) }
 

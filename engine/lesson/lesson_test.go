@@ -347,12 +347,21 @@ func TestErrorPattern(t *testing.T) {
 		"too many arguments: expected 2, received 3":                 "too many arguments",
 		"Another element would receive the click: <div id=cookie>":   "another element would receive the click",
 		"element is not an input":                                    "element is not an input",
-		"Error: stale ref e37 (the page navigated)":                  "stale ref (the page navigated)",
-		`timeout after 5000ms waiting for "Search"`:                  "timeout after waiting for",
-		"net::ERR_NAME_NOT_RESOLVED at https://x.example/\nstack...": "net::err_name_not_resolved at",
+		"Error: stale ref e37 (the page navigated)":                  "stale ref <ref> (the page navigated)",
+		`timeout after 5000ms waiting for "Search"`:                  "timeout after <n> waiting for <text>",
+		"net::ERR_NAME_NOT_RESOLVED at https://x.example/\nstack...": "net::err_name_not_resolved at <url>",
 		"error":                              "",
 		"Error 500":                          "",
-		"selector \"#q\" matched 3 elements": "selector matched elements",
+		"selector \"#q\" matched 3 elements": "selector <text> matched <n> elements",
+		// Placeholders are not words: a value and one word is too thin.
+		`"Europe" e37`:       "",
+		`missing "x" in e37`: "missing <text> in <ref>",
+		// The issue's garbled pattern: a placeholder where the ref was.
+		`"Europe…" is not a snapshot ref (refs look like e37)`: "<text> is not a snapshot ref (refs look like <ref>)",
+		// Cut at 80 characters, never inside a placeholder.
+		strings.Repeat("word ", 15) + `"quoted" is long`: strings.TrimSpace(strings.Repeat("word ", 15)),
+		// A URL's colon does not cut the pattern short.
+		"navigation to http://a.example:8080/x failed: timeout": "navigation to <url> failed",
 	} {
 		if got := ErrorPattern(in); got != want {
 			t.Errorf("ErrorPattern(%q) = %q, want %q", in, got, want)

@@ -70,7 +70,8 @@ type candidate struct {
 // with errText on host ("" when unknown), best match first, at most
 // Options.MaxRecall. A lesson matches when its failed_command is the
 // command's verb or its error_pattern occurs in errText (both compared
-// case-insensitively). Scores: error_pattern found 4, failed_command equal
+// case-insensitively; a pattern's placeholders match the values they
+// replaced, see ErrorPattern). Scores: error_pattern found 4, failed_command equal
 // 2, bound to this site 1; ties go to the more used, more helpful, more
 // recently used lesson. Lessons bound to another site never match.
 //
@@ -79,7 +80,7 @@ type candidate struct {
 // lessons are decoded. A recall is not a use: it changes nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
-	errLower := strings.ToLower(plainText(errText)) // as learning reads errors
+	et := newErrorText(errText) // as learning reads errors
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
@@ -107,7 +108,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 					if !ok || !ok2 {
 						return fmt.Errorf("lesson %s: damaged index entry %q", id, k)
 					}
-					if sc := errorScore(&m, cmd != "", errLower, host); sc > 0 {
+					if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
 						m.record = bytes.Clone(m.record)
 						cands = append(cands, candidate{m, site, sc})
 					}
@@ -148,12 +149,12 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 
 // errorScore scores one candidate; 0 means it does not match. cmdMatch is
 // set for entries filed under the failing verb.
-func errorScore(m *matchEntry, cmdMatch bool, errLower, host string) int {
+func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
 	if m.domain != "" && (host == "" || !domain.Within(host, m.domain)) {
 		return 0
 	}
 	score := 0
-	if m.pattern != "" && strings.Contains(errLower, m.pattern) {
+	if et.has(m.pattern) {
 		score += 4
 	}
 	if cmdMatch {

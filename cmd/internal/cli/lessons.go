@@ -370,11 +370,14 @@ func (a *App) learnCommand() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "learn ACTIONS.jsonl [--domain HOST]",
-		Short: "Learn lessons from a run's action log (failure at step N, a different command succeeding at N+1)",
+		Short: "Learn lessons from a run's action log (a browser-side failure at step N, a different command succeeding at N+1)",
 		Long: `Learn lessons from a run's action log. Each JSON line is a step, either as the
 two-tier design's agent writes it ({"step", "command", "execution_result": "ok"|"error",
 "stderr", "stdout"}) or as the engine writes it ({"step", "action", "ref", "value", "ok",
-"error", "url"}). The whole log is read and checked before anything is written.
+"error", "url", "origin"}). Only a failure on the browser's side ("origin": "browser";
+without it, any failure that is not one of the engine's argument checks) followed by
+a different action that worked teaches a lesson. The whole log is read and checked
+before anything is written. A log is learned once: the same log again learns nothing.
 Stale lessons are pruned first, as on every load of memory for a run.`,
 		Args: exactArgs(1, "ACTIONS.jsonl"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -402,7 +405,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 				return PrintJSON(a.Stdout, learned)
 			}
 			if len(learned) == 0 {
-				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found\n", len(actions))
+				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
 				return nil
 			}
 			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "CATEGORY", "DOMAIN", "LESSON")
