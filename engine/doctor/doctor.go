@@ -22,6 +22,8 @@ import (
 
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
 )
@@ -240,6 +242,70 @@ func Keys(names []string, lookup func(string) (string, bool)) Check {
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
+	}
+	return s
+}
+
+// Lessons checks the lesson store of data dir dir (lesson.Store.Check:
+// records that do not decode, index entries that are wrong or missing),
+// opening it read-only for as long as that takes. It is not run on a data
+// dir another process holds (info.InUse) or that has no database yet.
+func Lessons(ctx context.Context, dir string, info DataDirInfo) Check {
+	c := Check{Name: "lessons", Status: OK}
+	switch {
+	case !info.Exists:
+		c.Detail = "no data dir yet"
+		return c
+	case info.InUse != nil:
+		c.Detail = "not checked: the data dir is in use (" + holder(info.InUse) + ")"
+		return c
+	}
+	if _, err := os.Stat(info.Database); errors.Is(err, fs.ErrNotExist) {
+		c.Detail = "no database yet"
+		return c
+	}
+	m, err := memory.Open(ctx, dir, memory.Options{ReadOnly: true, LockWait: -1})
+	if err != nil {
+		c.Status, c.Detail = Warn, "not checked: "+err.Error()
+		return c
+	}
+	defer m.Close()
+	h, err := m.Lessons.Check(ctx)
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return c
+	}
+	c.Data = h
+	c.Detail = describeHealth(h)
+	if !h.OK() {
+		c.Status = Warn
+		c.Detail += ": recall and lists skip them; engine doctor --repair rebuilds the indexes"
+	}
+	return c
+}
+
+// Repair rebuilds the lesson indexes of data dir dir from the lesson
+// records (lesson.Store.Repair), holding the data dir: a data dir another
+// process holds (a memory server, a run) is refused with its holder named.
+func Repair(ctx context.Context, dir string) (lesson.Health, error) {
+	m, err := memory.Open(ctx, dir, memory.Options{LockWait: -1})
+	if err != nil {
+		return lesson.Health{}, fmt.Errorf("repair: %w", err)
+	}
+	h, err := m.Lessons.Repair(ctx)
+	return h, errors.Join(err, m.Close())
+}
+
+// describeHealth says what a lesson check found, in one line.
+func describeHealth(h lesson.Health) string {
+	s := fmt.Sprintf("%d records", h.Records)
+	if h.OK() {
+		s += ", indexes sound"
+	} else {
+		s += fmt.Sprintf(", %d damaged, %d wrong and %d missing index entries", h.Damaged, h.BadEntries, h.MissingEntries)
+	}
+	if h.MovedAside > 0 {
+		s += fmt.Sprintf(" (%d damaged records moved aside by an earlier repair, under damaged/)", h.MovedAside)
 	}
 	return s
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
 )
@@ -160,5 +162,54 @@ func TestDataDirServed(t *testing.T) {
 	}
 	if c := find(t, checks, "in use"); !strings.Contains(c.Detail, "serving "+service.SocketPath(dir)) {
 		t.Errorf("in use check of a served data dir = %+v", c)
+	}
+}
+
+// A damaged lesson record is reported by the lessons check and mended by
+// Repair (moved aside), after which the check is sound; a held data dir is
+// neither checked nor repaired.
+func TestLessonsCheckAndRepair(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := m.Lessons.Record(ctx, lesson.Lesson{Lesson: "Close the chat widget before clicking Checkout.", Category: lesson.ErrorRecovery,
+		FailedCommand: "click", ErrorPattern: "would receive the click", Domain: "shop.example"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.DB().Update(ctx, func(tx kv.Txn) error {
+		return tx.Set(keyspace.Lesson("shop.example", l.ID), []byte("{not json"), 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Held: not checked, not repaired, and the holder is named.
+	_, info := DataDir(ctx, dir)
+	if c := Lessons(ctx, dir, info); c.Status != OK || !strings.Contains(c.Detail, "not checked: the data dir is in use") {
+		t.Fatalf("lessons check of a held data dir = %+v", c)
+	}
+	if _, err := Repair(ctx, dir); err == nil || !strings.Contains(err.Error(), "in use by process") {
+		t.Fatalf("Repair of a held data dir = %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, info = DataDir(ctx, dir)
+	c := Lessons(ctx, dir, info)
+	if c.Status != Warn || !strings.Contains(c.Detail, "4 records, 1 damaged") || !strings.Contains(c.Detail, "engine doctor --repair") {
+		t.Fatalf("lessons check = %+v", c)
+	}
+	h, err := Repair(ctx, dir)
+	if err != nil || !h.OK() || h.Records != 3 || h.MovedAside != 1 {
+		t.Fatalf("Repair = %+v, %v", h, err)
+	}
+	_, info = DataDir(ctx, dir)
+	if c := Lessons(ctx, dir, info); c.Status != OK || c.Detail != "3 records, indexes sound (1 damaged records moved aside by an earlier repair, under damaged/)" {
+		t.Fatalf("lessons check after repair = %+v", c)
 	}
 }

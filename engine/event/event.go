@@ -76,6 +76,10 @@ const (
 	// LessonLogSkipped: an action log given to learning again teaches
 	// nothing the second time.
 	LessonLogSkipped = "lesson_log_skipped"
+	// RecordsDamaged: a read skipped records or index entries it could not
+	// read (fields: store, op, skipped, keys); engine doctor --repair
+	// mends them.
+	RecordsDamaged = "records_damaged"
 )
 
 // JSONL writes events as JSON lines. It is safe for concurrent use.

@@ -53,6 +53,9 @@
 //	site/<site>/session-gen                  → write counter that serialises session writes
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
+//	damaged/<key>                            → a record that did not decode, moved aside
+//	                                            byte for byte by engine doctor --repair
+//
 //	kv/journal/                              ── reserved for kv's undo journal (kv.Apply);
 //	                                            no store writes there
 //

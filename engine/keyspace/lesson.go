@@ -158,3 +158,46 @@ func LessonListByHost(site, host, pos string) []byte {
 func LessonListHost(site, host string) []byte {
 	return []byte("site/" + esc(site) + "/lesson-list/" + esc(host) + "/")
 }
+
+// Lesson key families under site/<site>/: the record, and the indexes kept
+// with it.
+const (
+	FamilyLesson     = "lesson"
+	FamilyLessonCmd  = "lesson-cmd"
+	FamilyLessonHost = "lesson-host"
+	FamilyLessonList = "lesson-list"
+	FamilyTier1      = "tier1"
+)
+
+// SiteFamily returns the family of a key under site/ (the part after
+// site/<site>/: "lesson", "lesson-cmd", "fact", ...) and its site, or ""
+// for a key that is not under site/.
+func SiteFamily(key []byte) (family, site string) {
+	rest, ok := strings.CutPrefix(string(key), "site/")
+	if !ok {
+		return "", ""
+	}
+	site, rest, ok = strings.Cut(rest, "/")
+	if !ok {
+		return "", ""
+	}
+	family, _, _ = strings.Cut(rest, "/")
+	if s, err := url.PathUnescape(site); err == nil {
+		site = s
+	}
+	return family, site
+}
+
+// LessonIndexPrefixes are the ranges outside site/ that hold lesson index
+// entries (engine doctor --repair rebuilds them from the records).
+func LessonIndexPrefixes() [][]byte {
+	return [][]byte{LessonIDPrefix(), LessonDuePrefix(), LessonListPrefix(), []byte("list/lesson-cat/")}
+}
+
+// Damaged is where engine doctor --repair moves a record that does not
+// decode: out of every index and read path, kept byte for byte for a
+// person to look at.
+func Damaged(key []byte) []byte { return append([]byte("damaged/"), key...) }
+
+// DamagedPrefix is the range of the records moved aside as damaged.
+func DamagedPrefix() []byte { return []byte("damaged/") }

@@ -72,14 +72,17 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Lesson, error) {
 		return nil, err
 	}
 	var out []Lesson
+	var dmg damage
 	err = s.db.View(ctx, func(r kv.Reader) error {
 		var err error
-		out, _, err = s.listFrom(r, ff, "", f.Max)
+		dmg = damage{}
+		out, _, err = s.listFrom(r, ff, "", f.Max, &dmg)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: list: %w", err)
 	}
+	s.reportDamage("list", &dmg)
 	return out, nil
 }
 
@@ -110,14 +113,17 @@ func (s *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Resu
 		return res, err
 	}
 	var more bool
+	var dmg damage
 	err = s.db.View(ctx, func(r kv.Reader) error {
 		var err error
-		res.Items, more, err = s.listFrom(r, ff, after, n)
+		dmg = damage{}
+		res.Items, more, err = s.listFrom(r, ff, after, n, &dmg)
 		return err
 	})
 	if err != nil {
 		return page.Result[Lesson]{}, fmt.Errorf("lesson: page: %w", err)
 	}
+	s.reportDamage("list", &dmg)
 	if res.Items == nil {
 		res.Items = []Lesson{}
 	}
@@ -129,13 +135,14 @@ func (s *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Resu
 
 // listFrom reads, in r, up to n lessons (n <= 0: all) that pass f and lie
 // after position after ("" = from the first), in list order, and reports
-// whether more follow.
-func (s *Store) listFrom(r kv.Reader, f filter, after string, n int) ([]Lesson, bool, error) {
+// whether more follow. Entries and lessons that cannot be read are skipped
+// and counted in dmg.
+func (s *Store) listFrom(r kv.Reader, f filter, after string, n int, dmg *damage) ([]Lesson, bool, error) {
 	if s.opts.Unindexed {
-		return s.listScan(r, f, after, n)
+		return s.listScan(r, f, after, n, dmg)
 	}
 	if f.host != "" {
-		return s.listHost(r, f, after, n)
+		return s.listHost(r, f, after, n, dmg)
 	}
 	family := keyspace.LessonListPrefix()
 	if f.category != "" {
@@ -168,7 +175,7 @@ func (s *Store) listFrom(r kv.Reader, f filter, after string, n int) ([]Lesson, 
 		}
 		l, err := loadListed(r, string(v), k)
 		if err != nil {
-			return err
+			return dmg.skip(k, err)
 		}
 		out = append(out, *l)
 		return nil
@@ -184,14 +191,14 @@ func loadListed(r kv.Reader, site string, key []byte) (*Lesson, error) {
 		return nil, err
 	}
 	if pos := keyspace.LessonPosOf(key); pos != listPos(l) {
-		return nil, fmt.Errorf("lesson %s: list entry %q is stale (the lesson is at %s): the index is damaged", l.ID, key, pos)
+		return nil, fmt.Errorf("lesson %s: list entry %q is stale (the lesson is at %s): %w index", l.ID, key, pos, errDamaged)
 	}
 	return l, nil
 }
 
 // listHost is listFrom with a domain filter: a merge of the lists of the
 // domains the host is within.
-func (s *Store) listHost(r kv.Reader, f filter, after string, n int) ([]Lesson, bool, error) {
+func (s *Store) listHost(r kv.Reader, f filter, after string, n int, dmg *damage) ([]Lesson, bool, error) {
 	if f.tier == 1 {
 		return nil, false, nil
 	}
@@ -239,7 +246,10 @@ func (s *Store) listHost(r kv.Reader, f filter, after string, n int) ([]Lesson, 
 	for _, h := range hits {
 		l, err := loadListed(r, f.site, h.key)
 		if err != nil {
-			return nil, false, err
+			if err := dmg.skip(h.key, err); err != nil {
+				return nil, false, err
+			}
+			continue
 		}
 		out = append(out, *l)
 	}
@@ -248,7 +258,7 @@ func (s *Store) listHost(r kv.Reader, f filter, after string, n int) ([]Lesson, 
 
 // listScan is listFrom for a store without the list indexes: it reads
 // every lesson (or, with a domain filter, the site's), filters and sorts.
-func (s *Store) listScan(r kv.Reader, f filter, after string, n int) ([]Lesson, bool, error) {
+func (s *Store) listScan(r kv.Reader, f filter, after string, n int, dmg *damage) ([]Lesson, bool, error) {
 	var out []Lesson
 	keep := func(l *Lesson) {
 		if f.keep(l) && (after == "" || listPos(l) > after) {
@@ -259,18 +269,20 @@ func (s *Store) listScan(r kv.Reader, f filter, after string, n int) ([]Lesson, 
 	if f.host != "" {
 		err = r.Scan(keyspace.Lessons(f.site), kv.ScanOptions{}, func(k, v []byte) error {
 			l, err := decode(v, keyspace.LastPart(k))
-			if err == nil {
-				keep(l)
+			if err != nil {
+				return dmg.skip(k, err)
 			}
-			return err
+			keep(l)
+			return nil
 		})
 	} else {
 		err = r.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{}, func(k, site []byte) error {
 			l, err := loadAt(r, string(site), keyspace.LastPart(k))
-			if err == nil {
-				keep(l)
+			if err != nil {
+				return dmg.skip(k, err)
 			}
-			return err
+			keep(l)
+			return nil
 		})
 	}
 	if err != nil {

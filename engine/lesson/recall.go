@@ -21,12 +21,16 @@ import (
 // lessons, from an index kept in that order that carries their records.
 func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	var out []Lesson
+	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{Limit: s.opts.Tier1Cap}, func(k, v []byte) error {
+		out, dmg = out[:0], damage{}
+		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{}, func(k, v []byte) error {
+			if len(out) == s.opts.Tier1Cap {
+				return kv.ErrStop
+			}
 			l, err := decode(v, keyspace.LastPart(k))
 			if err != nil {
-				return err
+				return dmg.skip(k, err)
 			}
 			out = append(out, *l)
 			return nil
@@ -35,6 +39,7 @@ func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lesson: tier 1: %w", err)
 	}
+	s.reportDamage("tier1", &dmg)
 	s.opts.Events.Emit(event.Tier1Loaded, map[string]any{"count": len(out), "lessons": texts(out)})
 	return out, nil
 }
@@ -64,6 +69,7 @@ type candidate struct {
 	m     matchEntry
 	site  string
 	score int
+	key   []byte // the index entry, to name it when its record is damaged
 }
 
 // RecallError is Trigger A: the lessons that may help after command failed
@@ -97,7 +103,9 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		cmds = cmds[1:]
 	}
 	var out []Lesson
+	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
+		dmg = damage{}
 		var cands []candidate
 		for _, site := range sites {
 			for _, cmd := range cmds {
@@ -106,11 +114,11 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 					use, ok := useFromKey(k)
 					m, ok2 := decodeMatch(id, use, v)
 					if !ok || !ok2 {
-						return fmt.Errorf("lesson %s: damaged index entry %q", id, k)
+						return dmg.skip(k, errBadEntry)
 					}
 					if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
 						m.record = bytes.Clone(m.record)
-						cands = append(cands, candidate{m, site, sc})
+						cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
 					}
 					return nil
 				})
@@ -129,10 +137,16 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 			)
 		})
 		out = make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
-		for _, c := range cands[:min(len(cands), s.opts.MaxRecall)] {
+		for _, c := range cands {
+			if len(out) == s.opts.MaxRecall {
+				break
+			}
 			l, err := decode(c.m.record, c.m.id)
 			if err != nil {
-				return err
+				if err := dmg.skip(c.key, err); err != nil {
+					return err
+				}
+				continue
 			}
 			out = append(out, *l)
 		}
@@ -141,6 +155,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on error: %w", err)
 	}
+	s.reportDamage("recall_error", &dmg)
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
@@ -180,17 +195,20 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	}
 	site := domain.Site(h)
 	var out []Lesson
+	var dmg damage
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
+		out, dmg = out[:0], damage{}
 		for _, d := range domainsOf(h, site) {
-			left := s.opts.MaxRecall - len(out)
-			if left == 0 {
+			if len(out) == s.opts.MaxRecall {
 				break
 			}
-			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true, Limit: left}, func(k, _ []byte) error {
+			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+				if len(out) == s.opts.MaxRecall {
+					return kv.ErrStop
+				}
 				l, err := loadAt(r, site, keyspace.LastPart(k))
 				if err != nil {
-					return err
+					return dmg.skip(k, err)
 				}
 				out = append(out, *l)
 				return nil
@@ -204,6 +222,7 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on domain %s: %w", h, err)
 	}
+	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
 	return out, nil
 }

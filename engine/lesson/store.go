@@ -223,7 +223,7 @@ func loadAt(r kv.Reader, site, id string) (*Lesson, error) {
 func decode(b []byte, id string) (*Lesson, error) {
 	var l Lesson
 	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("lesson %s: decode: %w", id, err)
+		return nil, fmt.Errorf("lesson %s: %w record: %w", id, errDamaged, err)
 	}
 	return &l, nil
 }

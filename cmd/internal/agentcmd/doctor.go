@@ -20,11 +20,11 @@ import (
 func init() {
 	commandSets = append(commandSets, func(a *app) []*cobra.Command {
 		var (
-			asJSON  bool
-			timeout time.Duration
+			asJSON, repair bool
+			timeout        time.Duration
 		)
 		c := &cobra.Command{
-			Use:   "doctor [--json]",
+			Use:   "doctor [--json] [--repair]",
 			Short: cli.AgentShort("doctor"),
 			Long: `doctor reports, one check a line: the engine's version; the data dir (path,
 size on disk, whether it exists), its schema version, the store backend and
@@ -33,12 +33,29 @@ else PATH) and starts headless (its version); the plugins, as engine plugins
 list finds them; and which provider environment variables are set (names
 only, never values).
 
-It changes nothing: a missing data dir is reported, not created, and the
-database is held only for the moment it takes to read the schema stamp.
+It also reads every lesson and lesson index entry: a record that does not
+decode, or an index entry that is wrong or missing, is reported (recall and
+lists skip them meanwhile). --repair rebuilds the lesson indexes from the
+records first, moving a record that does not decode aside (under damaged/
+in the store, byte for byte); it needs the data dir to itself.
+
+Without --repair it changes nothing: a missing data dir is reported, not
+created, and the database is opened read-only, only while it is read.
 Exit status 1 when a required check (data dir, schema, chromium, a built-in
 plugin) fails.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if repair {
+					dir, err := a.ResolveDataDir()
+					if err != nil {
+						return err
+					}
+					h, err := doctor.Repair(cmd.Context(), dir)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(a.Stderr, "engine: repaired the lesson indexes of %s: %d records indexed, %d moved aside under damaged/\n", dir, h.Records, h.MovedAside)
+				}
 				checks := a.doctorChecks(cmd.Context(), timeout)
 				var broken []string
 				for _, ch := range checks {
@@ -66,6 +83,7 @@ plugin) fails.`,
 			},
 		}
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		c.Flags().BoolVar(&repair, "repair", false, "rebuild the lesson indexes from the lesson records first (needs the data dir to itself)")
 		c.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long chromium may take to start")
 		return []*cobra.Command{c}
 	})
@@ -80,8 +98,9 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 	if dir, err := a.ResolveDataDir(); err != nil {
 		checks = append(checks, doctor.Check{Name: "data dir", Status: doctor.Fail, Required: true, Detail: err.Error()})
 	} else {
-		dc, _ := doctor.DataDir(ctx, dir)
+		dc, info := doctor.DataDir(ctx, dir)
 		checks = append(checks, dc...)
+		checks = append(checks, doctor.Lessons(ctx, dir, info))
 	}
 
 	chromium := doctor.Check{Name: "chromium", Required: true}
