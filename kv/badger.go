@@ -167,6 +167,11 @@ func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	for _, op := range ops {
+		if err := checkKey("batch write", op.Key); err != nil {
+			return err
+		}
+	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	for _, op := range ops {
@@ -180,7 +185,7 @@ func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
 			err = wb.Set(op.Key, op.Value)
 		}
 		if err != nil {
-			return fmt.Errorf("kv: batch write %q: %w", op.Key, err)
+			return fmt.Errorf("kv: batch write %s: %w", Short(op.Key), err)
 		}
 	}
 	if err := wb.Flush(); err != nil {
@@ -210,11 +215,11 @@ func (t *badgerTxn) Get(key []byte) ([]byte, error) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kv: get %q: %w", key, err)
+		return nil, fmt.Errorf("kv: get %s: %w", Short(key), err)
 	}
 	v, err := item.ValueCopy(nil)
 	if err != nil {
-		return nil, fmt.Errorf("kv: read value of %q: %w", key, err)
+		return nil, fmt.Errorf("kv: read value of %s: %w", Short(key), err)
 	}
 	return v, nil
 }
@@ -276,19 +281,25 @@ func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []b
 }
 
 func (t *badgerTxn) Set(key, value []byte, ttl time.Duration) error {
+	if err := checkKey("set", key); err != nil {
+		return err
+	}
 	e := badger.NewEntry(key, value)
 	if ttl > 0 {
 		e = e.WithTTL(ttl)
 	}
 	if err := t.txn.SetEntry(e); err != nil {
-		return fmt.Errorf("kv: set %q: %w", key, tooBig(err))
+		return fmt.Errorf("kv: set %s: %w", Short(key), tooBig(err))
 	}
 	return nil
 }
 
 func (t *badgerTxn) Delete(key []byte) error {
+	if err := checkKey("delete", key); err != nil {
+		return err
+	}
 	if err := t.txn.Delete(key); err != nil {
-		return fmt.Errorf("kv: delete %q: %w", key, tooBig(err))
+		return fmt.Errorf("kv: delete %s: %w", Short(key), tooBig(err))
 	}
 	return nil
 }
@@ -308,11 +319,11 @@ func (t *badgerTxn) GetExpiry(key []byte) ([]byte, time.Time, error) {
 		return nil, time.Time{}, ErrNotFound
 	}
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("kv: get %q: %w", key, err)
+		return nil, time.Time{}, fmt.Errorf("kv: get %s: %w", Short(key), err)
 	}
 	v, err := item.ValueCopy(nil)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("kv: read value of %q: %w", key, err)
+		return nil, time.Time{}, fmt.Errorf("kv: read value of %s: %w", Short(key), err)
 	}
 	var exp time.Time
 	if e := item.ExpiresAt(); e != 0 {

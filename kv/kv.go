@@ -11,11 +11,38 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
 // ErrNotFound is returned by Get when the key does not exist.
 var ErrNotFound = errors.New("kv: key not found")
+
+// MaxKeySize is the longest key a store takes (badger's limit is 65,000
+// bytes; etcd's request limit is far above it). Callers bound what they put
+// into keys well below it; a longer key is refused with ErrKeyTooLarge
+// before the store sees it.
+const MaxKeySize = 65000
+
+// ErrKeyTooLarge is returned by Set, Delete and Batch for a key longer than
+// MaxKeySize.
+var ErrKeyTooLarge = errors.New("kv: key too large")
+
+// checkKey refuses a key longer than MaxKeySize, naming its start.
+func checkKey(op string, key []byte) error {
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("kv: %s: key of %d bytes (%s) is longer than the limit of %d: %w", op, len(key), Short(key), MaxKeySize, ErrKeyTooLarge)
+	}
+	return nil
+}
+
+// Short quotes key for an error message, cut to its first 100 bytes.
+func Short(key []byte) string {
+	if len(key) <= 100 {
+		return fmt.Sprintf("%q", key)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", key[:100], len(key))
+}
 
 // ErrStop may be returned from a Scan callback to end the scan early; Scan
 // then returns nil.

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -252,5 +253,37 @@ func TestPrefixEnd(t *testing.T) {
 		if got := string(PrefixEnd([]byte(c.in))); got != c.want {
 			t.Errorf("PrefixEnd(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A key over MaxKeySize is refused before the store sees it, with an error
+// that names the limit and quotes only the key's start; nothing is written.
+func TestKeyTooLarge(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir(), Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	long := append([]byte("site/x/"), bytes.Repeat([]byte("k"), MaxKeySize)...)
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrKeyTooLarge) || !strings.Contains(err.Error(), "is longer than the limit of 65000") || len(err.Error()) > 300 {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	check("set", db.Update(ctx, func(tx Txn) error {
+		if err := tx.Set([]byte("ok"), []byte("1"), 0); err != nil {
+			return err
+		}
+		return tx.Set(long, []byte("v"), 0)
+	}))
+	check("delete", db.Update(ctx, func(tx Txn) error { return tx.Delete(long) }))
+	check("batch", db.Batch(ctx, []Op{{Key: []byte("ok"), Value: []byte("1")}, {Key: long, Value: []byte("v")}}))
+	if _, err := Get(ctx, db, []byte("ok")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a write beside the refused key landed: %v", err)
+	}
+	if err := db.Update(ctx, func(tx Txn) error { return tx.Set(long[:MaxKeySize], []byte("v"), 0) }); err != nil {
+		t.Fatalf("a key of exactly MaxKeySize: %v", err)
 	}
 }

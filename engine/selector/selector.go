@@ -30,6 +30,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -205,8 +206,25 @@ func check(sl Selector) (Selector, string, error) {
 	if sl.Successes == 0 && sl.Failures == 0 {
 		return Selector{}, "", engine.Invalid("selector", "a selector needs at least one success or failure")
 	}
-	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, NormalisePath(sl.Path)
+	p, err := checkedPath(sl.Path)
+	if err != nil {
+		return Selector{}, "", err
+	}
+	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
+}
+
+// MaxPath bounds a normalised path scope: it goes into the selector's key
+// (imports check the same bound).
+const MaxPath = textcheck.MaxLine
+
+// checkedPath normalises a path scope and refuses one over MaxPath.
+func checkedPath(p string) (string, error) {
+	p = NormalisePath(p)
+	if err := textcheck.Text("path", p, MaxPath, false); err != "" {
+		return "", engine.Invalid("selector", err)
+	}
+	return p, nil
 }
 
 // Put stores sl exactly as given (counts and times), replacing the same
@@ -246,7 +264,10 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	if err != nil {
 		return Selector{}, err
 	}
-	path := NormalisePath(o.Path)
+	path, err := checkedPath(o.Path)
+	if err != nil {
+		return Selector{}, err
+	}
 	site := domain.Site(host)
 	key := keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel))
 	now := s.now().UTC()

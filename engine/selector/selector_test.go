@@ -226,3 +226,24 @@ func TestCachedSelectorsFollowWrites(t *testing.T) {
 		t.Fatalf("after forgetting the site: %+v", got)
 	}
 }
+
+// A path scope goes into the selector's key: one over MaxPath is bad input
+// naming the limit, never a store error, and nothing is written.
+func TestLongPathRefused(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	long := "/" + strings.Repeat("a", 70000)
+	_, err := s.Record(ctx, Observation{Domain: "shop.example", Path: long, Role: "button", Name: "Pay", Selector: "#pay"})
+	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "path is 70001 characters long (at most 1000)") {
+		t.Fatalf("Record with a 70k path = %v", err)
+	}
+	_, err = s.Put(ctx, Selector{Domain: "shop.example", Path: long, Role: "button", Name: "Pay", Selector: "#pay", Successes: 1})
+	if !engine.IsInvalid(err) {
+		t.Fatalf("Put with a 70k path = %v", err)
+	}
+	if got, err := s.List(ctx, "shop.example"); err != nil || len(got) != 0 {
+		t.Fatalf("after the refused writes: %v, %v", got, err)
+	}
+}
