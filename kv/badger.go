@@ -29,6 +29,10 @@ type Options struct {
 	// rotation, no GC; writes fail). It fails for a store that was not
 	// closed cleanly, whose log has to be replayed by a read-write open.
 	ReadOnly bool
+	// MinFree is the free space the store's disk must have for a write to
+	// be attempted; below it writes fail with ErrNoSpace. Zero means
+	// DefaultMinFree, negative turns the check off.
+	MinFree int64
 }
 
 // maxConflictRetries bounds how often Update re-runs a conflicting
@@ -36,8 +40,9 @@ type Options struct {
 const maxConflictRetries = 100
 
 type badgerStore struct {
-	db   *badger.DB
-	lock *dirLock // nil in memory
+	db    *badger.DB
+	lock  *dirLock // nil in memory
+	space spaceGuard
 
 	stopGC chan struct{}
 	gcDone sync.WaitGroup
@@ -79,6 +84,9 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
 	s := &badgerStore{db: db, lock: lock, stopGC: make(chan struct{})}
+	if !opts.ReadOnly {
+		s.space = newSpaceGuard(dir, opts.MinFree)
+	}
 	// Finish an atomic write (Apply) that a crash interrupted.
 	if _, err := Recover(ctx, s); err != nil {
 		db.Close()
@@ -145,6 +153,9 @@ func (s *badgerStore) View(ctx context.Context, fn func(Reader) error) error {
 }
 
 func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
+	if err := s.space.check("update"); err != nil {
+		return err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -165,6 +176,9 @@ func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
 
 func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.space.check("batch"); err != nil {
 		return err
 	}
 	for _, op := range ops {
@@ -200,6 +214,9 @@ func (s *badgerStore) DropPrefix(ctx context.Context, prefix []byte) error {
 	}
 	if len(prefix) == 0 {
 		return errors.New("kv: drop prefix: refusing to drop the empty prefix (every key)")
+	}
+	if err := s.space.check("drop prefix"); err != nil {
+		return err
 	}
 	if err := s.db.DropPrefix(prefix); err != nil {
 		return fmt.Errorf("kv: drop prefix %q: %w", prefix, err)

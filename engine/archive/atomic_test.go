@@ -331,13 +331,16 @@ func BenchmarkImportLessons(b *testing.B) {
 	}
 }
 
-// A real disk full: badger on a size-limited tmpfs. Badger writes its logs
-// through mmap, so a full tmpfs kills the writer with SIGBUS, or the write
-// fails; either way, once there is room again and the dir is reopened,
-// the store holds all of the import or none of it. Needs root (mount).
+// A real disk full: badger on a size-limited tmpfs, with kv's free-space
+// guard off (MinFree -1) so the store really runs out. Badger writes its
+// logs through mmap, so a full tmpfs kills the writer with SIGBUS, or the
+// write fails; either way, once there is room again and the dir is
+// reopened, the store holds all of the import or none of it. Needs root
+// (mount). With the guard on, the write is refused before the disk is full
+// (kv's TestDiskFullIsAnError).
 func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 	if dir := os.Getenv("ARCHIVE_DISKFULL_DIR"); dir != "" {
-		db, err := kv.Open(context.Background(), filepath.Join(dir, "mnt", "data"), kv.Options{GCInterval: -1})
+		db, err := kv.Open(context.Background(), filepath.Join(dir, "mnt", "data"), kv.Options{GCInterval: -1, MinFree: -1})
 		if err != nil {
 			fmt.Println("open:", err)
 			os.Exit(3)
