@@ -29,10 +29,13 @@ import (
 func bigImport(t *testing.T, prefix string, n int) []byte {
 	t.Helper()
 	d := archive.Document{Format: archive.Format, Version: archive.Version, ExportedAt: time.Now().UTC()}
-	text := strings.Repeat("scroll the list into view before clicking on its rows; ", 18)
+	// The size is split between the text (a lesson over 600 characters is
+	// quarantined as not advice) and the error pattern.
+	text := strings.Repeat("scroll the list into view before clicking on its rows; ", 10)
+	pad := strings.Repeat("x", 420)
 	for i := range n {
 		d.Lessons = append(d.Lessons, lesson.Lesson{Lesson: fmt.Sprintf("%s %d", text, i), Category: lesson.ErrorRecovery,
-			FailedCommand: "scroll", ErrorPattern: fmt.Sprintf("%s %d", prefix, i), UseCount: 1,
+			FailedCommand: "scroll", ErrorPattern: fmt.Sprintf("%s %d %s", prefix, i, pad), UseCount: 1,
 			CreatedAt: "2026-03-01", LastUsed: "2026-03-01", Source: lesson.SourceLearned, TriggeredDomains: []string{}})
 	}
 	b, err := json.Marshal(d)

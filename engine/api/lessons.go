@@ -53,6 +53,12 @@ type UseRequest struct {
 	Helped bool `json:"helped,omitempty"`
 }
 
+// QuarantinedLessons is GET /v1/quarantine/lessons's answer: every lesson
+// held out of the prompts, each with its reason (quarantine).
+type QuarantinedLessons struct {
+	Lessons []lesson.Lesson `json:"lessons"`
+}
+
 // Pruned is POST /v1/prune's answer.
 type Pruned struct {
 	Pruned    int `json:"pruned"`
@@ -118,6 +124,21 @@ func lessonRoutes() []Route {
 			handle: func(c *call) (any, error) {
 				id := c.r.PathValue("id")
 				return Removed{ID: id}, c.m.Lessons.Remove(c.ctx, id)
+			}},
+		{Method: http.MethodGet, Path: "/v1/quarantine/lessons", Summary: "The lessons held out of every prompt (their text failed the screen), each with its reason",
+			Response: QuarantinedLessons{},
+			handle: func(c *call) (any, error) {
+				ls, err := c.m.Lessons.Quarantined(c.ctx)
+				return QuarantinedLessons{Lessons: ls}, err
+			}},
+		{Method: http.MethodPost, Path: "/v1/quarantine/lessons/{id}/approve", Summary: "Release a quarantined lesson: it joins the lessons and is shown from then on",
+			Response: lesson.Lesson{},
+			handle:   func(c *call) (any, error) { return c.m.Lessons.Approve(c.ctx, c.r.PathValue("id")) }},
+		{Method: http.MethodPost, Path: "/v1/quarantine/lessons/{id}/reject", Summary: "Delete a quarantined lesson",
+			Response: Removed{},
+			handle: func(c *call) (any, error) {
+				id := c.r.PathValue("id")
+				return Removed{ID: id}, c.m.Lessons.Reject(c.ctx, id)
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/use", Summary: "Count one use of a lesson on a domain (promotion applies)",
 			Body: UseRequest{}, Response: lesson.Lesson{},
@@ -250,6 +271,23 @@ func (c *Client) Lesson(ctx context.Context, id string) (*lesson.Lesson, error) 
 // RemoveLesson is DELETE /v1/lessons/{id}.
 func (c *Client) RemoveLesson(ctx context.Context, id string) error {
 	return c.do(ctx, request{method: http.MethodDelete, path: pathf("/v1/lessons/%s", id)}, &Removed{})
+}
+
+// QuarantinedLessons is GET /v1/quarantine/lessons.
+func (c *Client) QuarantinedLessons(ctx context.Context) ([]lesson.Lesson, error) {
+	var out QuarantinedLessons
+	return out.Lessons, c.do(ctx, request{method: http.MethodGet, path: "/v1/quarantine/lessons"}, &out)
+}
+
+// ApproveLesson is POST /v1/quarantine/lessons/{id}/approve.
+func (c *Client) ApproveLesson(ctx context.Context, id string) (*lesson.Lesson, error) {
+	var out lesson.Lesson
+	return &out, c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/quarantine/lessons/%s/approve", id)}, &out)
+}
+
+// RejectLesson is POST /v1/quarantine/lessons/{id}/reject.
+func (c *Client) RejectLesson(ctx context.Context, id string) error {
+	return c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/quarantine/lessons/%s/reject", id)}, &Removed{})
 }
 
 // UseLesson is POST /v1/lessons/{id}/use.

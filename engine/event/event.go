@@ -80,6 +80,10 @@ const (
 	// read (fields: store, op, skipped, keys); engine doctor --repair
 	// mends them.
 	RecordsDamaged = "records_damaged"
+	// LessonQuarantined: a lesson whose text failed the screen
+	// (engine/screen) is held out of every prompt (fields: id, lesson,
+	// reason, source).
+	LessonQuarantined = "lesson_quarantined"
 )
 
 // JSONL writes events as JSON lines. It is safe for concurrent use.

@@ -53,6 +53,8 @@
 //	site/<site>/session-gen                  → write counter that serialises session writes
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
+//	quarantine/lesson/<id>                   → lesson (JSON) held out of every prompt, with its
+//	                                            reason (engine/screen), until approved or rejected
 //	damaged/<key>                            → a record that did not decode, moved aside
 //	                                            byte for byte by engine doctor --repair
 //

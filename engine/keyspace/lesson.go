@@ -201,3 +201,11 @@ func Damaged(key []byte) []byte { return append([]byte("damaged/"), key...) }
 
 // DamagedPrefix is the range of the records moved aside as damaged.
 func DamagedPrefix() []byte { return []byte("damaged/") }
+
+// QuarantinedLesson is the key of a lesson held out of every prompt until
+// a person approves or rejects it: outside every site range and index, so
+// no recall, list or context can reach it.
+func QuarantinedLesson(id string) []byte { return []byte("quarantine/lesson/" + esc(id)) }
+
+// QuarantinedLessons is the range of the quarantined lessons.
+func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }

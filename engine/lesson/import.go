@@ -84,6 +84,9 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 		if id != "" {
 			l.ID = id // an exported lesson keeps its id
 		}
+		if l.Quarantine == "" {
+			l.Quarantine = screenOf(&l)
+		}
 		j, seen := byID[l.ID]
 		if !seen {
 			byID[l.ID] = len(out)
@@ -105,7 +108,8 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 }
 
 // Import writes lessons prepared by Prepare, replacing stored lessons with
-// the same id. Callers validate everything they import before the first
+// the same id; a lesson Prepare found failing the screen (Quarantine set)
+// is held in quarantine instead, whatever source or trust the file gave it. Callers validate everything they import before the first
 // write, so bad input writes nothing.
 func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 	for start := 0; start < len(lessons); start += importBatch {
@@ -113,6 +117,12 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			for i := range chunk {
 				l := chunk[i]
+				if l.Quarantine != "" {
+					if _, err := quarantine(tx, &l); err != nil {
+						return err
+					}
+					continue
+				}
 				old, err := load(tx, l.ID)
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err

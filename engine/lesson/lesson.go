@@ -63,6 +63,11 @@ type Lesson struct {
 	// Helped counts the times the agent's next action succeeded after this
 	// lesson was shown to it (attribution, recorded by the agent loop).
 	Helped int `json:"helped,omitempty"`
+	// Quarantine says why the lesson is held out of every prompt (the
+	// screen's reason, engine/screen); "" for a lesson that may be shown.
+	// A quarantined lesson is kept apart from the lessons (no index, no
+	// recall, no list but its own) until approved or rejected.
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 // Tier returns 1 for a lesson that goes into every system prompt, else 2.

@@ -288,6 +288,9 @@ func (s *Store) normalize(l *Lesson) error {
 	if err := l.validate(); err != nil {
 		return err
 	}
+	if err := checkReason(l); err != nil {
+		return err
+	}
 	if l.ID == "" {
 		l.ID = idFor(l)
 	}
@@ -325,9 +328,29 @@ func checkText(l *Lesson) error {
 // counts one more use of that one instead (deduplication). host is where
 // the pattern was seen ("" when unknown). It returns the stored lesson and
 // whether it was new.
+//
+// A lesson whose text fails the screen (engine/screen) is not stored with
+// the others: it is held in quarantine, returned with Quarantine set to the
+// reason, and shown to no model until approved (Approve).
 func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, bool, error) {
 	if err := s.normalize(&l); err != nil {
 		return nil, false, err
+	}
+	if l.Quarantine == "" {
+		l.Quarantine = screenOf(&l)
+	}
+	if l.Quarantine != "" {
+		var created bool
+		err := s.db.Update(ctx, func(tx kv.Txn) error {
+			var err error
+			created, err = quarantine(tx, &l)
+			return err
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("lesson: record %s: %w", l.ID, err)
+		}
+		s.emitQuarantined(&l)
+		return &l, created, nil
 	}
 	var (
 		out      *Lesson

@@ -22,9 +22,10 @@ func init() {
 func (a *App) lessonsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lessons",
-		Short: "Add, use, show and remove lessons by hand",
+		Short: "Add, use, show and remove lessons by hand; approve or reject quarantined ones",
 	}
-	c.AddCommand(a.lessonsAddCommand(), a.lessonsUseCommand(), a.lessonsShowCommand(), a.lessonsRmCommand())
+	c.AddCommand(a.lessonsAddCommand(), a.lessonsUseCommand(), a.lessonsShowCommand(), a.lessonsRmCommand(),
+		a.lessonsApproveCommand(), a.lessonsRejectCommand())
 	return c
 }
 
@@ -73,7 +74,11 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !got.Created {
+			switch {
+			case got.Lesson.Quarantine != "":
+				fmt.Fprintf(a.Stderr, "engine: lesson %s quarantined (%s): no model is shown it until engine lessons approve %s\n",
+					got.Lesson.ID, got.Lesson.Quarantine, got.Lesson.ID)
+			case !got.Created:
 				fmt.Fprintf(a.Stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.Lesson.ID)
 			}
 			return a.printLessons(asJSON, false, got.Lesson)
@@ -166,10 +171,75 @@ func (a *App) lessonsRmCommand() *cobra.Command {
 	}
 }
 
+func (a *App) lessonsApproveCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "approve ID...",
+		Short: "Release quarantined lessons: they join the lessons and are shown to the agent from then on",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			var out []lesson.Lesson
+			for _, id := range args {
+				l, err := m.ApproveLesson(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				out = append(out, *l)
+			}
+			return a.printLessons(asJSON, true, out...)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *App) lessonsRejectCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reject ID...",
+		Short: "Delete quarantined lessons",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			for _, id := range args {
+				if err := m.RejectLesson(cmd.Context(), id); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "rejected %s\n", id)
+			}
+			return nil
+		},
+	}
+}
+
+// printQuarantined prints the quarantined lessons with their reasons.
+func (a *App) printQuarantined(asJSON bool, ls []lesson.Lesson) error {
+	if asJSON {
+		if ls == nil {
+			ls = []lesson.Lesson{}
+		}
+		return PrintJSON(a.Stdout, ls)
+	}
+	t := NewTable(a.Stdout, "ID", "CATEGORY", "DOMAIN", "SOURCE", "REASON", "LESSON")
+	for _, l := range ls {
+		t.Row(l.ID, l.Category, Dash(l.Domain), l.Source, l.Quarantine, l.Lesson)
+	}
+	return t.Flush()
+}
+
 func (a *App) queryLessonsCommand() *cobra.Command {
 	var (
 		f        api.LessonFilter
 		category string
+		trust    string
 		max      int
 		asJSON   bool
 	)
@@ -178,9 +248,33 @@ func (a *App) queryLessonsCommand() *cobra.Command {
 		Short: "List lessons (Tier 1 first, then by use)",
 		Long: `List lessons: Tier 1 first, then by use. With --max N, at most N, and when
 more remain the cursor of the rest goes to stderr (give it to --cursor).
-The list is read a page at a time; --json prints it as it comes.`,
+The list is read a page at a time; --json prints it as it comes.
+
+--trust quarantined lists instead the lessons held out of every prompt
+because their text failed the screen (instructions aimed at the model,
+links to other sites, code, hidden characters, over-long text), each with
+its reason, in full; engine lessons approve|reject ID decides on them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			switch trust {
+			case "", "shown":
+			case "quarantined":
+				if category != "" || f.Domain != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
+					return Usagef("--trust quarantined lists every quarantined lesson: it takes no other filter")
+				}
+				m, err := a.Client(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer CloseInto(&err, m)
+				ls, err := m.QuarantinedLessons(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return a.printQuarantined(asJSON, ls)
+			default:
+				return Usagef("--trust must be shown or quarantined, not %q", trust)
+			}
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
 				if err != nil {
@@ -225,6 +319,7 @@ The list is read a page at a time; --json prints it as it comes.`,
 	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
 	fl.IntVar(&max, "max", 0, "at most N lessons")
 	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
+	fl.StringVar(&trust, "trust", "", "shown (the default: the lessons the agent is shown) or quarantined")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
@@ -411,7 +506,10 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "CATEGORY", "DOMAIN", "LESSON")
 			for _, l := range learned {
 				what := "used"
-				if l.Created {
+				switch {
+				case l.Lesson.Quarantine != "":
+					what = "quarantined"
+				case l.Created:
 					what = "new"
 				}
 				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
