@@ -85,7 +85,7 @@ func TestColdRunLearnsAndWarmRunIsShorter(t *testing.T) {
 	for _, rq := range cold.reqs {
 		msg := rq.Messages[0].Content
 		if strings.Contains(msg, "IMPORTANT - Last action failed:\nanother element would receive the click") &&
-			strings.Contains(msg, lesson.ErrorTipsHeading+"\n- If an overlay or popup is blocking an element, press Escape") {
+			strings.Contains(msg, lesson.ErrorTipsHeading+"\n- \"If an overlay or popup is blocking an element, press Escape") {
 			sawTipsOnError = true
 		}
 	}
@@ -126,7 +126,7 @@ func TestColdRunLearnsAndWarmRunIsShorter(t *testing.T) {
 	}
 	first := warm.reqs[0].Messages[0].Content
 	// Trigger B: the domain's learned tip on the first step, not later.
-	if !strings.Contains(first, lesson.DomainTipsHeading+"\n- If fill fails with \"element is not an input\", try click instead.") {
+	if !strings.Contains(first, lesson.DomainTipsHeading+"\n- \"If fill fails with \\\"element is not an input\\\", try click instead.\"") {
 		t.Fatalf("Trigger B: no domain tips on step 1:\n%s", first)
 	}
 	if strings.Contains(warm.reqs[1].Messages[0].Content, lesson.DomainTipsHeading) {
@@ -537,7 +537,7 @@ func TestTriggerBOnDomainChange(t *testing.T) {
 	if !res.Success || len(m.reqs) != 3 {
 		t.Fatalf("%+v", res)
 	}
-	tips := lesson.DomainTipsHeading + "\n- On b.test, accept the banner first."
+	tips := lesson.DomainTipsHeading + "\n- \"On b.test, accept the banner first.\""
 	for i, want := range []bool{false, true, false} {
 		if got := strings.Contains(m.reqs[i].Messages[0].Content, tips); got != want {
 			t.Errorf("step %d: domain tips shown %v, want %v", i+1, got, want)

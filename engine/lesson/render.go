@@ -1,6 +1,9 @@
 package lesson
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // The headings the agent is shown lessons under, from the design's prompt.
 const (
@@ -10,7 +13,7 @@ const (
 )
 
 // Render writes lessons as the agent sees them: the heading, then one
-// "- " line per lesson. No lessons render as "".
+// Item line per lesson. No lessons render as "".
 func Render(heading string, ls []Lesson) string {
 	if len(ls) == 0 {
 		return ""
@@ -18,8 +21,18 @@ func Render(heading string, ls []Lesson) string {
 	var b strings.Builder
 	b.WriteString(heading)
 	for _, l := range ls {
-		b.WriteString("\n- ")
-		b.WriteString(l.Lesson)
+		b.WriteString("\n")
+		b.WriteString(Item(l))
 	}
 	return b.String()
+}
+
+// Item is one lesson as a prompt shows it: `- "text"`, on one line, in
+// double quotes with quotes, backslashes and control characters escaped.
+// Memory is fenced as data: a lesson's text cannot start a line of its own,
+// close its quote or pose as a heading, so text that came from a page
+// reads as quoted advice, never as the prompt's own instructions (the
+// system prompt says so; see agent.MemoryRule).
+func Item(l Lesson) string {
+	return "- " + strconv.Quote(strings.Join(strings.Fields(l.Lesson), " "))
 }

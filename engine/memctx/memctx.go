@@ -402,7 +402,7 @@ func lessonSection(name, heading string, ls []lesson.Lesson) candidate {
 	c := candidate{name: name, heading: heading,
 		more: func(n int) string { return fmt.Sprintf("(%s not shown)", plural(n, "more tip", "more tips")) }}
 	for _, l := range ls {
-		c.items = append(c.items, "- "+oneLine(l.Lesson))
+		c.items = append(c.items, lesson.Item(l))
 		c.ids = append(c.ids, l.ID)
 	}
 	return c
