@@ -66,14 +66,14 @@ type Step struct {
 }
 
 // Rejected reports whether the approver refused the action (it did not run).
-func (s *Step) Rejected() bool { return s.Approval == "rejected" }
+func (s Step) Rejected() bool { return s.Approval == "rejected" }
 
 // Failed reports whether the action ran and failed: an error of the run.
-func (s *Step) Failed() bool { return !s.OK && !s.Rejected() }
+func (s Step) Failed() bool { return !s.OK && !s.Rejected() }
 
 // ScreenshotName is the base name of the step's screenshot ("" for none):
 // the file is looked up in the run's own folder by this name only.
-func (s *Step) ScreenshotName() string {
+func (s Step) ScreenshotName() string {
 	if s.Screenshot == "" {
 		return ""
 	}
