@@ -23,6 +23,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/runfiles"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
@@ -172,3 +173,8 @@ func (w *world) fill(t testing.TB) {
 }
 
 func inspectHandlerNoRuns(w *world) http.Handler { return inspect.Handler(w.c, inspect.Options{}) }
+
+type (
+	runFilter   = run.Filter
+	runManifest = run.Manifest
+)
