@@ -103,7 +103,7 @@ func (w *world) writeRun(t testing.TB, id string, steps, errEvery int, replayed 
 				t.Fatal(err)
 			}
 		}
-		if i == 2 {
+		if i == 2 || !s.OK {
 			s.Lessons, s.Trajectory = lessonIDs, trajID
 		}
 		b, _ := json.Marshal(s)
