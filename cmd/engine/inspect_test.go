@@ -108,4 +108,3 @@ func TestInspectorServed(t *testing.T) {
 		t.Fatalf("socket: %d", resp.StatusCode)
 	}
 }
-
