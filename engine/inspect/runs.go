@@ -210,7 +210,7 @@ func (in *Inspector) timeline(r *http.Request, v *runView) error {
 	if cerr != nil && !errors.Is(cerr, os.ErrNotExist) {
 		in.opts.Logger.Warn("inspector: llm.jsonl", "run", v.M.RunID, "err", cerr)
 	}
-	v.Sum, _ = in.sums.Get(dir)
+	v.Sum = runfiles.SummaryOf(steps, calls)
 	mem := memoryCache{in: in, r: r, host: v.M.Domain, lessons: map[string]*lesson.Lesson{}, trajs: map[string]*trajectory.Trajectory{}}
 	byN := map[int]*stepView{}
 	var order []int

@@ -201,21 +201,22 @@ type Summary struct {
 	Tokens   int // prompt plus completion tokens of every call
 }
 
-// summaryOfCall is the part of an llm.jsonl line a summary needs.
-type summaryOfCall struct {
-	Usage *engine.Usage `json:"usage"`
+// SummaryOf is the summary of steps and calls already read (Steps,
+// Calls).
+func SummaryOf(steps []Step, calls []Call) Summary {
+	s := Summary{Logged: true, LLMCalls: len(calls)}
+	s.count(steps)
+	for _, c := range calls {
+		if c.Usage != nil {
+			s.Tokens += c.Usage.Total()
+		}
+	}
+	return s
 }
 
-// Summarize reads the run folder dir's action log and model calls into a
-// Summary. Files that are missing count as empty.
-func Summarize(dir string) (Summary, error) {
-	var s Summary
+func (s *Summary) count(steps []Step) {
 	last := -1
-	err := eachLine(filepath.Join(dir, ActionsFile), func(b []byte) bool {
-		var st Step
-		if json.Unmarshal(b, &st) != nil {
-			return true
-		}
+	for _, st := range steps {
 		s.Actions++
 		if st.Step != last {
 			s.Steps++
@@ -227,12 +228,24 @@ func Summarize(dir string) (Summary, error) {
 		if st.Replayed {
 			s.Replayed++
 		}
-		return true
-	})
+	}
+}
+
+// summaryOfCall is the part of an llm.jsonl line a summary needs.
+type summaryOfCall struct {
+	Usage *engine.Usage `json:"usage"`
+}
+
+// Summarize reads the run folder dir's action log and model calls into a
+// Summary. Files that are missing count as empty.
+func Summarize(dir string) (Summary, error) {
+	var s Summary
+	steps, _, err := Steps(dir, 0)
 	s.Logged = err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return s, err
 	}
+	s.count(steps)
 	err = eachLine(filepath.Join(dir, LLMFile), func(b []byte) bool {
 		var c summaryOfCall
 		if json.Unmarshal(b, &c) != nil {

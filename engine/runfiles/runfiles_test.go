@@ -57,6 +57,9 @@ func TestStepsCallsAndSummary(t *testing.T) {
 	if err != nil || sum != want {
 		t.Fatalf("summary %+v %v, want %+v", sum, err, want)
 	}
+	if steps, _, _ := runfiles.Steps(dir, 0); runfiles.SummaryOf(steps, calls) != want {
+		t.Fatalf("SummaryOf %+v", runfiles.SummaryOf(steps, calls))
+	}
 	// The cache follows the files.
 	c := runfiles.NewSummaries(8)
 	if got, _ := c.Get(dir); got != want {
