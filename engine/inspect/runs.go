@@ -137,7 +137,7 @@ type shownLesson struct {
 // maxSteps bounds the timeline (a run's step limit is far below it).
 const maxSteps = 5000
 
-// maxLineage bounds the ancestors followed and the runs searched for
+// maxAncestors bounds the ancestors followed, maxChildScan the runs searched for
 // children.
 const (
 	maxAncestors = 20
