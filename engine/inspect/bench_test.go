@@ -12,12 +12,21 @@ import (
 )
 
 // BenchmarkRunPage500 renders the page of a 500-step run: 500 model calls
-// (a 3 KiB system prompt, a 1 KiB page message each), 50 failed steps with
-// their screenshots and the lessons and trajectory shown, through the API
-// over real badger. Target: ≤ 200 ms.
+// (a 3 KiB system prompt, the same at every step, and a 1 KiB page message;
+// clipped: both at the 4000 bytes llm.jsonl keeps, the system prompt
+// different at every step), 50 failed steps with their screenshots and the
+// lessons and trajectory shown, through the API over real badger. Target:
+// ≤ 200 ms.
 func BenchmarkRunPage500(b *testing.B) {
+	for _, clipped := range []bool{false, true} {
+		b.Run(map[bool]string{false: "typical", true: "clipped"}[clipped], func(b *testing.B) { benchRunPage(b, clipped) })
+	}
+}
+
+func benchRunPage(b *testing.B, clipped bool) {
 	ctx := context.Background()
 	w := newWorld(b)
+	w.clipped = clipped
 	w.fill(b)
 	must(w.c.CreateRun(ctx, api.CreateRun{RunID: "run_long", Goal: "add 2 padel rackets to the cart", StartURL: "https://shop.example/"}))
 	w.writeRun(b, "run_long", 500, 10, false, []string{w.siteLesson, "gone_lesson"}, w.trajID)

@@ -37,6 +37,10 @@ type world struct {
 	// Filled by fill.
 	siteLesson string // a tier 2 lesson on shop.example
 	trajID     string
+	// clipped makes writeRun's model calls the largest llm.jsonl keeps:
+	// a system prompt and a message of agent.LogClip bytes each, the
+	// system prompt different at every step.
+	clipped bool
 }
 
 func newWorld(t testing.TB) *world {
@@ -111,9 +115,13 @@ func (w *world) writeRun(t testing.TB, id string, steps, errEvery int, replayed 
 		if replayed {
 			continue
 		}
+		sys, msg := system, fmt.Sprintf("Goal: buy a racket\nStep %d. The page shows:\n%s", i, strings.Repeat("[e12] button \"Add to cart\"\n", 40))
+		if w.clipped {
+			sys = fmt.Sprintf("Step %d. ", i) + strings.Repeat("You are a browser agent & you <click>. ", 110)[:3990]
+			msg = fmt.Sprintf("Goal: buy a racket\nStep %d. The page shows:\n%s", i, strings.Repeat("[e12] button \"Add to cart\"\n", 150))[:4000]
+		}
 		c := runfiles.Call{Step: i, Attempts: 1, LatencyMS: 420,
-			Request: runfiles.Request{System: system, Messages: []runfiles.Message{{Role: "user",
-				Content: fmt.Sprintf("Goal: buy a racket\nStep %d. The page shows:\n%s", i, strings.Repeat("[e12] button \"Add to cart\"\n", 40))}}},
+			Request: runfiles.Request{System: sys, Messages: []runfiles.Message{{Role: "user", Content: msg}}},
 			Text:      fmt.Sprintf("I click Next %d.", i),
 			ToolCalls: []runfiles.ToolCall{{ID: fmt.Sprint("call_", i), Name: "click", Arguments: `{"ref":"e12"}`}},
 			Usage:     &engine.Usage{PromptTokens: 900, CompletionTokens: 30}}
