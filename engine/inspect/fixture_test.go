@@ -121,7 +121,7 @@ func (w *world) writeRun(t testing.TB, id string, steps, errEvery int, replayed 
 			msg = fmt.Sprintf("Goal: buy a racket\nStep %d. The page shows:\n%s", i, strings.Repeat("[e12] button \"Add to cart\"\n", 150))[:4000]
 		}
 		c := runfiles.Call{Step: i, Attempts: 1, LatencyMS: 420,
-			Request: runfiles.Request{System: sys, Messages: []runfiles.Message{{Role: "user", Content: msg}}},
+			Request:   runfiles.Request{System: sys, Messages: []runfiles.Message{{Role: "user", Content: msg}}},
 			Text:      fmt.Sprintf("I click Next %d.", i),
 			ToolCalls: []runfiles.ToolCall{{ID: fmt.Sprint("call_", i), Name: "click", Arguments: `{"ref":"e12"}`}},
 			Usage:     &engine.Usage{PromptTokens: 900, CompletionTokens: 30}}
