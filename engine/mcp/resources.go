@@ -1,13 +1,10 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,10 +12,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/runfiles"
 )
 
 // The resource URIs.
@@ -145,71 +142,39 @@ func renderManifest(b *strings.Builder, m *run.Manifest) {
 	field("artifacts", strings.Join(m.ArtifactPaths, ", "))
 }
 
-// step is the part of an actions.jsonl line the timeline shows.
-type step struct {
-	Step       int      `json:"step"`
-	Action     string   `json:"action"`
-	Ref        string   `json:"ref"`
-	Value      string   `json:"value"`
-	OK         bool     `json:"ok"`
-	Error      string   `json:"error"`
-	URL        string   `json:"url"`
-	Role       string   `json:"role"`
-	Name       string   `json:"name"`
-	Replayed   bool     `json:"replayed"`
-	Approval   string   `json:"approval"`
-	ToolError  string   `json:"tool_error"`
-	Screenshot string   `json:"screenshot"`
-	Lessons    []string `json:"lessons_shown"`
-	Trajectory string   `json:"trajectory_shown"`
-}
-
 // renderTimeline writes run id's steps from its actions.jsonl in the
-// data dir's run folder. The folder is found from the run id, never from
-// the manifest's artifact paths, which any API caller may set.
+// data dir's run folder (runfiles: found from the run id, never from the
+// manifest's artifact paths, which any API caller may set).
 func (t *tools) renderTimeline(b *strings.Builder, id string) {
 	if t.runsDir == "" {
 		b.WriteString("\nThe step timeline is in the run's folder on the memory server's machine (this server reaches memory remotely).\n")
 		return
 	}
-	dir, err := agent.ArtifactDir(t.runsDir, id)
+	dir, err := runfiles.Dir(t.runsDir, id)
 	if err != nil {
 		fmt.Fprintf(b, "\nNo step timeline: %v\n", err)
 		return
 	}
-	f, err := os.Open(filepath.Join(dir, agent.ActionsFile))
+	steps, more, err := runfiles.Steps(dir, maxTimelineSteps)
 	if errors.Is(err, os.ErrNotExist) {
 		b.WriteString("\nNo step timeline: the run left no action log (it was registered, not run by engine run).\n")
 		return
-	} else if err != nil {
-		fmt.Fprintf(b, "\nNo step timeline: %v\n", err)
-		return
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), engine.MaxInputFile)
-	n := 0
-	for sc.Scan() {
-		var s step
-		if json.Unmarshal(sc.Bytes(), &s) != nil {
-			continue // a line cut short by a crash
-		}
-		if n++; n > maxTimelineSteps {
-			fmt.Fprintf(b, "\n(only the first %d steps shown)\n", maxTimelineSteps)
-			return
-		}
+	for _, s := range steps {
 		b.WriteString("\n")
 		b.WriteString(renderTimelineStep(s))
 	}
-	if err := sc.Err(); err != nil {
+	switch {
+	case err != nil:
 		fmt.Fprintf(b, "\n(the action log could not be read past here: %v)\n", err)
-	}
-	if n == 0 {
+	case more:
+		fmt.Fprintf(b, "\n(only the first %d steps shown)\n", maxTimelineSteps)
+	case len(steps) == 0:
 		b.WriteString("\nNo steps yet.\n")
 	}
 }
 
-func renderTimelineStep(s step) string {
+func renderTimelineStep(s runfiles.Step) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d. %s", s.Step, s.Action)
 	if s.Role != "" || s.Name != "" {
@@ -221,7 +186,7 @@ func renderTimelineStep(s step) string {
 		fmt.Fprintf(&b, " value %q", s.Value)
 	}
 	switch {
-	case s.Approval == "rejected":
+	case s.Rejected():
 		b.WriteString(": rejected by the approver, not run")
 	case s.OK:
 		b.WriteString(": ok")

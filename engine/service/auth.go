@@ -94,8 +94,15 @@ func readToken(path string) (string, error) {
 	return tok, nil
 }
 
+// CookieName is the cookie that carries the token for a browser: opening
+// any page with ?token=<token> on TCP sets it (HttpOnly, SameSite=Strict)
+// and redirects to the same URL without the token.
+const CookieName = "engine_token"
+
 // authHandler passes requests that came over the unix socket, and TCP
-// requests with the right bearer token; other TCP requests get 401.
+// requests that carry the right token — in an Authorization: Bearer
+// header, or in the CookieName cookie a browser got from a ?token= URL;
+// other TCP requests get 401.
 type authHandler struct {
 	next http.Handler
 	run  *tracker          // the handlers running
@@ -110,19 +117,55 @@ func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.next.ServeHTTP(w, r)
 		return
 	}
-	tok, ok := bearer(r.Header.Get("Authorization"))
-	if !ok {
-		unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token")
+	if r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		a.openWithToken(w, r)
 		return
 	}
-	// Hashing first makes the comparison constant-time in the token's
-	// length too.
-	got := sha256.Sum256([]byte(tok))
-	if !a.set || subtle.ConstantTimeCompare(got[:], a.want[:]) != 1 {
-		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the bearer token is not this server's (see the data dir's serve.token)")
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		c, err := r.Cookie(CookieName)
+		if err != nil || c.Value == "" {
+			unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token (a browser: open the URL engine serve printed, with ?token=)")
+			return
+		}
+		tok = c.Value
+	}
+	if !a.valid(tok) {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token is not this server's (see the data dir's serve.token)")
 		return
 	}
 	a.next.ServeHTTP(w, r)
+}
+
+// valid reports whether tok is the server's token. Hashing first makes
+// the comparison constant-time in the token's length too.
+func (a *authHandler) valid(tok string) bool {
+	got := sha256.Sum256([]byte(tok))
+	return a.set && subtle.ConstantTimeCompare(got[:], a.want[:]) == 1
+}
+
+// openWithToken answers a browser opening a URL with ?token=: the right
+// token sets the cookie and redirects to the URL without the token (so it
+// leaves the address bar and the history); a wrong one is 401.
+func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !a.valid(q.Get("token")) {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token in the URL is not this server's (see the data dir's serve.token)")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: q.Get("token"), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	q.Del("token")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	u.Scheme, u.Host = "", ""
+	// Always a path on this server: "//host" or "/\host" would send the
+	// browser elsewhere.
+	u.Path = "/" + strings.TrimLeft(u.Path, `/\`)
+	u.RawPath = ""
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 }
 
 func (a *authHandler) setToken(tok string) {

@@ -602,3 +602,65 @@ func TestGracefulStopServesQueuedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestBrowserTokenCookie(t *testing.T) {
+	dir := t.TempDir()
+	r := serve(t, dir, hello, service.Options{Listen: "127.0.0.1:0"})
+	base := "http://" + r.Addr().String()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path string, cookie *http.Cookie) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+
+	// Opening the printed URL sets the cookie and drops the token from the URL.
+	resp := do("GET", "/lessons?tier=1&token="+r.Token(), nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/lessons?tier=1" {
+		t.Fatalf("open with token: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == service.CookieName {
+			cookie = c
+		}
+	}
+	if cookie == nil || cookie.Value != r.Token() || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
+		t.Fatalf("cookie: %+v", cookie)
+	}
+	// With the cookie, every method works; with a wrong one, 401.
+	for _, m := range []string{"GET", "POST"} {
+		if resp := do(m, "/x", &http.Cookie{Name: service.CookieName, Value: cookie.Value}); resp.StatusCode != 200 {
+			t.Errorf("%s with the cookie: %d", m, resp.StatusCode)
+		}
+		resp := do(m, "/x", &http.Cookie{Name: service.CookieName, Value: strings.Repeat("0", 64)})
+		if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Errorf("%s with a wrong cookie: %d %q", m, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	// A wrong token in the URL sets nothing.
+	resp = do("GET", "/?token="+strings.Repeat("1", 64), nil)
+	if resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
+		t.Fatalf("wrong token in the URL: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	// The redirect stays on this server whatever the path.
+	for _, p := range []string{"//evil.example/x", `/\evil.example/x`} {
+		resp := do("GET", p+"?token="+r.Token(), nil)
+		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/evil.example/x" {
+			t.Errorf("%s: %d, Location %q", p, resp.StatusCode, loc)
+		}
+	}
+	// The socket needs neither.
+	if code, _ := get(t, dial(t, dir), "/x"); code != 200 {
+		t.Fatalf("unix: %d", code)
+	}
+}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/inspect"
 	"github.com/engine-dev/engine/engine/mcp"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
@@ -32,14 +34,17 @@ func (a *App) serveCommand() *cobra.Command {
 		Short: "Hold the data dir and serve its memory over HTTP (unix socket, and TCP with --listen)",
 		Long: `Hold the data dir for as long as it runs and serve its memory over the HTTP API
 (GET /v1/openapi.json lists every route), and MCP over streamable HTTP at /mcp
-(see engine mcp for the tools). It always listens on the unix socket
+(see engine mcp for the tools), and a web inspector of the memory and its
+runs at /. It always listens on the unix socket
 <data-dir>/engine.sock (mode 0600); engine commands on the same data dir find it
 there and go through it instead of opening the data dir themselves.
 
 With --listen it also serves TCP. TCP requests need the bearer token in
 <data-dir>/serve.token (created on the first start with --listen, and printed
 once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
-ENGINE_TOKEN.
+ENGINE_TOKEN. It prints the inspector's URL with the token
+(http://HOST:PORT/?token=...): opening it in a browser keeps the token in a
+cookie, so every page and action works from then on.
 
 Ctrl-C or SIGTERM stops it cleanly: requests in flight finish, the data dir
 is closed and the socket removed. --events logs every request's memory events.`,
@@ -70,9 +75,12 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			// service's token check covers it like every other path.
 			local := api.Local(h, api.ClientOptions{})
 			defer CloseInto(&err, local)
+			runsDir := filepath.Join(dir, "runs")
 			mux := http.NewServeMux()
-			mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: filepath.Join(dir, "runs")}))
-			mux.Handle("/", h)
+			mux.Handle("/v1/", h)
+			mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: runsDir}))
+			// Everything else is the web inspector, over the same API.
+			mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
 			srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})
 			if err != nil {
 				return err
@@ -85,6 +93,9 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if srv.TokenCreated() {
 				fmt.Fprintf(a.Stderr, "engine: TCP clients need this token (shown once; kept in %s):\n%s\n", service.TokenPath(dir), srv.Token())
 			}
+			if addr := srv.Addr(); addr != nil {
+				fmt.Fprintf(a.Stderr, "engine: inspector: %s\n", inspectorURL(addr.String(), srv.Token()))
+			}
 			err = srv.Serve(ctx)
 			fmt.Fprintln(a.Stderr, "engine: stopped")
 			return err
@@ -94,4 +105,10 @@ is closed and the socket removed. --events logs every request's memory events.`,
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
 	return c
+}
+
+// inspectorURL is the URL that opens the inspector in a browser with the
+// token (which the server moves into a cookie), as Jupyter prints it.
+func inspectorURL(addr, token string) string {
+	return "http://" + addr + "/?token=" + url.QueryEscape(token)
 }
