@@ -90,6 +90,13 @@ var kinds = []kind{
 		count: func(d *Document) int { return len(d.Lessons) },
 		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
 			d.Lessons, err = m.Lessons.List(ctx, lesson.Filter{})
+			if err != nil {
+				return err
+			}
+			// Quarantined lessons go too, with their reason: an import holds
+			// them again, so a round trip keeps what was trusted and what not.
+			held, err := m.Lessons.Quarantined(ctx)
+			d.Lessons = append(d.Lessons, held...)
 			for i := range d.Lessons {
 				if d.Lessons[i].TriggeredDomains == nil {
 					d.Lessons[i].TriggeredDomains = []string{} // as an import stores it

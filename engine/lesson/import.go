@@ -152,12 +152,17 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			n = 0
 			var ls []*Lesson
+			var damaged [][]byte
 			err := tx.Scan(keyspace.Lessons(site), kv.ScanOptions{Limit: importBatch}, func(k, v []byte) error {
 				l, err := decode(v, keyspace.LastPart(k))
-				if err == nil {
-					ls = append(ls, l)
+				if err != nil {
+					// Forgotten all the same; its entries outside the site's
+					// range are what engine doctor --repair drops.
+					damaged = append(damaged, bytes.Clone(k))
+					return nil
 				}
-				return err
+				ls = append(ls, l)
+				return nil
 			})
 			if err != nil {
 				return err
@@ -167,7 +172,12 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 					return err
 				}
 			}
-			n = len(ls)
+			for _, k := range damaged {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(ls) + len(damaged)
 			return nil
 		})
 		if err != nil {
@@ -175,7 +185,32 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 		}
 		total += n
 		if n < importBatch {
-			return total, nil
+			break
 		}
 	}
+	// The site's quarantined lessons go too.
+	var held [][]byte
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		held = held[:0]
+		err := tx.Scan(keyspace.QuarantinedLessons(), kv.ScanOptions{}, func(k, v []byte) error {
+			l, err := decode(v, keyspace.LastPart(k))
+			if err == nil && l.Domain != "" && siteOf(l.Domain) == site {
+				held = append(held, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range held {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return total, fmt.Errorf("lesson: forget %s: quarantined: %w", site, err)
+	}
+	return total + len(held), nil
 }
