@@ -73,6 +73,8 @@ func Handler(c *api.Client, opts Options) *Inspector {
 	in.mux.HandleFunc("GET /runs/{id}/files/{name}", in.runFile)
 	in.mux.HandleFunc("GET /lessons", in.lessonsPage)
 	in.mux.HandleFunc("POST /lessons/{id}/delete", in.deleteLesson)
+	in.mux.HandleFunc("POST /lessons/{id}/approve", in.approveLesson)
+	in.mux.HandleFunc("POST /lessons/{id}/reject", in.rejectLesson)
 	in.mux.HandleFunc("GET /facts", in.factsPage)
 	in.mux.HandleFunc("GET /selectors", in.selectorsPage)
 	in.mux.HandleFunc("GET /trajectories", in.trajectoriesPage)

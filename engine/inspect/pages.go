@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,12 +28,17 @@ type lessonsView struct {
 	Next             string // URL of the next page, "" on the last
 	Back             string // this page's URL, where a delete returns
 	Deleted          string // the lesson just deleted
+	Approved         string // the quarantined lesson just approved
+	Rejected         string // the quarantined lesson just rejected
+	// Quarantined are the lessons held out of every prompt (their text
+	// failed the screen), shown above the first page with their reasons.
+	Quarantined []lesson.Lesson
 }
 
 func (in *Inspector) lessonsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := lessonsView{Domain: strings.TrimSpace(q.Get("domain")), Category: q.Get("category"),
-		Categories: lesson.Categories, Deleted: q.Get("deleted")}
+		Categories: lesson.Categories, Deleted: q.Get("deleted"), Approved: q.Get("approved"), Rejected: q.Get("rejected")}
 	f := api.LessonFilter{Domain: v.Domain, Limit: lessonsPerPage, Cursor: q.Get("cursor")}
 	if v.Category != "" {
 		f.Category = lesson.Category(v.Category)
@@ -51,6 +57,12 @@ func (in *Inspector) lessonsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Lessons = p.Lessons
+	if q.Get("cursor") == "" {
+		if v.Quarantined, err = in.c.QuarantinedLessons(r.Context()); err != nil {
+			in.fail(w, r, err)
+			return
+		}
+	}
 	keep := url.Values{}
 	for _, k := range []string{"domain", "tier", "category", "cursor"} {
 		if q.Get(k) != "" {
@@ -71,13 +83,33 @@ func (in *Inspector) lessonsPage(w http.ResponseWriter, r *http.Request) {
 // deleteLesson removes a lesson through the API and returns to the page
 // the form was on.
 func (in *Inspector) deleteLesson(w http.ResponseWriter, r *http.Request) {
+	in.lessonAction(w, r, "deleted", in.c.RemoveLesson)
+}
+
+// approveLesson releases a quarantined lesson (a person read it).
+func (in *Inspector) approveLesson(w http.ResponseWriter, r *http.Request) {
+	in.lessonAction(w, r, "approved", func(ctx context.Context, id string) error {
+		_, err := in.c.ApproveLesson(ctx, id)
+		return err
+	})
+}
+
+// rejectLesson deletes a quarantined lesson.
+func (in *Inspector) rejectLesson(w http.ResponseWriter, r *http.Request) {
+	in.lessonAction(w, r, "rejected", in.c.RejectLesson)
+}
+
+// lessonAction runs a form's action on lesson {id} through the API, after
+// the CSRF check, and returns to the page the form was on with the done
+// notice (done=id).
+func (in *Inspector) lessonAction(w http.ResponseWriter, r *http.Request, done string, do func(context.Context, string) error) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if !in.checkCSRF(r) {
 		in.fail(w, r, forbidden("the form's CSRF token is missing or stale: reload the page and try again"))
 		return
 	}
 	id := r.PathValue("id")
-	if err := in.c.RemoveLesson(r.Context(), id); err != nil {
+	if err := do(r.Context(), id); err != nil {
 		in.fail(w, r, err)
 		return
 	}
@@ -90,7 +122,7 @@ func (in *Inspector) deleteLesson(w http.ResponseWriter, r *http.Request) {
 		u = &url.URL{Path: "/lessons"}
 	}
 	q := u.Query()
-	q.Set("deleted", id)
+	q.Set(done, id)
 	u.RawQuery = q.Encode()
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 }
