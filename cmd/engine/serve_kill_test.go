@@ -131,10 +131,13 @@ func (p *serveProc) wait(t *testing.T) error {
 func exportOf(t *testing.T, prefix string, n int) []byte {
 	t.Helper()
 	d := archive.Document{Format: archive.Format, Version: archive.Version, ExportedAt: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
-	text := strings.Repeat("dismiss the cookie banner before clicking anything under it; ", 16)
+	// ~1 KB a lesson, split between the text (over 600 characters a lesson
+	// is quarantined as not advice) and the error pattern.
+	text := strings.Repeat("dismiss the cookie banner before clicking anything under it; ", 9)
+	pad := strings.Repeat("x", 420)
 	for i := range n {
 		d.Lessons = append(d.Lessons, lesson.Lesson{Lesson: fmt.Sprintf("%s(%d)", text, i), Category: lesson.ErrorRecovery,
-			FailedCommand: "click", ErrorPattern: fmt.Sprintf("%s %d", prefix, i), UseCount: 1,
+			FailedCommand: "click", ErrorPattern: fmt.Sprintf("%s %d %s", prefix, i, pad), UseCount: 1,
 			CreatedAt: "2026-03-01", LastUsed: "2026-03-01", Source: lesson.SourceLearned, TriggeredDomains: []string{}})
 	}
 	b, err := json.Marshal(d)
