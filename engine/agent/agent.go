@@ -30,6 +30,7 @@ import (
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/navpolicy"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/runfiles"
 )
 
 // Mode is how the loop decides.
@@ -799,7 +800,7 @@ func (r *runner) finish(ctx context.Context) {
 		sctx, scancel := context.WithTimeout(fctx, 10*time.Second)
 		// Not every backend can take one (static): no final.png then.
 		if png, err := r.cfg.Browser.Screenshot(sctx); err == nil {
-			r.art.screenshot("final.png", png)
+			r.art.screenshot(runfiles.FinalShot, png)
 		}
 		scancel()
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,14 +11,16 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/runfiles"
 )
 
-// Artifact file names in a run's folder.
+// Artifact file names in a run's folder: engine/runfiles, which reads
+// them back, is where they are written down.
 const (
-	ActionsFile  = "actions.jsonl"       // the action log (engine learn reads it)
-	EventsFile   = "memory_events.jsonl" // every memory event of the run
-	ManifestFile = "manifest.json"       // the run manifest, as the registry holds it
-	LLMFile      = "llm.jsonl"           // every model call: tool calls, usage, errors
+	ActionsFile  = runfiles.ActionsFile  // the action log (engine learn reads it)
+	EventsFile   = runfiles.EventsFile   // every memory event of the run
+	ManifestFile = runfiles.ManifestFile // the run manifest, as the registry holds it
+	LLMFile      = runfiles.LLMFile      // every model call: tool calls, usage, errors
 )
 
 // record is one line of actions.jsonl: the engine's own action record
@@ -63,16 +64,7 @@ type artifacts struct {
 // ArtifactDir is run id's artifact folder <runsDir>/<id>. It is an error
 // when id is not a valid run id (run.CheckID) or the folder would not be
 // directly inside runsDir: a run's files stay in its own folder.
-func ArtifactDir(runsDir, id string) (string, error) {
-	if err := run.CheckID(id); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(runsDir, id)
-	if filepath.Dir(dir) != filepath.Clean(runsDir) || filepath.Base(dir) != id {
-		return "", fmt.Errorf("run id %q does not name a folder inside %s", id, runsDir)
-	}
-	return dir, nil
-}
+func ArtifactDir(runsDir, id string) (string, error) { return runfiles.Dir(runsDir, id) }
 
 func openArtifacts(dir string) (*artifacts, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

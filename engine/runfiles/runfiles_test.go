@@ -7,23 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/runfiles"
 )
 
-// The reader and the writer (engine/agent) agree on where a run's files
-// are and what they are called.
-func TestSameFolderAndNamesAsTheAgent(t *testing.T) {
-	if runfiles.ActionsFile != agent.ActionsFile || runfiles.LLMFile != agent.LLMFile ||
-		runfiles.ManifestFile != agent.ManifestFile || runfiles.EventsFile != agent.EventsFile {
-		t.Fatal("file names differ from engine/agent's")
-	}
+// A run's folder is directly inside the runs dir, named by a valid run id.
+func TestDir(t *testing.T) {
 	runs := t.TempDir()
-	for _, id := range []string{"run_1", "run_1700000000000_ab12", "..", "../x", "a/b", "", ".hidden", strings.Repeat("a", 65)} {
-		got, gerr := runfiles.Dir(runs, id)
-		want, werr := agent.ArtifactDir(runs, id)
-		if got != want || (gerr == nil) != (werr == nil) {
-			t.Errorf("%q: runfiles %q %v, agent %q %v", id, got, gerr, want, werr)
+	if got, err := runfiles.Dir(runs, "run_1700000000000_ab12"); err != nil || got != filepath.Join(runs, "run_1700000000000_ab12") {
+		t.Fatalf("Dir = %q, %v", got, err)
+	}
+	for _, id := range []string{"..", "../x", "a/b", "", ".hidden", strings.Repeat("a", 65)} {
+		if got, err := runfiles.Dir(runs, id); err == nil {
+			t.Errorf("Dir(%q) = %q, want an error", id, got)
 		}
 	}
 }
