@@ -30,6 +30,7 @@ func (a *app) demoCommand() *cobra.Command {
 		llm     string
 		browser string
 		quiet   bool
+		serve   bool
 		lf      runFlags // the LLM call flags
 	)
 	c := &cobra.Command{
@@ -42,7 +43,9 @@ three times with the chromedp browser: cold (fresh memory), warm (with
 what the first run taught), and with --replay. The scripted LLM answers
 by default (no key, no network); --llm openai:gpt-4o-mini uses a real one.
 
-It uses a fresh temporary data dir unless --data-dir is given.`,
+It uses a fresh temporary data dir unless --data-dir is given. With
+--serve it then keeps the demo shop up and serves the demo's memory with
+the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -128,12 +131,20 @@ It uses a fresh temporary data dir unless --data-dir is given.`,
 			if len(failed) > 0 {
 				return fmt.Errorf("%d of %d demo runs failed: %s (see REASON above)", len(failed), len(rows), strings.Join(failed, ", "))
 			}
-			return nil
+			if !serve {
+				fmt.Fprintf(a.Stdout, "\nSee each step, its screenshot and the memory it was shown in the web inspector:\n"+
+					"  engine demo --serve   (runs the demo again, then serves the inspector until Ctrl-C)\n"+
+					"  or keep the data with --data-dir DIR and run: engine serve --data-dir DIR --listen 127.0.0.1:8080\n")
+				return nil
+			}
+			fmt.Fprintf(a.Stdout, "\nServing the demo shop at %s and the demo's memory; Ctrl-C stops both.\n", site.URL)
+			return a.Serve(ctx, a.DataDir, "127.0.0.1:0", false)
 		},
 	}
 	c.Flags().StringVar(&llm, "llm", "", "LLM as PROVIDER[:MODEL] (default: the scripted provider with the bundled rules)")
 	c.Flags().StringVar(&browser, "browser", "chromedp", "browser plugin")
 	c.Flags().BoolVar(&quiet, "quiet", false, "do not print each step")
+	c.Flags().BoolVar(&serve, "serve", false, "then serve the demo's memory with the web inspector (and keep the shop up) until Ctrl-C")
 	addLLMFlags(c.Flags(), &lf)
 	return c
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,61 +51,68 @@ Ctrl-C or SIGTERM stops it cleanly: requests in flight finish, the data dir
 is closed and the socket removed. --events logs every request's memory events.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			ctx := cmd.Context()
 			dir, err := a.ResolveDataDir()
 			if err != nil {
 				return err
 			}
-			now, err := a.Now()
-			if err != nil {
-				return err
-			}
-			emit, closeEvents, err := a.Events()
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, closeEvents()) }()
-			m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit})
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-			h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
-			// /mcp is the MCP tools over the same API, in process; the
-			// service's token check covers it like every other path.
-			local := api.Local(h, api.ClientOptions{})
-			defer CloseInto(&err, local)
-			runsDir := filepath.Join(dir, "runs")
-			mux := http.NewServeMux()
-			mux.Handle("/v1/", h)
-			mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: runsDir}))
-			// Everything else is the web inspector, over the same API.
-			mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
-			srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "engine: serving %s on %s", dir, srv.SocketPath())
-			if addr := srv.Addr(); addr != nil {
-				fmt.Fprintf(a.Stderr, " and http://%s", addr)
-			}
-			fmt.Fprintf(a.Stderr, " (pid %d)\n", os.Getpid())
-			if srv.TokenCreated() {
-				fmt.Fprintf(a.Stderr, "engine: TCP clients need this token (shown once; kept in %s):\n%s\n", service.TokenPath(dir), srv.Token())
-			}
-			if addr := srv.Addr(); addr != nil {
-				fmt.Fprintf(a.Stderr, "engine: inspector: %s\n", inspectorURL(addr.String(), srv.Token()))
-			}
-			err = srv.Serve(ctx)
-			fmt.Fprintln(a.Stderr, "engine: stopped")
-			return err
+			return a.Serve(cmd.Context(), dir, listen, allowClock)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
 	return c
+}
+
+// Serve holds data dir dir and serves its memory until ctx ends: the API
+// at /v1/, MCP at /mcp and the web inspector at /, on the data dir's socket
+// and, with listen, on TCP behind the token (engine serve; engine demo
+// --serve).
+func (a *App) Serve(ctx context.Context, dir, listen string, allowClock bool) (err error) {
+	now, err := a.Now()
+	if err != nil {
+		return err
+	}
+	emit, closeEvents, err := a.Events()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeEvents()) }()
+	m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit})
+	if err != nil {
+		return err
+	}
+	defer CloseInto(&err, m)
+	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
+	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
+	// /mcp is the MCP tools over the same API, in process; the
+	// service's token check covers it like every other path.
+	local := api.Local(h, api.ClientOptions{})
+	defer CloseInto(&err, local)
+	runsDir := filepath.Join(dir, "runs")
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", h)
+	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: runsDir}))
+	// Everything else is the web inspector, over the same API.
+	mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "engine: serving %s on %s", dir, srv.SocketPath())
+	if addr := srv.Addr(); addr != nil {
+		fmt.Fprintf(a.Stderr, " and http://%s", addr)
+	}
+	fmt.Fprintf(a.Stderr, " (pid %d)\n", os.Getpid())
+	if srv.TokenCreated() {
+		fmt.Fprintf(a.Stderr, "engine: TCP clients need this token (shown once; kept in %s):\n%s\n", service.TokenPath(dir), srv.Token())
+	}
+	if addr := srv.Addr(); addr != nil {
+		fmt.Fprintf(a.Stderr, "engine: inspector: %s\n", inspectorURL(addr.String(), srv.Token()))
+	}
+	err = srv.Serve(ctx)
+	fmt.Fprintln(a.Stderr, "engine: stopped")
+	return err
 }
 
 // inspectorURL is the URL that opens the inspector in a browser with the
