@@ -8,8 +8,8 @@ import (
 )
 
 // The engine binary is the small one: none of the agent's libraries (the
-// plugin host, the built-in browser and LLM plugins, their SDKs) is linked
-// into it, so a memory command does not pay for their start-up. A change
+// plugin host, the built-in browser and LLM plugins, their SDKs) nor the
+// servers' (the MCP SDK, the inspector) is linked into it, so a memory command does not pay for their start-up. A change
 // that pulls one back in fails here, not in a benchmark nobody reads.
 func TestEngineLeavesOutTheAgent(t *testing.T) {
 	goTool, err := exec.LookPath("go")
@@ -28,6 +28,9 @@ func TestEngineLeavesOutTheAgent(t *testing.T) {
 		for _, banned := range []string{
 			"github.com/engine-dev/engine/plugins/",
 			"github.com/engine-dev/engine/engine/agent",
+			"github.com/engine-dev/engine/engine/mcp",
+			"github.com/engine-dev/engine/engine/inspect",
+			"github.com/modelcontextprotocol/",
 			"github.com/engine-dev/engine/cmd/internal/agentcmd",
 			"github.com/hashicorp/go-plugin",
 			"github.com/chromedp/",
@@ -46,6 +49,7 @@ func TestEngineLeavesOutTheAgent(t *testing.T) {
 // missing and how to get it, with the usual failure status.
 func TestAgentCommandWithoutEngineAgent(t *testing.T) {
 	cmd := engineCmd(t, t.TempDir(), "run", "--goal", "x", "--url", "http://127.0.0.1:1/")
+	cmd.Args[0] = "engine" // the small binary
 	for i, v := range cmd.Env {
 		if strings.HasPrefix(v, "PATH=") {
 			cmd.Env[i] = "PATH=" + t.TempDir()

@@ -27,16 +27,17 @@ import (
 // hang separates "happened" from "hung": never a performance claim.
 const hang = 60 * time.Second
 
-// engineCmd is the engine binary (this test binary, which TestMain runs as
-// engine when its argv[0] is engine) on dataDir, with no ENGINE_*
-// variable of the caller's (no ENGINE_SERVER in particular).
+// engineCmd is engine-agent (this test binary, which TestMain runs as
+// engine-agent when its argv[0] is engine-agent: every engine command,
+// serve and mcp included) on dataDir, with no ENGINE_* variable of the
+// caller's (no ENGINE_SERVER in particular).
 func engineCmd(t testing.TB, dataDir string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := &exec.Cmd{Path: exe, Args: append([]string{"engine"}, args...)}
+	cmd := &exec.Cmd{Path: exe, Args: append([]string{"engine-agent"}, args...)}
 	for _, v := range os.Environ() {
 		if !strings.HasPrefix(v, "ENGINE_") {
 			cmd.Env = append(cmd.Env, v)

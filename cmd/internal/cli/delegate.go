@@ -11,19 +11,24 @@ import (
 )
 
 // AgentBinary is the binary that has the agent commands: the engine CLI
-// plus the agent loop, the plugin host and the built-in plugins
-// (cmd/engine-agent). The engine binary leaves them out so that every
+// plus the agent loop, the plugin host and the built-in plugins, and the
+// memory servers (cmd/engine-agent). The engine binary leaves them out so that every
 // memory command starts as a small process; see delegateAgentCommands.
 const AgentBinary = "engine-agent"
 
 // AgentCommands are the commands only engine-agent has, with the one line
-// `engine --help` shows for each. engine-agent's commands use the same
+// `engine --help` shows for each: the agent loop and its plugins, and the
+// long-lived servers (serve, mcp), whose start-up cost does not matter and
+// whose libraries (the MCP SDK, the inspector) a short command need not
+// load. engine-agent's commands use the same
 // lines (AgentShort), so both binaries list the same commands alike.
 var AgentCommands = []struct{ Name, Short string }{
 	{"demo", "Run the same task cold, warm and with replay on the bundled demo site, and show what memory learned"},
 	{"doctor", "Check the installation: data dir, schema, lock, chromium, plugins, provider keys"},
+	{"mcp", "Serve memory to an MCP host (Claude and other agents) over stdio"},
 	{"plugins", "List and check browser and LLM plugins"},
 	{"run", "Run a browser agent on a goal, with memory, and learn from the run"},
+	{"serve", "Hold the data dir and serve its memory over HTTP (unix socket, and TCP with --listen)"},
 }
 
 // AgentShort is the help line of agent command name.

@@ -1,4 +1,4 @@
-package cli
+package agentcmd
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/inspect"
 	"github.com/engine-dev/engine/engine/mcp"
@@ -20,19 +21,19 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
 		return []*cobra.Command{a.serveCommand()}
 	})
 }
 
-func (a *App) serveCommand() *cobra.Command {
+func (a *app) serveCommand() *cobra.Command {
 	var (
 		listen     string
 		allowClock bool
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:PORT]",
-		Short: "Hold the data dir and serve its memory over HTTP (unix socket, and TCP with --listen)",
+		Short: cli.AgentShort("serve"),
 		Long: `Hold the data dir for as long as it runs and serve its memory over the HTTP API
 (GET /v1/openapi.json lists every route), and MCP over streamable HTTP at /mcp
 (see engine mcp for the tools), and a web inspector of the memory and its
@@ -55,7 +56,7 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err != nil {
 				return err
 			}
-			return a.Serve(cmd.Context(), dir, listen, allowClock)
+			return a.serve(cmd.Context(), dir, listen, allowClock)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
@@ -64,11 +65,11 @@ is closed and the socket removed. --events logs every request's memory events.`,
 	return c
 }
 
-// Serve holds data dir dir and serves its memory until ctx ends: the API
+// serve holds data dir dir and serves its memory until ctx ends: the API
 // at /v1/, MCP at /mcp and the web inspector at /, on the data dir's socket
 // and, with listen, on TCP behind the token (engine serve; engine demo
 // --serve).
-func (a *App) Serve(ctx context.Context, dir, listen string, allowClock bool) (err error) {
+func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (err error) {
 	now, err := a.Now()
 	if err != nil {
 		return err
@@ -82,17 +83,17 @@ func (a *App) Serve(ctx context.Context, dir, listen string, allowClock bool) (e
 	if err != nil {
 		return err
 	}
-	defer CloseInto(&err, m)
+	defer cli.CloseInto(&err, m)
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
-	defer CloseInto(&err, local)
+	defer cli.CloseInto(&err, local)
 	runsDir := filepath.Join(dir, "runs")
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
-	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: ReadBuildInfo().Version, RunsDir: runsDir}))
+	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}))
 	// Everything else is the web inspector, over the same API.
 	mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
 	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})

@@ -1,4 +1,4 @@
-package cli
+package agentcmd
 
 import (
 	"errors"
@@ -8,20 +8,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/mcp"
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	commandSets = append(commandSets, func(a *app) []*cobra.Command {
 		return []*cobra.Command{a.mcpCommand()}
 	})
 }
 
-func (a *App) mcpCommand() *cobra.Command {
+func (a *app) mcpCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve memory to an MCP host (Claude and other agents) over stdio",
+		Short: cli.AgentShort("mcp"),
 		Long: `Serve the data dir's memory over the Model Context Protocol on stdin and
 stdout, for an MCP host that spawns it: tools memory_tier1, memory_recall_error,
 memory_recall_domain, memory_context, memory_record_lesson, memory_learn,
@@ -53,9 +54,9 @@ a remote memory server instead.`,
 			if err != nil {
 				return err
 			}
-			defer CloseInto(&err, m)
+			defer cli.CloseInto(&err, m)
 			fmt.Fprintf(a.Stderr, "engine: serving MCP on stdio, memory %s\n", m.Where())
-			mo := mcp.Options{Version: ReadBuildInfo().Version}
+			mo := mcp.Options{Version: cli.ReadBuildInfo().Version}
 			if dir != "" {
 				mo.RunsDir = filepath.Join(dir, "runs")
 			}
