@@ -1,7 +1,7 @@
-// Command engine-agent is the engine CLI with the agent loop: every engine
-// command, plus run, demo, doctor and plugins, and the built-in browser and
-// LLM plugins it serves to itself as subprocesses. `engine run ...` runs
-// `engine-agent run ...`.
+// Command engine-agent is the engine CLI with the agent loop and the
+// servers: every engine command, plus run, demo, doctor, plugins, serve and
+// mcp, and the built-in browser and LLM plugins it serves to itself as
+// subprocesses. `engine run ...` runs `engine-agent run ...`.
 package main
 
 import (

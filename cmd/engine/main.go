@@ -1,7 +1,8 @@
 // Command engine is the memory that lets LLM browser agents learn across
-// runs: its memory commands (query, recall, lessons, serve, ...). The agent
-// commands (run, demo, doctor, plugins) are engine-agent's; engine hands
-// them over, so a memory command starts as a small process.
+// runs: its short memory commands (query, recall, lessons, import, ...).
+// The agent and server commands (run, demo, doctor, plugins, serve, mcp) are
+// engine-agent's; engine hands them over, so a memory command starts as a
+// small process.
 package main
 
 import (

@@ -1,9 +1,10 @@
 // Package agentcmd holds the commands only engine-agent has: run, demo,
 // doctor and plugins (and the hidden command that serves a built-in
-// plugin). They need the agent loop, the plugin host and the built-in
-// browser and LLM plugins, whose libraries (chromedp, langchaingo and the
-// provider SDKs) cost every process that links them milliseconds of start-up;
-// the engine binary leaves them out (package cli, delegate.go).
+// plugin), which need the agent loop, the plugin host and the built-in
+// browser and LLM plugins; and the long-lived servers serve and mcp (the
+// MCP SDK, the inspector). Their libraries (chromedp, langchaingo and the
+// provider SDKs above all) cost every process that links them milliseconds
+// of start-up; the engine binary leaves them out (package cli, delegate.go).
 package agentcmd
 
 import (

@@ -1,10 +1,10 @@
 // Package cli is the engine command line: flag parsing and output over the
 // library in engine/, with no memory logic of its own. It is shared by two
-// binaries: engine (this package's memory commands: query, recall, lessons,
-// serve, ...) and engine-agent (the same, plus the agent loop and the
-// plugins: run, demo, doctor, plugins; package agentcmd). engine hands those
-// commands to engine-agent, so a memory command does not pay, on every
-// start, for the browser and LLM provider libraries it never uses.
+// binaries: engine (this package's short memory commands: query, recall,
+// lessons, import, ...) and engine-agent (the same, plus the agent loop, the
+// plugins and the servers: run, demo, doctor, plugins, serve, mcp; package
+// agentcmd). engine hands those commands to engine-agent, so a memory
+// command does not pay, on every start, for libraries it never uses.
 package cli
 
 import (
