@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
@@ -154,19 +155,10 @@ func (a *App) lessonsRmCommand() *cobra.Command {
 		Use:   "rm ID...",
 		Short: "Remove lessons",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			for _, id := range args {
-				if err := m.RemoveLesson(cmd.Context(), id); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.Stdout, "removed %s\n", id)
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.eachID(cmd.Context(), args, "removed", func(ctx context.Context, m *MemoryClient, id string) error {
+				return m.RemoveLesson(ctx, id)
+			})
 		},
 	}
 }
@@ -203,21 +195,29 @@ func (a *App) lessonsRejectCommand() *cobra.Command {
 		Use:   "reject ID...",
 		Short: "Delete quarantined lessons",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			for _, id := range args {
-				if err := m.RejectLesson(cmd.Context(), id); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.Stdout, "rejected %s\n", id)
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
+				return m.RejectLesson(ctx, id)
+			})
 		},
 	}
+}
+
+// eachID attaches to memory, runs do on each of ids in turn, and prints
+// "DONE ID" for each that succeeded; it stops at the first failure.
+func (a *App) eachID(ctx context.Context, ids []string, done string, do func(context.Context, *MemoryClient, string) error) (err error) {
+	m, err := a.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer CloseInto(&err, m)
+	for _, id := range ids {
+		if err := do(ctx, m, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stdout, "%s %s\n", done, id)
+	}
+	return nil
 }
 
 // printQuarantined prints the quarantined lessons with their reasons.

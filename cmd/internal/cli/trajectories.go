@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,19 +211,10 @@ func (a *App) trajectoriesRmCommand() *cobra.Command {
 		Use:   "rm ID... --domain D",
 		Short: "Remove trajectories",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			for _, id := range args {
-				if err := k.RemoveTrajectory(cmd.Context(), host, id); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.Stdout, "removed %s\n", id)
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.eachID(cmd.Context(), args, "removed", func(ctx context.Context, m *MemoryClient, id string) error {
+				return m.RemoveTrajectory(ctx, host, id)
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "host they were recorded on (required)")
