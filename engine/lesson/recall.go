@@ -25,15 +25,12 @@ func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		out, dmg = out[:0], damage{}
 		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{}, func(k, v []byte) error {
-			if len(out) == s.opts.Tier1Cap {
-				return kv.ErrStop
-			}
 			l, err := decode(v, keyspace.LastPart(k))
 			if err != nil {
 				return dmg.skip(k, err)
 			}
 			out = append(out, *l)
-			return nil
+			return full(len(out), s.opts.Tier1Cap)
 		})
 	})
 	if err != nil {
@@ -203,15 +200,12 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 				break
 			}
 			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-				if len(out) == s.opts.MaxRecall {
-					return kv.ErrStop
-				}
 				l, err := loadAt(r, site, keyspace.LastPart(k))
 				if err != nil {
 					return dmg.skip(k, err)
 				}
 				out = append(out, *l)
-				return nil
+				return full(len(out), s.opts.MaxRecall)
 			})
 			if err != nil {
 				return err
@@ -225,6 +219,16 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
 	return out, nil
+}
+
+// full ends a scan (kv.ErrStop) once n of at most max are read: right after
+// the last one, so the iterator does not step past it (a scan that skips
+// damaged entries cannot take a fixed Limit).
+func full(n, max int) error {
+	if n >= max {
+		return kv.ErrStop
+	}
+	return nil
 }
 
 // domainsOf lists host and each parent domain down to its site, most

@@ -57,7 +57,7 @@ func Text(text string, o Options) string {
 			return fmt.Sprintf("%s (%q)", p.what, strings.TrimSpace(m))
 		}
 	}
-	if host := foreignLink(text, o.Domain); host != "" {
+	if host := foreignLink(text, lower, o.Domain); host != "" {
 		return fmt.Sprintf("a link or address of another site (%s)", host)
 	}
 	return ""
@@ -123,15 +123,15 @@ var linkRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // foreignLink returns the host of the first URL or email address in text
-// that is not within own's site, or "".
-func foreignLink(text, own string) string {
+// (lower is text lower-cased) that is not within own's site, or "".
+func foreignLink(text, lower, own string) string {
 	ownSite := ""
 	if own != "" {
 		if h, err := domain.Host(own); err == nil {
 			ownSite = domain.Site(h)
 		}
 	}
-	if !strings.Contains(text, "://") && !strings.Contains(text, "@") && !strings.Contains(strings.ToLower(text), "www.") {
+	if !strings.Contains(text, "://") && !strings.Contains(text, "@") && !strings.Contains(lower, "www.") {
 		return ""
 	}
 	for _, m := range linkRE().FindAllString(text, -1) {
