@@ -45,6 +45,13 @@ import (
 const (
 	HeaderEvents = "Engine-Events"
 	HeaderNow    = "Engine-Now"
+	// HeaderRun, HeaderModel and HeaderSource say who writes: the run and
+	// its model ("provider/name"), and "manual" (a person at the CLI) or
+	// "api" (a program; the default). The stores stamp them on what the
+	// request writes (engine.Provenance).
+	HeaderRun    = "Engine-Run"
+	HeaderModel  = "Engine-Model"
+	HeaderSource = "Engine-Source"
 )
 
 // Body limits: a request body past its route's limit is refused with 413.
@@ -123,6 +130,14 @@ func (h *handler) serve(rt Route) http.Handler {
 			}
 			m = m.WithClock(func() time.Time { return t })
 		}
+		if r.Header.Get(HeaderRun) != "" || r.Header.Get(HeaderModel) != "" || r.Header.Get(HeaderSource) != "" {
+			p, err := provenanceOf(r.Header)
+			if err != nil {
+				writeProblem(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			m = m.WithProvenance(p)
+		}
 		var events []event.Event
 		wantEvents := r.Header.Get(HeaderEvents) != ""
 		if wantEvents {
@@ -157,6 +172,25 @@ func (h *handler) serve(rt Route) http.Handler {
 			w.Header().Set(HeaderEvents, string(b))
 		}
 	})
+}
+
+// provenanceOf reads who writes from a request's headers: a client may say
+// it is a person (manual) or a program (api, the default), never that it is
+// the engine's own seeding, its learning or an import (the routes that do
+// those set them).
+func provenanceOf(h http.Header) (engine.Provenance, error) {
+	p := engine.Provenance{Run: h.Get(HeaderRun), Model: h.Get(HeaderModel), Source: engine.SourceAPI}
+	if v := h.Get(HeaderSource); v != "" {
+		src, err := engine.ParseSource(v)
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", HeaderSource, err)
+		}
+		if src != engine.SourceManual && src != engine.SourceAPI {
+			return p, engine.Invalidf("request", "%s: %q is the engine's own; a client is manual or api", HeaderSource, v)
+		}
+		p.Source = src
+	}
+	return p, p.Check()
 }
 
 // statusOf maps an error to its HTTP status, the one place that does (the

@@ -336,3 +336,32 @@ func TestSiteListPages(t *testing.T) {
 		wantProblem(t, do(t, h, "GET", "/v1/"+route+"?domain=shop.example&cursor=junk", "", ""), 400, "cursor")
 	}
 }
+
+// TestProvenanceHeaders: a client may say it is a person or a program and
+// name its run and model; it may not pose as the engine's own seeding,
+// learning or an import, nor send a value that is not one.
+func TestProvenanceHeaders(t *testing.T) {
+	h := api.Handler(open(t), api.Options{})
+	req := func(hdr map[string]string) *http.Response {
+		r := httptest.NewRequest("GET", "/v1/health", nil)
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Result()
+	}
+	for _, ok := range []map[string]string{
+		{api.HeaderSource: "manual"},
+		{api.HeaderSource: "api", api.HeaderRun: "20260312-100000-ab12", api.HeaderModel: "scripted/demo"},
+		{api.HeaderRun: "r1"},
+	} {
+		if resp := req(ok); resp.StatusCode != 200 {
+			t.Errorf("%v: %d %s", ok, resp.StatusCode, body(t, resp))
+		}
+	}
+	wantProblem(t, req(map[string]string{api.HeaderSource: "seed"}), 400, `"seed" is the engine's own`)
+	wantProblem(t, req(map[string]string{api.HeaderSource: "learned"}), 400, `"learned" is the engine's own`)
+	wantProblem(t, req(map[string]string{api.HeaderSource: "bogus"}), 400, `unknown source "bogus"`)
+	wantProblem(t, req(map[string]string{api.HeaderModel: strings.Repeat("m", engine.MaxProvenanceField+1)}), 400, "model is 201 bytes")
+}

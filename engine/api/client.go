@@ -34,6 +34,10 @@ type ClientOptions struct {
 	// Now, when set, fixes the clock of every request (Engine-Now); only a
 	// server whose own clock is fixed honours it.
 	Now time.Time
+	// Provenance says who writes (its Run, Model and Source go in the
+	// Engine-Run, Engine-Model and Engine-Source headers): the stores stamp
+	// it on what the requests write.
+	Provenance engine.Provenance
 }
 
 // NewClient returns a client of the API at base (e.g. http://engine for a
@@ -48,6 +52,14 @@ func NewClient(hc *http.Client, base string, opts ClientOptions) *Client {
 func (c *Client) WithEvents(events event.Func) *Client {
 	opts := c.opts
 	opts.Events = events
+	return &Client{hc: c.hc, base: c.base, opts: opts}
+}
+
+// WithProvenance returns a client that shares c's connection and options
+// but says its requests are written by p (its Run, Model and Source).
+func (c *Client) WithProvenance(p engine.Provenance) *Client {
+	opts := c.opts
+	opts.Provenance = p
 	return &Client{hc: c.hc, base: c.base, opts: opts}
 }
 
@@ -113,6 +125,11 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 	if !c.opts.Now.IsZero() {
 		hr.Header.Set(HeaderNow, c.opts.Now.Format(time.RFC3339Nano))
 	}
+	if p := c.opts.Provenance; p.Run != "" || p.Model != "" || p.Source != "" {
+		setIf(hr.Header, HeaderRun, p.Run)
+		setIf(hr.Header, HeaderModel, p.Model)
+		setIf(hr.Header, HeaderSource, string(p.Source))
+	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -126,6 +143,12 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	return nil, errorOf(resp.StatusCode, b)
+}
+
+func setIf(h http.Header, name, v string) {
+	if v != "" {
+		h.Set(name, v)
+	}
 }
 
 // finish reads what is left of resp's body (its trailer comes after it)

@@ -100,6 +100,9 @@ type Options struct {
 	Now func() time.Time
 	// Events receives memory events; nil drops them.
 	Events event.Func
+	// Provenance is who writes through this store: stamped on the
+	// records it writes.
+	Provenance engine.Provenance
 	// MinConfidence is the confidence a fact needs to reach the prompt
 	// (Confident); zero means DefaultMinConfidence.
 	MinConfidence float64

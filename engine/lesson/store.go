@@ -38,6 +38,9 @@ type Options struct {
 	Now func() time.Time
 	// Events receives memory events; nil drops them.
 	Events event.Func
+	// Provenance is who writes through this store: stamped on the
+	// records it writes.
+	Provenance engine.Provenance
 	// Tier1Cap caps the Tier 1 lessons (default 10).
 	Tier1Cap int
 	// MaxRecall caps each Tier 2 recall (default 3).

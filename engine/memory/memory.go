@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -46,6 +47,10 @@ type Options struct {
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
+	// Provenance is who writes through this memory (a run, a person, a
+	// program): every store stamps it on the records it writes. Its zero
+	// value is a program over the API (engine.SourceAPI).
+	Provenance engine.Provenance
 
 	// unindexed: a read-only open of a store whose schema is older (or
 	// whose migration is unfinished), so lesson lists scan.
@@ -144,14 +149,17 @@ func New(db kv.Store, opts Options) *Memory {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	now, ev := opts.Now, opts.Events
+	if opts.Provenance.Source == "" {
+		opts.Provenance.Source = engine.SourceAPI
+	}
+	now, ev, pv := opts.Now, opts.Events, opts.Provenance
 	return &Memory{
 		db: db, opts: opts,
-		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Unindexed: opts.unindexed}),
-		Facts:        fact.New(db, fact.Options{Now: now, Events: ev}),
-		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev}),
-		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Weighted: opts.Weighted}),
-		Sessions:     session.New(db, session.Options{Now: now, Events: ev}),
+		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Provenance: pv, Unindexed: opts.unindexed}),
+		Facts:        fact.New(db, fact.Options{Now: now, Events: ev, Provenance: pv}),
+		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev, Provenance: pv}),
+		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Provenance: pv, Weighted: opts.Weighted}),
+		Sessions:     session.New(db, session.Options{Now: now, Events: ev, Provenance: pv}),
 		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
 		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
 	}
@@ -165,6 +173,17 @@ func (m *Memory) With(events event.Func) *Memory {
 	opts.Events = events
 	return New(m.db, opts)
 }
+
+// WithProvenance returns the same memory whose stores stamp p on the
+// records they write (p.Source "" is engine.SourceAPI).
+func (m *Memory) WithProvenance(p engine.Provenance) *Memory {
+	opts := m.opts
+	opts.Provenance = p
+	return New(m.db, opts)
+}
+
+// Provenance is who writes through this memory.
+func (m *Memory) Provenance() engine.Provenance { return m.opts.Provenance }
 
 // WithClock is With for the clock.
 func (m *Memory) WithClock(now func() time.Time) *Memory {

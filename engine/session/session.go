@@ -60,6 +60,9 @@ type Options struct {
 	Now func() time.Time
 	// Events receives memory events; nil drops them.
 	Events event.Func
+	// Provenance is who writes through this store: stamped on the
+	// records it writes.
+	Provenance engine.Provenance
 	// Keep is how many sessions a site keeps (default 5).
 	Keep int
 }

@@ -108,6 +108,9 @@ type Options struct {
 	Now func() time.Time
 	// Events receives memory events; nil drops them.
 	Events event.Func
+	// Provenance is who writes through this store: stamped on the
+	// records it writes.
+	Provenance engine.Provenance
 	// Threshold is the similarity a match needs; zero means 0.5.
 	Threshold float64
 	// TTL is how long a trajectory is kept; zero means 30 days.
