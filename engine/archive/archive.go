@@ -260,7 +260,8 @@ var kinds = []kind{
 	},
 }
 
-// Export returns every store's records as one document.
+// Export returns every store's records as one document, redacted with
+// Options.Redactor.
 func (m *Archive) Export(ctx context.Context) (*Document, error) {
 	d := &Document{Format: Format, Version: Version, ExportedAt: m.Now().UTC()}
 	for _, k := range kinds {
@@ -354,9 +355,9 @@ type Result struct {
 // reopened. Import must not run alongside readers of the same memory in
 // this process: a large import's commit is atomic but not isolated (the
 // API runs it as an exclusive route, while no other request runs).
-// With Options.Redactor, d's records are redacted in place first. Trajectories that have already expired are
-// left out (the trajectory store keeps none past its lifetime) and listed
-// in the result.
+// With Options.Redactor, d's records are redacted in place first.
+// Trajectories that have already expired are left out (the trajectory
+// store keeps none past its lifetime) and listed in the result.
 func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Result, error) {
 	m.redact(d)
 	res := &Result{}
