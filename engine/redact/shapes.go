@@ -14,7 +14,10 @@ import (
 // repl returns what replaces a match (m holds its submatch indexes in s),
 // which may be the match itself to keep it.
 type rule struct {
-	gate func(s string) bool
+	// all and any are the bytes (bits of byteBit) the text must hold, all
+	// of them and at least one of them, for the rule to look further.
+	all, any uint32
+	gate     func(s string) bool
 	// at returns the first place at or after i where a match may start, or
 	// -1; nil: re runs over the whole text.
 	at   func(s string, i int) int
@@ -29,18 +32,21 @@ var rules = sync.OnceValue(func() []rule {
 	return []rule{
 		// PEM private key blocks, also when cut short or JSON-escaped.
 		{
+			all:  bitDash,
 			gate: func(s string) bool { return strings.Contains(s, "-----BEGIN") },
 			re:   regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\]*)`),
 			repl: whole,
 		},
 		// JSON web tokens: header.payload.signature, both JSON objects.
 		{
+			all:  bitJ,
 			gate: func(s string) bool { return strings.Contains(s, "eyJ") },
 			re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`),
 			repl: whole,
 		},
 		// Well-known API keys by their prefixes.
 		{
+			any:  bitDash | bitUnder | bitA,
 			gate: keyGate,
 			re:   regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,})`),
 			repl: func(s string, m []int) string {
@@ -52,6 +58,7 @@ var rules = sync.OnceValue(func() []rule {
 		},
 		// Bearer tokens: the scheme is kept, the token goes.
 		{
+			all:  bitB,
 			gate: func(s string) bool { return strings.Contains(s, "earer") || strings.Contains(s, "EARER") },
 			re:   regexp.MustCompile(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`),
 			repl: func(s string, m []int) string {
@@ -64,18 +71,21 @@ var rules = sync.OnceValue(func() []rule {
 		},
 		// HTTP basic credentials.
 		{
+			all:  bitB | bitColon,
 			gate: func(s string) bool { return strings.Contains(s, "asic") || strings.Contains(s, "ASIC") },
 			re:   regexp.MustCompile(`(?i)(authorization\s*:\s*basic\s+)([A-Za-z0-9+/]{4,}=*)`),
 			repl: keep1,
 		},
 		// A password in a URL's userinfo: the user is kept.
 		{
-			gate: func(s string) bool { return strings.Contains(s, "://") && strings.Contains(s, "@") },
+			all:  bitAt | bitColon,
+			gate: func(s string) bool { return strings.Contains(s, "://") },
 			re:   regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@?#"'<>]+:)([^/\s@?#"'<>]+)@`),
 			repl: func(s string, m []int) string { return s[m[2]:m[3]] + Secret + "@" },
 		},
 		// Secret values in URL queries and fragments: the name is kept.
 		{
+			all:  bitEq | bitQuery,
 			at:   queryAt,
 			re:   regexp.MustCompile(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
 			repl: keep1,
@@ -111,9 +121,6 @@ func keep1(s string, m []int) string { return s[m[2]:m[3]] + Secret }
 var keyPrefixes = []string{"sk-", "sk_", "rk_", "pk_", "AKIA", "ASIA", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "xox", "AIza", "glpat-"}
 
 func keyGate(s string) bool {
-	if !strings.ContainsAny(s, "-_AI") {
-		return false
-	}
 	for _, p := range keyPrefixes {
 		if strings.Contains(s, p) {
 			return true
@@ -159,11 +166,13 @@ var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin"}
 // ("db_password =", "\"api_key\":"), at or after i, or -1.
 func assignAt(s string, i int) int {
 	for {
-		e := strings.IndexAny(s[i:], ":=")
-		if e < 0 {
+		e := i
+		for e < len(s) && s[e] != ':' && s[e] != '=' {
+			e++
+		}
+		if e == len(s) {
 			return -1
 		}
-		e += i
 		k := e
 		for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
 			k--
@@ -239,11 +248,15 @@ func isWord(c byte) bool {
 	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 }
 
-// apply replaces every match of r in s by r.repl's answer.
-func (r rule) apply(s string) string {
+// apply replaces every match of r in s by r.repl's answer; p is what s
+// holds (survey).
+func (r rule) apply(s string, p present) string {
+	if p.bits&r.all != r.all || r.any != 0 && p.bits&r.any == 0 {
+		return s
+	}
 	var ms [][]int
 	if r.at == nil {
-		if !r.gate(s) {
+		if r.gate != nil && !r.gate(s) {
 			return s
 		}
 		if ms = r.re.FindAllStringSubmatchIndex(s, -1); ms == nil {
@@ -294,27 +307,65 @@ func (r rule) apply(s string) string {
 	return b.String()
 }
 
+// Bits of the bytes rules look for first (byteBit).
+const (
+	bitDash uint32 = 1 << iota
+	bitUnder
+	bitA // 'A': AKIA, ASIA, AIza
+	bitJ // 'J': eyJ
+	bitB // 'b' or 'B': Bearer, Basic
+	bitColon
+	bitEq
+	bitAt
+	bitQuery // '?', '&', '#' or ';' before a URL parameter
+)
+
+// byteBit maps a byte to its bit, 0 for bytes no rule looks for; filled
+// once by init and only read after.
+var byteBit [256]uint32
+
+func init() {
+	for c, b := range map[byte]uint32{'-': bitDash, '_': bitUnder, 'A': bitA, 'J': bitJ, 'b': bitB, 'B': bitB,
+		':': bitColon, '=': bitEq, '@': bitAt, '?': bitQuery, '&': bitQuery, '#': bitQuery, ';': bitQuery} {
+		byteBit[c] = b
+	}
+}
+
+// present is what a text holds, from one pass over it: which of the
+// bytes rules look for, and how many digits.
+type present struct {
+	bits   uint32
+	digits int
+}
+
+func survey(s string) present {
+	var p present
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		p.bits |= byteBit[c]
+		if isDigit(c) {
+			p.digits++
+		}
+	}
+	return p
+}
+
 // shapes returns s with the secret shapes, cards and (unless
 // o.KeepContacts) contacts replaced.
 func shapes(s string, o Options) string {
+	p := survey(s)
 	for _, r := range rules() {
-		s = r.apply(s)
+		s = r.apply(s, p) // a replacement only adds a marker's letters and brackets: p still holds
 	}
-	digits := 0
-	for i := 0; i < len(s); i++ {
-		if isDigit(s[i]) {
-			digits++
-		}
-	}
-	if digits >= 13 {
+	if p.digits >= 13 {
 		s = cards(s)
 	}
 	if o.KeepContacts {
 		return s
 	}
-	s = emailRule().apply(s)
-	if digits >= 8 {
-		s = phoneRule().apply(s)
+	s = emailRule().apply(s, p)
+	if p.digits >= 8 {
+		s = phoneRule().apply(s, p)
 	}
 	return s
 }

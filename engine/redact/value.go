@@ -68,12 +68,11 @@ func (w *walker) walk(v reflect.Value) bool {
 		return false
 	case reflect.Struct:
 		changed := false
-		t := v.Type()
 		for i := range v.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
-			if w.walk(v.Field(i)) {
+			// An unexported field is never settable; nor is any field of a
+			// struct Value was not given a pointer to, which it can not
+			// change anyway.
+			if f := v.Field(i); f.CanSet() && w.walk(f) {
 				changed = true
 			}
 		}
