@@ -53,14 +53,15 @@ var fileExt = map[string]bool{"png": true, "jpg": true, "jpeg": true, "gif": tru
 
 // phoneRule replaces phone numbers by Phone, conservatively: a leading +
 // and 8–15 digits with optional single separators, or the common national
-// formats (123) 456-7890, 123-456-7890, 123.456.7890 and 0xx xxxx xxxx. A
+// formats (123) 456-7890, 123-456-7890 (with or without a leading 1-),
+// 123.456.7890 and 0xx xxxx xxxx. A
 // number that continues a longer one (a digit, a letter, a dot or a dash
 // next to it) is not a phone number: dates, times, prices, versions, IPs,
 // ports and ids pass.
 var phoneRule = sync.OnceValue(func() rule {
 	return rule{
 		at: phoneAt,
-		re: regexp.MustCompile(`^(?:\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|\(\d{3}\) ?\d{3}[-. ]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4})`),
+		re: regexp.MustCompile(`^(?:\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|(?:1[-. ])?\(\d{3}\) ?\d{3}[-. ]\d{4}|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4})`),
 		repl: func(s string, m []int) string {
 			p := s[m[0]:m[1]]
 			if !phone(p) || joined(s, m[0], m[1]) {
@@ -120,7 +121,8 @@ func phone(p string) bool {
 	case '0':
 		return n >= 9 && n <= 12
 	}
-	return n == 10
+	return n == 10 || n == 11 && p[0] == '1' // 1-800-555-0199
+
 }
 
 // joined reports whether s[i:j] continues text around it: a word

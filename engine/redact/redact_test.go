@@ -58,6 +58,9 @@ func TestStringShapes(t *testing.T) {
 		{"API_KEY=abcdef OTHER=1", "API_KEY=[redacted] OTHER=1"},
 		{"client_secret='s3cr3t'", "client_secret='[redacted]'"},
 		{"pin=1234;", "pin=[redacted];"},
+		{"ssn: 123-45-6789", "ssn: [redacted]"},
+		{"Set-Cookie: session=abc123; Path=/", "Set-Cookie: [redacted]; Path=/"},
+		{"Cookie: sid=xyz789; theme=dark", "Cookie: [redacted]; theme=dark"},
 		{"user=bob&password=hunter2&x=1", "user=bob&password=[redacted]&x=1"},
 		// Cards.
 		{"card " + visa + " exp 12/27", "card [redacted] exp 12/27"},
@@ -78,6 +81,7 @@ func TestStringShapes(t *testing.T) {
 		{"(415) 555-2671", "[phone]"},
 		{"phone: 415-555-2671, fax 415.555.2672", "phone: [phone], fax [phone]"},
 		{"uk 020 7946 0958", "uk [phone]"},
+		{"Call 1-800-555-0199 today", "Call [phone] today"},
 		{"au 0412-345-678!", "au [phone]!"},
 	} {
 		if got := (*Redactor)(nil).String(c.in); got != c.want {
@@ -130,6 +134,10 @@ var benign = []string{
 	"Page 2 of 10 - 1234 results",
 	"sha 4f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
 	"uuid 550e8400-e29b-41d4-a716-446655440000",
+	"the token: expires in 10 minutes; max_tokens: 1024, \"prompt_tokens\": 55",
+	"Dismiss the cookie: banner first",
+	"Order #123-456-7890 shipped, ref 2024-01-15T10:30:00Z",
+	"https://www.google.com/maps/@52.5200066,13.404954,14z",
 }
 
 func TestStringBenign(t *testing.T) {

@@ -90,13 +90,13 @@ var rules = sync.OnceValue(func() []rule {
 			re:   regexp.MustCompile(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
 			repl: keep1,
 		},
-		// Assignments: password=x, "api_key": "x", X-Api-Key: x. The name is
-		// kept. After a colon an unquoted value must hold a digit, so prose
+		// Assignments: password=x, "api_key": "x", X-Api-Key: x, ssn: x,
+		// Cookie: x (its first pair). The name is kept. After a colon an unquoted value must hold a digit, so prose
 		// ("Password: enter at least 8 characters") and selectors
 		// (#password:focus) pass.
 		{
 			at: assignAt,
-			re: regexp.MustCompile(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
+			re: regexp.MustCompile(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin|ssn|cookie)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
 			repl: func(s string, m []int) string {
 				v := s[m[6]:m[7]]
 				switch {
@@ -160,7 +160,7 @@ func init() {
 
 // assignWords are lower-case stems one of which every assignment's name
 // holds.
-var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin"}
+var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin", "ssn", "cookie"}
 
 // assignAt returns where a name that may be assigned a secret starts
 // ("db_password =", "\"api_key\":"), at or after i, or -1.
