@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"sync"
@@ -117,13 +118,26 @@ var rules = sync.OnceValue(func() []rule {
 // keep1 keeps the first group and replaces the rest of the match.
 func keep1(s string, m []int) string { return s[m[2]:m[3]] + Secret }
 
-// keyPrefixes start the API keys rules() knows.
-var keyPrefixes = []string{"sk-", "sk_", "rk_", "pk_", "AKIA", "ASIA", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "xox", "AIza", "glpat-"}
-
+// keyGate reports whether s may hold an API key rules() knows: it looks
+// only around the dashes, underscores and capital As that every key's
+// prefix holds (sk- sk_ rk_ pk_ gh?_ github_pat_ xox?- glpat- AKIA ASIA
+// AIza).
 func keyGate(s string) bool {
-	for _, p := range keyPrefixes {
-		if strings.Contains(s, p) {
-			return true
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case '-':
+			if j >= 2 && s[j-2:j] == "sk" || j >= 4 && s[j-4:j-1] == "xox" || j >= 5 && s[j-5:j] == "glpat" {
+				return true
+			}
+		case '_':
+			if j >= 2 && (s[j-2:j] == "sk" || s[j-2:j] == "rk" || s[j-2:j] == "pk") ||
+				j >= 3 && s[j-3:j-1] == "gh" || j >= 6 && s[j-6:j] == "github" {
+				return true
+			}
+		case 'A':
+			if t := s[j:]; strings.HasPrefix(t, "AKIA") || strings.HasPrefix(t, "ASIA") || strings.HasPrefix(t, "AIza") {
+				return true
+			}
 		}
 	}
 	return false
@@ -162,6 +176,44 @@ func init() {
 // holds.
 var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin", "ssn", "cookie"}
 
+// assignWord reports whether name holds one of assignWords, in any case.
+func assignWord(name string) bool {
+	if len(name) < 3 {
+		return false
+	}
+	var buf [64]byte
+	if len(name) > len(buf) {
+		for _, w := range assignWords {
+			if containsFold(name, w) {
+				return true
+			}
+		}
+		return false
+	}
+	b := buf[:len(name)]
+	for i := range len(name) {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	for _, w := range assignWordBytes {
+		if bytes.Contains(b, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var assignWordBytes = func() [][]byte {
+	out := make([][]byte, len(assignWords))
+	for i, w := range assignWords {
+		out[i] = []byte(w)
+	}
+	return out
+}()
+
 // assignAt returns where a name that may be assigned a secret starts
 // ("db_password =", "\"api_key\":"), at or after i, or -1.
 func assignAt(s string, i int) int {
@@ -184,12 +236,8 @@ func assignAt(s string, i int) int {
 		for k > 0 && (isWord(s[k-1]) || s[k-1] == '-' || s[k-1] == '.') {
 			k--
 		}
-		if k >= i && k < end {
-			for _, w := range assignWords {
-				if containsFold(s[k:end], w) {
-					return k
-				}
-			}
+		if k >= i && k < end && assignWord(s[k:end]) {
+			return k
 		}
 		i = e + 1
 	}
