@@ -17,6 +17,7 @@ TARGETS='
 ./engine/archive FuzzArchiveImport
 ./engine/archive FuzzAgentMemory
 ./engine/trajectory FuzzGoalTemplate
+./engine/redact FuzzString
 ./plugins/scripted FuzzParseRules
 ./cmd/internal/suite FuzzParse
 '
