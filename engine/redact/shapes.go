@@ -156,7 +156,7 @@ func queryAt(s string, i int) int {
 		for k > 0 && (isWord(s[k-1]) || s[k-1] == '-') {
 			k--
 		}
-		if k > i && k < e && strings.IndexByte("?&#;", s[k-1]) >= 0 && queryNames[strings.ToLower(s[k:e])] {
+		if k > i && k < e && strings.IndexByte("?&#;", s[k-1]) >= 0 && queryNames()[strings.ToLower(s[k:e])] {
 			return k - 1
 		}
 		i = e + 1
@@ -164,13 +164,13 @@ func queryAt(s string, i int) int {
 }
 
 // queryNames are the parameters whose values queryAt's rule removes.
-var queryNames = map[string]bool{}
-
-func init() {
-	for _, n := range strings.Split("access_token refresh_token id_token auth_token token api_key apikey api-key key password passwd pwd pass secret client_secret sig signature auth session sessionid session_id sid code otp jwt x-amz-signature x-amz-credential x-amz-security-token", " ") {
-		queryNames[n] = true
+var queryNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields("access_token refresh_token id_token auth_token token api_key apikey api-key key password passwd pwd pass secret client_secret sig signature auth session sessionid session_id sid code otp jwt x-amz-signature x-amz-credential x-amz-security-token") {
+		m[n] = true
 	}
-}
+	return m
+})
 
 // assignWords are lower-case stems one of which every assignment's name
 // holds.
@@ -368,16 +368,18 @@ const (
 	bitQuery // '?', '&', '#' or ';' before a URL parameter
 )
 
-// byteBit maps a byte to its bit, 0 for bytes no rule looks for; filled
-// once by init and only read after.
-var byteBit [256]uint32
-
-func init() {
-	for c, b := range map[byte]uint32{'-': bitDash, '_': bitUnder, 'A': bitA, 'J': bitJ, 'b': bitB, 'B': bitB,
-		':': bitColon, '=': bitEq, '@': bitAt, '?': bitQuery, '&': bitQuery, '#': bitQuery, ';': bitQuery} {
-		byteBit[c] = b
+// byteBit maps a byte to its bit, 0 for bytes no rule looks for.
+var byteBit = func() (t [256]uint32) {
+	for _, e := range []struct {
+		c string
+		b uint32
+	}{{"-", bitDash}, {"_", bitUnder}, {"A", bitA}, {"J", bitJ}, {"bB", bitB}, {":", bitColon}, {"=", bitEq}, {"@", bitAt}, {"?&#;", bitQuery}} {
+		for i := range len(e.c) {
+			t[e.c[i]] = e.b
+		}
 	}
-}
+	return t
+}()
 
 // present is what a text holds, from one pass over it: which of the
 // bytes rules look for, and how many digits.
