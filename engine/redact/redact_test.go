@@ -40,6 +40,8 @@ func TestStringShapes(t *testing.T) {
 		{"key:\n" + pem + "\nrest", "key:\n[redacted]\nrest"},
 		{`"k":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\n-----END PRIVATE KEY-----"`, `"k":"[redacted]"`},
 		{"cut -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB", "cut [redacted]"},
+		{"a " + pem + " b " + pem + " c", "a [redacted] b [redacted] c"},
+		{"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"},
 		// URLs.
 		{"https://bob:s3cret@db.example.com:5432/app", "https://bob:[redacted]@db.example.com:5432/app"},
 		{"go to https://shop.example.com/reset?token=a1b2c3d4&lang=en", "go to https://shop.example.com/reset?token=[redacted]&lang=en"},

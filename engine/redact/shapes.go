@@ -31,13 +31,6 @@ type rule struct {
 var rules = sync.OnceValue(func() []rule {
 	whole := func(string, []int) string { return Secret }
 	return []rule{
-		// PEM private key blocks, also when cut short or JSON-escaped.
-		{
-			all:  bitDash,
-			gate: func(s string) bool { return strings.Contains(s, "-----BEGIN") },
-			re:   regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\]*)`),
-			repl: whole,
-		},
 		// JSON web tokens: header.payload.signature, both JSON objects.
 		{
 			all:  bitJ,
@@ -92,9 +85,9 @@ var rules = sync.OnceValue(func() []rule {
 			repl: keep1,
 		},
 		// Assignments: password=x, "api_key": "x", X-Api-Key: x, ssn: x,
-		// Cookie: x (its first pair). The name is kept. After a colon an unquoted value must hold a digit, so prose
-		// ("Password: enter at least 8 characters") and selectors
-		// (#password:focus) pass.
+		// Cookie: x (its first pair). The name is kept. After a colon an
+		// unquoted value must hold a digit, so prose ("Password: enter at
+		// least 8 characters") and selectors (#password:focus) pass.
 		{
 			at: assignAt,
 			re: regexp.MustCompile(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin|ssn|cookie)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
@@ -114,6 +107,61 @@ var rules = sync.OnceValue(func() []rule {
 		},
 	}
 })
+
+// pemHead matches the line that starts a PEM private key block.
+var pemHead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----`)
+})
+
+// pemKeys returns s with PEM private key blocks replaced by Secret: from
+// the BEGIN line to the END line, or, when the block is cut short, over
+// the base64 (and escaped newlines) that follows. Each "-----END" is
+// searched for once, so a text of many unterminated blocks stays linear.
+func pemKeys(s string) string {
+	var b strings.Builder
+	last, replaced := 0, false
+	nextEnd := -2 // index of the next "-----END" at or after i; -1: none
+	for i := 0; ; {
+		j := strings.Index(s[i:], "-----BEGIN")
+		if j < 0 {
+			break
+		}
+		j += i
+		h := pemHead().FindStringIndex(s[j:])
+		if h == nil {
+			i = j + 1
+			continue
+		}
+		end := j + h[1]
+		if nextEnd != -1 && nextEnd < end {
+			if nextEnd = strings.Index(s[end:], "-----END"); nextEnd >= 0 {
+				nextEnd += end
+			}
+		}
+		if f := -1; nextEnd >= 0 {
+			if f = strings.Index(s[nextEnd:min(len(s), nextEnd+60)], "PRIVATE KEY-----"); f >= 0 {
+				end = nextEnd + f + len("PRIVATE KEY-----")
+			}
+		}
+		if end == j+h[1] { // cut short: the base64 that follows
+			for end < len(s) && (isWord(s[end]) && s[end] < 0x80 || strings.IndexByte("+/= \t\r\n\\", s[end]) >= 0) {
+				end++
+			}
+		}
+		if !replaced {
+			b.Grow(len(s))
+			replaced = true
+		}
+		b.WriteString(s[last:j])
+		b.WriteString(Secret)
+		last, i = end, end
+	}
+	if !replaced {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
 // keep1 keeps the first group and replaces the rest of the match.
 func keep1(s string, m []int) string { return s[m[2]:m[3]] + Secret }
@@ -404,6 +452,9 @@ func survey(s string) present {
 // o.KeepContacts) contacts replaced.
 func shapes(s string, o Options) string {
 	p := survey(s)
+	if p.bits&bitDash != 0 {
+		s = pemKeys(s)
+	}
 	for _, r := range rules() {
 		s = r.apply(s, p) // a replacement only adds a marker's letters and brackets: p still holds
 	}
