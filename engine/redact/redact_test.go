@@ -227,6 +227,8 @@ type step struct {
 
 type record struct {
 	ID     string
+	RunID  string
+	TagIDs []string
 	Text   string
 	Steps  []step
 	Ptr    *string
@@ -244,8 +246,10 @@ func TestValue(t *testing.T) {
 	loop := &step{Action: "a"}
 	loop.Next = loop // a cycle
 	rec := record{
-		ID:   "lesson-1",
-		Text: "mail bob@example.com",
+		ID:     "415-555-2671", // a phone number's shape, kept as an id
+		RunID:  password,
+		TagIDs: []string{password},
+		Text:   "mail bob@example.com",
 		Steps: []step{
 			{Action: "type", Value: password, Tags: []string{"x", password}, Meta: map[string]string{"k": "token=abc123"}, secret: password},
 			{Action: "click", Any: "to " + password, Next: &step{Value: jwt}},
@@ -263,7 +267,7 @@ func TestValue(t *testing.T) {
 	r.Add(password)
 	r.Value(&rec)
 	want := record{
-		ID:   "lesson-1",
+		ID:   "415-555-2671",
 		Text: "mail [email]",
 		Steps: []step{
 			{Action: "type", Value: Secret, Tags: []string{"x", Secret}, Meta: map[string]string{"k": "token=[redacted]"}, secret: password},
@@ -278,7 +282,7 @@ func TestValue(t *testing.T) {
 	if got != w {
 		t.Errorf("Value:\n got %s\nwant %s", got, w)
 	}
-	if rec.ID != want.ID || rec.Text != want.Text || *rec.Ptr != "ptr "+Secret || rec.Extra["n"] != 1 {
+	if rec.ID != want.ID || rec.RunID != password || rec.TagIDs[0] != password || rec.Text != want.Text || *rec.Ptr != "ptr "+Secret || rec.Extra["n"] != 1 {
 		t.Errorf("Value: %+v", rec)
 	}
 	if string(rec.Raw) != `{"typed":"[redacted]","n":1}` || !json.Valid(rec.Broken) || strings.Contains(string(rec.Broken), password) {

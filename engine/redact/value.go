@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 )
 
 // Value redacts in place every string reachable from ptr: struct fields,
@@ -10,6 +11,9 @@ import (
 // and the text of json.RawMessage values (a tool's output), which stay
 // valid JSON. Unexported fields and map keys are left alone, and so are
 // strings it cannot set (ptr must be a pointer for anything to change).
+// So are identifiers: string fields (and string slices) whose name is ID
+// or ends in ID or IDs (RunID, SessionID): they name records, hold no
+// secret, and a run id that turned into [phone] would lose its run.
 func (r *Redactor) Value(ptr any) {
 	w := walker{r: r}
 	w.walk(reflect.ValueOf(ptr))
@@ -72,7 +76,11 @@ func (w *walker) walk(v reflect.Value) bool {
 			// An unexported field is never settable; nor is any field of a
 			// struct Value was not given a pointer to, which it can not
 			// change anyway.
-			if f := v.Field(i); f.CanSet() && w.walk(f) {
+			f := v.Field(i)
+			if !f.CanSet() || identifier(v.Type(), i, f) {
+				continue
+			}
+			if w.walk(f) {
 				changed = true
 			}
 		}
@@ -112,6 +120,17 @@ func (w *walker) walk(v reflect.Value) bool {
 }
 
 var rawType = reflect.TypeFor[json.RawMessage]()
+
+// identifier reports whether field i of struct type t, f, is an
+// identifier Value keeps: a string or []string named ID, …ID or …IDs.
+func identifier(t reflect.Type, i int, f reflect.Value) bool {
+	switch k := f.Kind(); {
+	case k == reflect.String, k == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+		name := t.Field(i).Name
+		return strings.HasSuffix(name, "ID") || strings.HasSuffix(name, "IDs")
+	}
+	return false
+}
 
 // raw redacts a json.RawMessage's text. Should a replacement have cut
 // through the JSON's structure (a typed value that spans quotes), the
