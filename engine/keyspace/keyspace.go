@@ -50,7 +50,7 @@
 //	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
 //	site/<site>/trajectory/gen               → token changed by every trajectory write
 //	site/<site>/session/<when>/<shash>       → session (JSON), newest last  (see session.go)
-//	site/<site>/session-gen                  → write counter that serialises session writes
+//	site/<site>/session-gen                  → write counter + kept list, read by Get (see session.go)
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
 //	quarantine/lesson/<id>                   → lesson (JSON) held out of every prompt, with its
