@@ -58,6 +58,11 @@ type Selector struct {
 	FirstSeen   time.Time `json:"first_seen"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastFailure time.Time `json:"last_failure,omitzero"`
+	// Provenance is who first recorded the selector; later uses keep it.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
+	// LastRun is the last run that used the selector (a success or a
+	// failure), "" until a run does.
+	LastRun string `json:"last_run,omitempty"`
 }
 
 // Score ranks selectors: successes − FailureWeight·failures.
@@ -76,14 +81,15 @@ type Options struct {
 
 // Store keeps selectors in a kv.Store.
 type Store struct {
-	db  kv.Store
-	now func() time.Time
-	ev  event.Func
+	db   kv.Store
+	now  func() time.Time
+	ev   event.Func
+	prov engine.Provenance
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -213,6 +219,12 @@ func check(sl Selector) (Selector, string, error) {
 	if err != nil {
 		return Selector{}, "", err
 	}
+	if err := sl.Provenance.Check(); err != nil {
+		return Selector{}, "", err
+	}
+	if p := textcheck.Text("last_run", sl.LastRun, engine.MaxProvenanceField, false); p != "" {
+		return Selector{}, "", engine.Invalid("selector", p)
+	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
 }
@@ -232,7 +244,8 @@ func checkedPath(p string) (string, error) {
 
 // Put stores sl exactly as given (counts and times), replacing the same
 // selector of the same element on the same path scope: for imports and for
-// people fixing memory by hand. A zero FirstSeen is the clock's now.
+// people fixing memory by hand. A zero FirstSeen is the clock's now; a
+// selector without provenance gets the store's.
 func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	sl, nk, err := check(sl)
 	if err != nil {
@@ -240,6 +253,9 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	}
 	if sl.FirstSeen.IsZero() {
 		sl.FirstSeen = s.now().UTC()
+	}
+	if sl.Provenance == (engine.Provenance{}) {
+		sl.Provenance = s.prov.Stamp(s.now(), domain.Site(sl.Domain))
 	}
 	key := keyspace.Selector(domain.Site(sl.Domain), sl.Domain, pathPart(sl.Path), sl.Role, nk, selHash(sl.Selector))
 	b, err := json.Marshal(sl)
@@ -276,15 +292,20 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	now := s.now().UTC()
 	var out Selector
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
-		out = Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now}
+		out = Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now,
+			Provenance: s.prov.Stamp(now, site)}
 		v, err := tx.Get(key)
 		switch {
 		case err == nil:
+			out = Selector{} // a record from before provenance keeps none
 			if err := json.Unmarshal(v, &out); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
 		case !errors.Is(err, kv.ErrNotFound):
 			return err
+		}
+		if s.prov.Run != "" {
+			out.LastRun = s.prov.Run
 		}
 		if o.Failed {
 			out.Failures++
