@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -59,8 +62,9 @@ func archiveRoutes() []Route {
 			Body: archive.Document{}, Limit: MaxUpload, Response: archive.Result{}, Exclusive: true,
 			handle: func(c *call) (any, error) {
 				source := c.query("source")
+				file := filepath.Base(source)
 				if source == "" {
-					source = DefaultImportSource
+					source, file = DefaultImportSource, ""
 				}
 				if c.r.ContentLength > c.limit { // refused before reading it
 					return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, &http.MaxBytesError{Limit: c.limit})
@@ -73,9 +77,14 @@ func archiveRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
+				// What has no provenance of its own is stamped as imported
+				// from this file, by name and digest.
+				sum := sha256.Sum256(b)
+				p := c.m.Provenance()
+				p.File, p.SHA256 = file, hex.EncodeToString(sum[:])
 				var res *archive.Result
 				err = c.exclusive(func() (err error) {
-					res, err = archive.New(c.m, archive.Options{}).Import(c.ctx, d, source)
+					res, err = archive.New(c.m.WithProvenance(p), archive.Options{}).Import(c.ctx, d, source)
 					return err
 				})
 				return res, err

@@ -14,8 +14,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
@@ -113,7 +115,12 @@ var kinds = []kind{
 		name:  "facts",
 		count: func(d *Document) int { return len(d.Facts) },
 		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
-			d.Facts, err = m.Facts.List(ctx, "")
+			if d.Facts, err = m.Facts.List(ctx, ""); err != nil {
+				return err
+			}
+			// Held facts go too, with their reason: an import holds them again.
+			held, err := m.Facts.Quarantined(ctx)
+			d.Facts = append(d.Facts, held...)
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
@@ -182,7 +189,13 @@ var kinds = []kind{
 		name:  "trajectories",
 		count: func(d *Document) int { return len(d.Trajectories) },
 		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
-			d.Trajectories, err = m.Trajectories.List(ctx, "")
+			if d.Trajectories, err = m.Trajectories.List(ctx, ""); err != nil {
+				return err
+			}
+			// Held trajectories go too, with their reason: an import holds
+			// them again.
+			held, err := m.Trajectories.Quarantined(ctx)
+			d.Trajectories = append(d.Trajectories, held...)
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
@@ -194,8 +207,9 @@ var kinds = []kind{
 			return func(ctx context.Context) error {
 				for _, t := range d.Trajectories {
 					// An exported trajectory replaces the one with its id
-					// (Record would count it as one more run).
-					if t.ID != "" {
+					// (Record would count it as one more run); a held one
+					// is held beside it.
+					if t.ID != "" && t.Quarantine == "" {
 						err := m.Trajectories.Delete(ctx, t.Domain, t.ID)
 						if err != nil && !errors.Is(err, trajectory.ErrNotFound) {
 							return err
@@ -332,6 +346,29 @@ type Result struct {
 	Skipped  []string `json:"skipped,omitempty"` // records left out, and why
 }
 
+// importProvenance is what an import stamps on the records that carry no
+// provenance of their own (records that do, an export's, keep theirs):
+// source imported, the file's name and digest as the caller's memory view
+// says (the import route sets them from the body it read), else the
+// base name of source alone.
+func (m *Archive) importProvenance(source string) engine.Provenance {
+	p := m.Provenance()
+	out := engine.Provenance{Source: engine.SourceImported, File: p.File, SHA256: p.SHA256}
+	if out.File == "" && out.SHA256 == "" && source != "" {
+		out.File = filepath.Base(source)
+	}
+	out.File = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, out.File)
+	if len(out.File) > engine.MaxProvenanceField {
+		out.File = strings.ToValidUTF8(out.File[:engine.MaxProvenanceField], "")
+	}
+	return out
+}
+
 // Import validates every record of d and then writes them all, merging
 // into the memory there is: records with the same identity are replaced.
 // Invalid input writes nothing and returns an engine.ErrInvalid error naming source,
@@ -361,7 +398,8 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	// commit.
 	stage := kv.NewStaging(m.DB())
 	var events []event.Event
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }}), Options{})
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) },
+		Provenance: m.importProvenance(source)}), Options{})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, &in)
