@@ -109,6 +109,9 @@ type Config struct {
 
 	Browser engine.Browser
 	Model   engine.Model // may be nil for a replay-only run
+	// ModelName is the model as "provider/name", stamped with the run's
+	// id on every memory record the run writes (engine.Provenance).
+	ModelName string
 	// Memory is the memory API the loop reads and teaches. Required.
 	Memory *api.Client
 	// NoMemory runs without reading or teaching memory (a clean baseline);
@@ -342,6 +345,8 @@ func (r *runner) start(ctx context.Context) error {
 		}
 		registered = true
 		r.res.RunID = m.RunID
+		// What the run writes from here on is learned by this run.
+		r.mem = r.mem.WithProvenance(engine.Provenance{Source: engine.SourceLearned, Run: m.RunID, Model: r.cfg.ModelName})
 		if r.cfg.RunsDir != "" {
 			dir, err := ArtifactDir(r.cfg.RunsDir, m.RunID)
 			if err == nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -22,16 +24,25 @@ const EventQuarantined = "trajectory_quarantined"
 // has.
 var ErrNotQuarantined = engine.NotFound("no such quarantined trajectory")
 
+// emailRE finds email addresses (see screenOf).
+var emailRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}`)
+})
+
 // screenOf returns why t must be held out of every match, or "": the
 // texts a replayed trajectory shows a model (its goal, and each step's
 // element name, value and selector) may come from a page. A step's URL is
 // where the browser was, not text a page wrote, and is not screened (the
 // link check would hold every run that crossed to another site). The
-// secret placeholder is the engine's own and is not held against it.
+// secret placeholder is the engine's own and is not held against it, and
+// neither is an email address in the goal or a typed value: it is the
+// user's own (logging in as alice@gmail.com on a shop), not a link the
+// page offers. Other text aimed at the model still holds it.
 func screenOf(t *Trajectory) string {
 	o := screen.Options{Domain: t.Domain}
 	text := func(s string) string { return strings.ReplaceAll(s, SecretPlaceholder, "secret") }
-	if r := screen.Text(text(t.Goal), o); r != "" {
+	own := func(s string) string { return emailRE().ReplaceAllString(text(s), "an address") }
+	if r := screen.Text(own(t.Goal), o); r != "" {
 		return "goal: " + r
 	}
 	for i, st := range t.Steps {
@@ -39,7 +50,11 @@ func screenOf(t *Trajectory) string {
 			if f.v == "" {
 				continue
 			}
-			if r := screen.Text(text(f.v), o); r != "" {
+			v := text(f.v)
+			if f.name == "value" && st.Action != "finish" {
+				v = own(f.v)
+			}
+			if r := screen.Text(v, o); r != "" {
 				return fmt.Sprintf("step %d %s: %s", i+1, f.name, r)
 			}
 		}
