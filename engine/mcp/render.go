@@ -65,6 +65,9 @@ func renderOutcome(o *fact.Outcome) string {
 }
 
 func renderSelector(s *selector.Selector) string {
+	if s.Refused != "" {
+		return fmt.Sprintf("Selector for %s on %s not stored (%s)", s.Role, s.Domain, s.Refused)
+	}
 	return fmt.Sprintf("Selector %s for %s %q on %s%s: %d successes, %d failures (score %d)",
 		s.Selector, s.Role, s.Name, s.Domain, s.Path, s.Successes, s.Failures, s.Score())
 }

@@ -51,6 +51,10 @@ func (a *App) selectorsRecordCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, got)
 			}
+			if got.Refused != "" {
+				fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+				return nil
+			}
 			what := "success"
 			if o.Failed {
 				what = "failure"
