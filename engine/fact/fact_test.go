@@ -12,7 +12,7 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-func openDisk(t *testing.T, dir string) kv.Store {
+func openDisk(t testing.TB, dir string) kv.Store {
 	t.Helper()
 	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
 	if err != nil {

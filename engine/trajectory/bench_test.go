@@ -124,3 +124,40 @@ func BenchmarkMatch(b *testing.B) {
 		db.Close()
 	}
 }
+
+// BenchmarkRecord: one successful run's trajectory (8 steps) replacing the
+// last one of its template on on-disk badger, the screen of its goal and
+// steps included.
+func BenchmarkRecord(b *testing.B) {
+	ctx := context.Background()
+	db := openDisk(b, b.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	tr := Trajectory{Domain: "shop.example", Goal: "search padel rackets and add the cheapest to the cart", DurationMs: 30000}
+	for i := range 8 {
+		tr.Steps = append(tr.Steps, Step{Action: "click", Role: "button", Name: fmt.Sprintf("Button number %d of the page", i),
+			Selector: fmt.Sprintf(`role=button[name="Button number %d of the page"]`, i), Value: "padel rackets", URL: "https://shop.example/s?q=padel", Verified: true})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Record(ctx, tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScreen: the screen of BenchmarkRecord's trajectory alone.
+func BenchmarkScreen(b *testing.B) {
+	tr := Trajectory{Domain: "shop.example", Goal: "search padel rackets and add the cheapest to the cart"}
+	for i := range 8 {
+		tr.Steps = append(tr.Steps, Step{Action: "click", Role: "button", Name: fmt.Sprintf("Button number %d of the page", i),
+			Selector: fmt.Sprintf(`role=button[name="Button number %d of the page"]`, i), Value: "padel rackets"})
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if r := screenOf(&tr); r != "" {
+			b.Fatal(r)
+		}
+	}
+}
