@@ -58,17 +58,26 @@ type Options struct {
 	// import in one transaction when it fits and through kv's undo journal
 	// when not.
 	Apply kv.ApplyOptions
+	// Trust keeps the trust, source and provenance the file gives each
+	// lesson (engine import --trust; lesson.ImportOptions.KeepTrust).
+	// Without it every imported lesson is a candidate of source imported.
+	Trust bool
+	// File and SHA256 name the imported file and its digest, stamped on
+	// the provenance of what the import writes.
+	File, SHA256 string
 }
 
 // Archive moves whole memory in and out of one Memory.
 type Archive struct {
 	*memory.Memory
-	apply kv.ApplyOptions
+	apply        kv.ApplyOptions
+	trust        bool
+	file, sha256 string
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply}
+	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256}
 }
 
 // kind is one store as export and import see it. Adding a store to the
@@ -105,7 +114,7 @@ var kinds = []kind{
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
-			ls, err := m.Lessons.Prepare(d.Lessons)
+			ls, err := m.Lessons.Prepare(d.Lessons, lesson.ImportOptions{KeepTrust: m.trust})
 			return func(ctx context.Context) error { return m.Lessons.Import(ctx, ls) }, err
 		},
 	},
@@ -361,7 +370,10 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	// commit.
 	stage := kv.NewStaging(m.DB())
 	var events []event.Event
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }}), Options{})
+	prov := m.Provenance()
+	prov.Source, prov.File, prov.SHA256 = engine.SourceImported, m.file, m.sha256
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov}),
+		Options{Trust: m.trust})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, &in)
