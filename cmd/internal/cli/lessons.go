@@ -528,7 +528,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
 				return nil
 			}
-			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "CATEGORY", "DOMAIN", "LESSON")
+			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "TRUST", "CATEGORY", "DOMAIN", "LESSON")
 			for _, l := range learned {
 				what := "used"
 				switch {
@@ -537,7 +537,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 				case l.Created:
 					what = "new"
 				}
-				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
+				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, Dash(string(l.Lesson.Trust)), l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
 			}
 			return t.Flush()
 		},
