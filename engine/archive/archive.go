@@ -14,10 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
@@ -60,17 +58,26 @@ type Options struct {
 	// import in one transaction when it fits and through kv's undo journal
 	// when not.
 	Apply kv.ApplyOptions
+	// Trust keeps the trust, source and provenance the file gives each
+	// lesson (engine import --trust; lesson.ImportOptions.KeepTrust).
+	// Without it every imported lesson is a candidate of source imported.
+	Trust bool
+	// File and SHA256 name the imported file and its digest, stamped on
+	// the provenance of what the import writes.
+	File, SHA256 string
 }
 
 // Archive moves whole memory in and out of one Memory.
 type Archive struct {
 	*memory.Memory
-	apply kv.ApplyOptions
+	apply        kv.ApplyOptions
+	trust        bool
+	file, sha256 string
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply}
+	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256}
 }
 
 // kind is one store as export and import see it. Adding a store to the
@@ -107,7 +114,7 @@ var kinds = []kind{
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
-			ls, err := m.Lessons.Prepare(d.Lessons)
+			ls, err := m.Lessons.Prepare(d.Lessons, lesson.ImportOptions{KeepTrust: m.trust})
 			return func(ctx context.Context) error { return m.Lessons.Import(ctx, ls) }, err
 		},
 	},
@@ -346,29 +353,6 @@ type Result struct {
 	Skipped  []string `json:"skipped,omitempty"` // records left out, and why
 }
 
-// importProvenance is what an import stamps on the records that carry no
-// provenance of their own (records that do, an export's, keep theirs):
-// source imported, the file's name and digest as the caller's memory view
-// says (the import route sets them from the body it read), else the
-// base name of source alone.
-func (m *Archive) importProvenance(source string) engine.Provenance {
-	p := m.Provenance()
-	out := engine.Provenance{Source: engine.SourceImported, File: p.File, SHA256: p.SHA256}
-	if out.File == "" && out.SHA256 == "" && source != "" {
-		out.File = filepath.Base(source)
-	}
-	out.File = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, out.File)
-	if len(out.File) > engine.MaxProvenanceField {
-		out.File = strings.ToValidUTF8(out.File[:engine.MaxProvenanceField], "")
-	}
-	return out
-}
-
 // Import validates every record of d and then writes them all, merging
 // into the memory there is: records with the same identity are replaced.
 // Invalid input writes nothing and returns an engine.ErrInvalid error naming source,
@@ -398,8 +382,10 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	// commit.
 	stage := kv.NewStaging(m.DB())
 	var events []event.Event
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) },
-		Provenance: m.importProvenance(source)}), Options{})
+	prov := m.Provenance()
+	prov.Source, prov.File, prov.SHA256 = engine.SourceImported, m.file, m.sha256
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov}),
+		Options{Trust: m.trust})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, &in)

@@ -59,7 +59,7 @@ func TestProvenanceAndHeldRecordsSurviveExportImport(t *testing.T) {
 		d.Facts[i].Provenance = engine.Provenance{}
 	}
 	d.Sessions[0].Provenance = engine.Provenance{}
-	view := New(c.mem.WithProvenance(engine.Provenance{File: "mem.json", SHA256: "ab12"}), Options{})
+	view := New(c.mem.Memory, Options{File: "mem.json", SHA256: "ab12"})
 	if _, err := view.Import(ctx, d, "/tmp/mem.json"); err != nil {
 		t.Fatal(err)
 	}

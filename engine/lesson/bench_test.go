@@ -77,7 +77,7 @@ func benchStore(b *testing.B, n int, skewed bool) *Store {
 		b.Fatal(err)
 	}
 	s := New(db, Options{Now: func() time.Time { return time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC) }})
-	ls, err := s.Prepare(benchLessons(n, skewed))
+	ls, err := s.Prepare(benchLessons(n, skewed), ImportOptions{KeepTrust: true})
 	if err != nil {
 		b.Fatal(err)
 	}

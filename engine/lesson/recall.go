@@ -15,10 +15,12 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// Tier1 returns the lessons for every system prompt: tool_fallback and
-// best_practice lessons bound to no site, most used first, seeds before
+// Tier1 returns the lessons for every system prompt: trusted tool_fallback
+// and best_practice lessons bound to no site, most used first, seeds before
 // learned at equal use, at most Options.Tier1Cap. It reads only those
-// lessons, from an index kept in that order that carries their records.
+// lessons, from an index kept in that order that carries their records;
+// the index holds no candidate but those stored before trust levels, which
+// are skipped.
 func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	var out []Lesson
 	var dmg damage
@@ -28,6 +30,9 @@ func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 			l, err := decode(v, keyspace.LastPart(k))
 			if err != nil {
 				return dmg.skip(k, err)
+			}
+			if l.Tier() != 1 {
+				return nil // stored before trust levels, and not proven
 			}
 			out = append(out, *l)
 			return full(len(out), s.opts.Tier1Cap)

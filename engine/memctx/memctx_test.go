@@ -118,11 +118,11 @@ func TestFullContext(t *testing.T) {
 	for _, want := range []string{
 		SessionsHeading + "\n1. [2026-03-12 12:00] \"add a racket to the cart\": succeeded (session s3)",
 		"3. [2026-03-12 10:00] \"find a padel racket\": succeeded: done: find a padel racket",
-		lesson.ErrorTipsHeading + "\n- \"Scroll the element into view before clicking",
+		lesson.ErrorTipsHeading + "\n- (unverified) \"Scroll the element into view before clicking",
 		TrajectoryHeading + "\nGoal: \"search padel rackets\" (similarity 1.00, recorded 2026-03-12)\nAdapted to your goal: \"padel rackets\" → \"tennis balls\"",
 		"1. type \"tennis balls\" into searchbox \"Search\" [#q] [verified]",
 		"3. type {{secret}} (a secret: fill it in yourself) into textbox \"Password\"",
-		lesson.DomainTipsHeading + "\n- \"Close the cookie banner first",
+		lesson.DomainTipsHeading + "\n- (unverified) \"Close the cookie banner first",
 		KnowledgeHeading + "\n- [quirk] modals: uses shadow DOM for modals (confidence 0.65)",
 		SelectorsHeading + "\n- button \"Search\" → [data-testid=search] (1 ok, 0 failed)",
 	} {
