@@ -20,17 +20,14 @@ import (
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 const goal = "search for padel rackets and open the first result"
 
 func openDisk(t testing.TB) kv.Store {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	return db
 }
 

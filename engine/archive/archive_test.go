@@ -23,6 +23,7 @@ import (
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -35,11 +36,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	e := &env{db: db, now: t0}
 	e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 	return e

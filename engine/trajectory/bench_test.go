@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var (
@@ -63,10 +64,7 @@ func fillBench(b *testing.B, db kv.Store, n int) {
 // per process, and the first match after another process wrote).
 func BenchmarkMatch(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		db := kvtest.Open(b)
 		fillBench(b, db, n)
 		// A goal of a recorded template with another value, and one that
 		// matches nothing.
