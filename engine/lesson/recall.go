@@ -25,16 +25,18 @@ func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	var out []Lesson
 	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		out, dmg = out[:0], damage{}
+		out, dmg = make([]Lesson, 0, s.opts.Tier1Cap), damage{}
 		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{}, func(k, v []byte) error {
-			l, err := decode(v, keyspace.LastPart(k))
-			if err != nil {
+			out = append(out, Lesson{}) // decoded in place: no copy of each lesson
+			l := &out[len(out)-1]
+			if err := decodeInto(v, keyspace.LastPart(k), l); err != nil {
+				out = out[:len(out)-1]
 				return dmg.skip(k, err)
 			}
 			if l.Tier() != 1 {
-				return nil // stored before trust levels, and not proven
+				out = out[:len(out)-1] // stored before trust levels, and not proven
+				return nil
 			}
-			out = append(out, *l)
 			return full(len(out), s.opts.Tier1Cap)
 		})
 	})

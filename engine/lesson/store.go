@@ -233,13 +233,22 @@ func loadAt(r kv.Reader, site, id string) (*Lesson, error) {
 
 func decode(b []byte, id string) (*Lesson, error) {
 	var l Lesson
-	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("lesson %s: %w record: %w", id, errDamaged, err)
-	}
-	if l.Trust == "" {
-		l.legacy, l.Trust = true, legacyTrust(&l)
+	if err := decodeInto(b, id, &l); err != nil {
+		return nil, err
 	}
 	return &l, nil
+}
+
+// decodeInto decodes a lesson record into *l (zero), marking a record
+// stored before trust levels and giving it its trust (legacyTrust).
+func decodeInto(b []byte, id string, l *Lesson) error {
+	if err := json.Unmarshal(b, l); err != nil {
+		return fmt.Errorf("lesson %s: %w record: %w", id, errDamaged, err)
+	}
+	if l.Trust == "" {
+		l.legacy, l.Trust = true, legacyTrust(l)
+	}
+	return nil
 }
 
 // Get returns the lesson with id.
