@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -61,5 +63,32 @@ func TestLessonTrustOverTheAPI(t *testing.T) {
 	}
 	if l := learned[0].Lesson; l.Trust != lesson.Candidate || l.Source != lesson.SourceLearned || l.Provenance.Source != lesson.SourceLearned || l.Provenance.Run != "run-7" || l.Provenance.Site != "shop.example" {
 		t.Fatalf("learned: %+v", l)
+	}
+}
+
+// TestImportStampsTheFile: POST /v1/import stamps the file's base name and
+// the digest of the bytes sent on the lessons' provenance; they are
+// candidates unless ?trust=true.
+func TestImportStampsTheFile(t *testing.T) {
+	ctx := context.Background()
+	c := api.Local(api.Handler(open(t), api.Options{}), api.ClientOptions{})
+	defer c.Close()
+	body := []byte(`{"version": 1, "lessons": [{"lesson": "Open the menu first.", "category": "best_practice", "source": "seed"}]}`)
+	sum := sha256.Sum256(body)
+	if _, err := c.Import(ctx, body, "some/dir/memory.json", false); err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.Lessons(ctx, api.LessonFilter{Trust: lesson.Candidate})
+	if err != nil || len(page.Lessons) != 1 {
+		t.Fatalf("candidates: %+v, %v", page, err)
+	}
+	if l := page.Lessons[0]; l.Source != lesson.SourceImported || l.Provenance.File != "memory.json" || l.Provenance.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("imported: %+v", l)
+	}
+	if _, err := c.Import(ctx, body, "memory.json", true); err != nil {
+		t.Fatal(err)
+	}
+	if page, err = c.Lessons(ctx, api.LessonFilter{Trust: lesson.Candidate}); err != nil || len(page.Lessons) != 0 {
+		t.Fatalf("after import --trust: candidates %+v, %v", page, err)
 	}
 }
