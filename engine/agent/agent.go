@@ -109,6 +109,9 @@ type Config struct {
 
 	Browser engine.Browser
 	Model   engine.Model // may be nil for a replay-only run
+	// ModelName names the model ("provider/name") in the provenance of
+	// what the run writes to memory.
+	ModelName string
 	// Memory is the memory API the loop reads and teaches. Required.
 	Memory *api.Client
 	// NoMemory runs without reading or teaching memory (a clean baseline);
@@ -342,6 +345,13 @@ func (r *runner) start(ctx context.Context) error {
 		}
 		registered = true
 		r.res.RunID = m.RunID
+		// What the run writes from here on is learned by this run, with
+		// its model.
+		prov := engine.Provenance{Source: engine.SourceLearned, Run: m.RunID, Model: r.cfg.ModelName}
+		if prov.Check() != nil {
+			prov.Model = "" // a name no header may carry is left out, not a failed run
+		}
+		r.mem = r.mem.WithProvenance(prov)
 		if r.cfg.RunsDir != "" {
 			dir, err := ArtifactDir(r.cfg.RunsDir, m.RunID)
 			if err == nil {

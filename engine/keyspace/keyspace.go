@@ -55,6 +55,8 @@
 //
 //	quarantine/lesson/<id>                   → lesson (JSON) held out of every prompt, with its
 //	                                            reason (engine/screen), until approved or rejected
+//	quarantine/fact/<site>/<id>              → fact (JSON) held likewise        (see fact.go)
+//	quarantine/trajectory/<site>/<id>        → trajectory (JSON) held likewise, TTL (see trajectory.go)
 //	damaged/<key>                            → a record that did not decode, moved aside
 //	                                            byte for byte by engine doctor --repair
 //

@@ -6,17 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // BenchmarkRecentAndRender is the context builder's read: the newest
 // sessions of one site among 1000 sites, rendered.
 func BenchmarkRecentAndRender(b *testing.B) {
 	ctx := context.Background()
-	db, err := kv.Open(ctx, b.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := kvtest.Open(b)
 	defer db.Close()
 	st := New(db, Options{})
 	var ss []Session
@@ -42,10 +39,7 @@ func BenchmarkRecentAndRender(b *testing.B) {
 
 func BenchmarkRecord(b *testing.B) {
 	ctx := context.Background()
-	db, err := kv.Open(ctx, b.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := kvtest.Open(b)
 	defer db.Close()
 	st := New(db, Options{})
 	i := 0

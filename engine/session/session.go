@@ -53,6 +53,10 @@ type Session struct {
 	Timestamp  time.Time `json:"timestamp"` // when the run ended
 	TurnsUsed  int       `json:"turns_used"`
 	DurationMS int64     `json:"duration_ms"`
+	// Provenance is who recorded the session (a run, a person, an import).
+	// It is not part of the record's identity: the same session imported
+	// twice is stored once.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
 }
 
 // Options configure a Store.
@@ -126,15 +130,24 @@ func (st *Store) normalize(s *Session) error {
 		s.Timestamp = st.opts.Now()
 	}
 	s.Timestamp = s.Timestamp.UTC()
+	if err := s.Provenance.Check(); err != nil {
+		return err
+	}
 	if s.ID == "" {
 		s.ID = "s" + hash(s)[:12]
+	}
+	if s.Provenance == (engine.Provenance{}) {
+		s.Provenance = st.opts.Provenance.Stamp(st.opts.Now(), domain.Site(h))
 	}
 	return nil
 }
 
-// hash is the hex SHA-256 of the record: the tail of its key.
+// hash is the hex SHA-256 of the record without its provenance (so a
+// record stored before provenance keeps its key): the tail of its key.
 func hash(s *Session) string {
-	b, _ := json.Marshal(s)
+	c := *s
+	c.Provenance = engine.Provenance{}
+	b, _ := json.Marshal(c)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -320,9 +320,10 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 	}
 	defer browser.Close()
 
+	provider, name, _ := host.ParseSpec(spec)
 	cfg := agent.Config{
 		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
-		Browser: browser, Model: model, Memory: mem.Client, NoMemory: f.noMemory,
+		Browser: browser, Model: model, ModelName: strings.TrimSuffix(provider+"/"+name, "/"), Memory: mem.Client, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
