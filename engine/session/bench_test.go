@@ -56,12 +56,7 @@ func BenchmarkRecord(b *testing.B) {
 func grownStore(b *testing.B, n int) (*Store, int) {
 	b.Helper()
 	ctx := context.Background()
-	db, err := kv.Open(ctx, b.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	st := New(db, Options{})
+	st := New(kvtest.Open(b), Options{})
 	for i := range n {
 		if _, err := st.Record(ctx, Session{Domain: "x.com", Goal: "goal " + fmt.Sprint(i), Outcome: "did it", Success: true,
 			FinalURL: "https://x.com/a", Timestamp: t0.Add(time.Duration(i) * time.Second), TurnsUsed: 5, DurationMS: 3000}); err != nil {

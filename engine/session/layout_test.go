@@ -18,6 +18,9 @@ import (
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
+// key is where s is stored.
+func key(s *Session) []byte { return keyspace.SessionAt(domain.Site(s.Domain), tail(s)) }
+
 // recordOld writes s as the engine did before the kept list: the record at
 // its key, the site's range scanned newest first and all but the newest
 // keep deleted, session-gen bumped as a bare counter.
@@ -29,7 +32,7 @@ func recordOld(t *testing.T, db kv.Store, s Session, keep int) {
 	site := domain.Site(s.Domain)
 	b, _ := json.Marshal(s)
 	err := db.Update(context.Background(), func(tx kv.Txn) error {
-		if err := tx.Set(keyspace.SessionAt(site, tail(&s)), b, 0); err != nil {
+		if err := tx.Set(key(&s), b, 0); err != nil {
 			return err
 		}
 		gen := 0

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -40,10 +41,17 @@ func TestProvenanceStampedAndNotPartOfIdentity(t *testing.T) {
 	if err != nil || len(all) != 2 {
 		t.Fatalf("sessions: %+v, %v", all, err)
 	}
-	// A record from before provenance keeps its key and reads as none.
+	// A record from before provenance keeps its key and reads as none. It
+	// is written as an engine before the kept list wrote it: the record,
+	// and session-gen a bare counter.
 	old := Session{ID: "s1", Domain: "example.com", Goal: "old", Timestamp: t0.Add(-time.Hour)}
 	b := `{"id":"s1","domain":"example.com","goal":"old","outcome":"","success":false,"final_url":"","timestamp":"2026-03-12T09:00:00Z","turns_used":0,"duration_ms":0}`
-	if err := db.Update(ctx, func(tx kv.Txn) error { return tx.Set(key(&old), []byte(b), 0) }); err != nil {
+	if err := db.Update(ctx, func(tx kv.Txn) error {
+		if err := tx.Set(keyspace.SessionGen("example.com"), []byte("7"), 0); err != nil {
+			return err
+		}
+		return tx.Set(key(&old), []byte(b), 0)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if all, err = run.Recent(ctx, "example.com", 0); err != nil || len(all) != 3 || all[2].Provenance != (engine.Provenance{}) {
