@@ -2,12 +2,9 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -247,8 +244,7 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 // noteSecret reports whether c fills or types a value into a secret field
 // — one the browser marks engine.StateSecret, or whose name
 // redact.SecretField says is secret (the element's, else the name the
-// model gave) — and if so adds the value to the run's Redactor, as typed
-// and in the escaped forms it is written in.
+// model gave) — and if so adds the value to the run's Redactor.
 func (r *runner) noteSecret(c call, el engine.Element, found bool) bool {
 	if c.Value == "" || c.Kind != engine.ActFill && c.Kind != engine.ActType {
 		return false
@@ -260,20 +256,6 @@ func (r *runner) noteSecret(c call, el engine.Element, found bool) bool {
 	if !(found && slices.Contains(el.States, engine.StateSecret)) && !redact.SecretField("", "", name) {
 		return false
 	}
-	r.red.Add(c.Value)
-	// The Redactor also finds the value JSON-escaped; these are the other
-	// ways it is written: escaped without HTML escaping (a model's tool
-	// arguments), and URL-escaped (a form sent by GET).
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(c.Value) == nil {
-		if q := strings.TrimSuffix(b.String(), "\n"); len(q) > 2 && q[1:len(q)-1] != c.Value {
-			r.red.Add(q[1 : len(q)-1])
-		}
-	}
-	if q := url.QueryEscape(c.Value); q != c.Value {
-		r.red.Add(q)
-	}
+	r.red.Add(c.Value) // as typed and as escaped (JSON, URL)
 	return true
 }
