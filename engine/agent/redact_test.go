@@ -12,6 +12,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
 )
@@ -138,4 +139,36 @@ func TestRunWritesNoSecret(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkRedactWrites: what the run's Redactor costs per thing it
+// writes, with three typed secrets known: an action record (Value on the
+// struct), a 4 KB step message as llm.jsonl logs it, an event's fields.
+func BenchmarkRedactWrites(b *testing.B) {
+	red := redact.New(redact.Options{})
+	for _, v := range []string{"Tr0ub4dor&3", "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0", "zq-amber-falcon-quill"} {
+		red.Add(v)
+	}
+	r := &runner{red: red}
+	rec := record{Step: 3, Action: "fill", Ref: "e12", Value: "padel rackets", OK: true, URL: "http://shop.test/search?q=padel",
+		Role: "searchbox", Name: "Search products", Lessons: []string{"l_1", "l_2"}}
+	msg := ("Clickable elements:\ne8: textbox - Email (value \"bob@example.com\")\n" +
+		strings.Repeat("e13: button - Add 13 to cart, 360 g, ships in 2 days\n", 80))[:4000]
+	fields := map[string]any{"domain": "shop.test", "key": "flow: search for {1}", "value": "fill \"padel\" into \"Search\" → click \"Search\"", "run_id": "run_1"}
+	b.Run("record", func(b *testing.B) {
+		for b.Loop() {
+			c := rec
+			r.red.Value(&c)
+		}
+	})
+	b.Run("llm-text-4KB", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = logText(msg, red)
+		}
+	})
+	b.Run("event", func(b *testing.B) {
+		for b.Loop() {
+			_ = r.redactFields(fields)
+		}
+	})
 }
