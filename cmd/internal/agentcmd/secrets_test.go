@@ -133,18 +133,29 @@ func grepDir(t *testing.T, dir string, values ...string) (hits []string, files i
 	return hits, files
 }
 
-// The scenario: a run (static browser, scripted LLM) signs in on a
-// local page typing a password, an email address and an API key, twice
+// The scenario: a run (static browser, scripted LLM; chromium too
+// when there is one) signs in on a local page typing a password, an email address and an API key, twice
 // (the second run sees what the first taught). Afterwards no file of the
 // data dir — badger's .vlog, .sst and .mem files, every version of every
 // record, the run folders — holds any of the three, in any escaping.
 func TestRunStoresNoSecrets(t *testing.T) {
+	for _, browser := range []string{"static", "chromedp"} {
+		t.Run(browser, func(t *testing.T) {
+			if browser == "chromedp" && !haveChromium() {
+				t.Skip("no chromium")
+			}
+			runStoresNoSecrets(t, browser)
+		})
+	}
+}
+
+func runStoresNoSecrets(t *testing.T, browser string) {
 	site := consoleSite(t)
 	rules := consoleRules(t)
 	data := filepath.Join(t.TempDir(), "data")
 	for _, id := range []string{"login-1", "login-2"} {
 		var out, errb strings.Builder
-		code := agentMain([]string{"run", "--browser", "static", "--rules", rules, "--approve", "auto", "--run-id", id,
+		code := agentMain([]string{"run", "--browser", browser, "--rules", rules, "--approve", "auto", "--run-id", id,
 			"--goal", "sign in to the console as " + scenarioEmail, "--url", site.URL + "/", "--data-dir", data}, strings.NewReader(""), &out, &errb)
 		if code != 0 || !strings.Contains(out.String(), "run "+id+" completed: finished") {
 			t.Fatalf("run %s: exit %d\n%s\n%s", id, code, out.String(), errb.String())
