@@ -43,7 +43,7 @@ func archiveRoutes() []Route {
 		{Method: http.MethodGet, Path: "/v1/export", Summary: "All memory (every store) as one versioned export document",
 			Response: archive.Document{},
 			handle: func(c *call) (any, error) {
-				d, err := archive.New(c.m, archive.Options{}).Export(c.ctx)
+				d, err := archive.New(c.m, archive.Options{Redactor: c.red}).Export(c.ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -75,7 +75,7 @@ func archiveRoutes() []Route {
 				}
 				var res *archive.Result
 				err = c.exclusive(func() (err error) {
-					res, err = archive.New(c.m, archive.Options{}).Import(c.ctx, d, source)
+					res, err = archive.New(c.m, archive.Options{Redactor: c.red}).Import(c.ctx, d, source)
 					return err
 				})
 				return res, err

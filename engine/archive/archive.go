@@ -24,6 +24,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/session"
@@ -58,17 +59,29 @@ type Options struct {
 	// import in one transaction when it fits and through kv's undo journal
 	// when not.
 	Apply kv.ApplyOptions
+	// Redactor, when set, redacts every record an import reads (before the
+	// screen and the stores) and every record an export writes (memory
+	// stored before redaction existed); nil leaves records as they are.
+	Redactor *redact.Redactor
 }
 
 // Archive moves whole memory in and out of one Memory.
 type Archive struct {
 	*memory.Memory
 	apply kv.ApplyOptions
+	red   *redact.Redactor
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply}
+	return &Archive{Memory: m, apply: opts.Apply, red: opts.Redactor}
+}
+
+// redact redacts every record of d in place, when the archive redacts.
+func (m *Archive) redact(d *Document) {
+	if m.red != nil {
+		m.red.Value(d)
+	}
 }
 
 // kind is one store as export and import see it. Adding a store to the
@@ -256,6 +269,7 @@ func (m *Archive) Export(ctx context.Context) (*Document, error) {
 		}
 	}
 	d.fillEmpty()
+	m.redact(d)
 	return d, nil
 }
 
@@ -340,10 +354,11 @@ type Result struct {
 // reopened. Import must not run alongside readers of the same memory in
 // this process: a large import's commit is atomic but not isolated (the
 // API runs it as an exclusive route, while no other request runs).
-// Trajectories that have already expired are
+// With Options.Redactor, d's records are redacted in place first. Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
 func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Result, error) {
+	m.redact(d)
 	res := &Result{}
 	in := *d
 	in.Trajectories = nil

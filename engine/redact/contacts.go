@@ -11,8 +11,8 @@ import (
 // (icon@2x.png).
 var emailRule = sync.OnceValue(func() rule {
 	return rule{
-		gate: func(s string) bool { return strings.Contains(s, "@") },
-		re:   regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})\b`),
+		at: emailAt,
+		re: regexp.MustCompile(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})\b`),
 		repl: func(s string, m []int) string {
 			if strings.HasSuffix(s[:m[0]], "://") || fileExt[strings.ToLower(s[m[2]:m[3]])] {
 				return s[m[0]:m[1]]
@@ -21,6 +21,30 @@ var emailRule = sync.OnceValue(func() rule {
 		},
 	}
 })
+
+// emailAt returns where an address may start at or after i: the start of
+// the run of local-part characters before an '@'; or -1.
+func emailAt(s string, i int) int {
+	for {
+		a := strings.IndexByte(s[i:], '@')
+		if a < 0 {
+			return -1
+		}
+		a += i
+		k := a
+		for k > i && localChar(s[k-1]) {
+			k--
+		}
+		if k < a {
+			return k
+		}
+		i = a + 1
+	}
+}
+
+func localChar(c byte) bool {
+	return isWord(c) && c < 0x80 || strings.IndexByte(".%+-", c) >= 0
+}
 
 // fileExt are file name extensions that are not top-level domains in use.
 var fileExt = map[string]bool{"png": true, "jpg": true, "jpeg": true, "gif": true, "svg": true, "webp": true,
@@ -35,8 +59,8 @@ var fileExt = map[string]bool{"png": true, "jpg": true, "jpeg": true, "gif": tru
 // ports and ids pass.
 var phoneRule = sync.OnceValue(func() rule {
 	return rule{
-		gate: func(s string) bool { return strings.ContainsAny(s, "+-. ()") },
-		re:   regexp.MustCompile(`\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|\(\d{3}\) ?\d{3}[-. ]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4}`),
+		at: phoneAt,
+		re: regexp.MustCompile(`^(?:\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|\(\d{3}\) ?\d{3}[-. ]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4})`),
 		repl: func(s string, m []int) string {
 			p := s[m[0]:m[1]]
 			if !phone(p) || joined(s, m[0], m[1]) {
@@ -46,6 +70,40 @@ var phoneRule = sync.OnceValue(func() rule {
 		},
 	}
 })
+
+// phoneAt returns where a phone number may start at or after i (a '+' or
+// '(' then a digit, or a number's first digit, with at least 8 digits
+// close by), or -1.
+func phoneAt(s string, i int) int {
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '+' || c == '(':
+			if i+1 >= len(s) || !isDigit(s[i+1]) {
+				continue
+			}
+		case isDigit(c):
+			if i > 0 && isWord(s[i-1]) {
+				continue
+			}
+		default:
+			continue
+		}
+		// At least 8 digits among the next characters of a phone number.
+		n := 0
+		for j := i; j < len(s) && j < i+40; j++ {
+			if d := s[j]; isDigit(d) {
+				n++
+			} else if strings.IndexByte(" .-()+", d) < 0 {
+				break
+			}
+		}
+		if n >= 8 {
+			return i
+		}
+	}
+	return -1
+}
 
 // phone reports whether p, a match of phoneRule's expression, has as many
 // digits as its format needs.

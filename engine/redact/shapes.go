@@ -6,12 +6,18 @@ import (
 	"sync"
 )
 
-// A rule is one secret shape: re runs only when gate, a few substring
-// searches, says the text may hold it (a substring search is far cheaper
-// than an expression); repl returns what replaces a match (m holds its
-// submatch indexes in s), which may be the match itself to keep it.
+// A rule is one secret shape. Its expression never runs over a whole text
+// that cannot hold the shape (a substring search is ~100× cheaper than an
+// expression): either gate, a few substring searches, says the text may
+// hold it and re runs over the text, or at finds the places a match may
+// start (an '=', an '@', a digit) and re, anchored with ^, runs from each.
+// repl returns what replaces a match (m holds its submatch indexes in s),
+// which may be the match itself to keep it.
 type rule struct {
 	gate func(s string) bool
+	// at returns the first place at or after i where a match may start, or
+	// -1; nil: re runs over the whole text.
+	at   func(s string, i int) int
 	re   *regexp.Regexp
 	repl func(s string, m []int) string
 }
@@ -70,8 +76,8 @@ var rules = sync.OnceValue(func() []rule {
 		},
 		// Secret values in URL queries and fragments: the name is kept.
 		{
-			gate: func(s string) bool { return strings.Contains(s, "=") && strings.ContainsAny(s, "?&#;") },
-			re:   regexp.MustCompile(`(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
+			at:   queryAt,
+			re:   regexp.MustCompile(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
 			repl: keep1,
 		},
 		// Assignments: password=x, "api_key": "x", X-Api-Key: x. The name is
@@ -79,8 +85,8 @@ var rules = sync.OnceValue(func() []rule {
 		// ("Password: enter at least 8 characters") and selectors
 		// (#password:focus) pass.
 		{
-			gate: assignGate,
-			re:   regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
+			at: assignAt,
+			re: regexp.MustCompile(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
 			repl: func(s string, m []int) string {
 				v := s[m[6]:m[7]]
 				switch {
@@ -116,38 +122,104 @@ func keyGate(s string) bool {
 	return false
 }
 
-// assignWords are lower-case stems one of which every assignment holds.
+// queryAt returns where a URL query or fragment parameter whose value
+// may be secret starts ("?token="), at or after i, or -1.
+func queryAt(s string, i int) int {
+	for {
+		e := strings.IndexByte(s[i:], '=')
+		if e < 0 {
+			return -1
+		}
+		e += i
+		k := e
+		for k > 0 && (isWord(s[k-1]) || s[k-1] == '-') {
+			k--
+		}
+		if k > i && k < e && strings.IndexByte("?&#;", s[k-1]) >= 0 && queryNames[strings.ToLower(s[k:e])] {
+			return k - 1
+		}
+		i = e + 1
+	}
+}
+
+// queryNames are the parameters whose values queryAt's rule removes.
+var queryNames = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Split("access_token refresh_token id_token auth_token token api_key apikey api-key key password passwd pwd pass secret client_secret sig signature auth session sessionid session_id sid code otp jwt x-amz-signature x-amz-credential x-amz-security-token", " ") {
+		queryNames[n] = true
+	}
+}
+
+// assignWords are lower-case stems one of which every assignment's name
+// holds.
 var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin"}
 
-func assignGate(s string) bool {
-	if !strings.ContainsAny(s, ":=") {
-		return false
-	}
-	for _, w := range assignWords {
-		if containsFold(s, w) {
-			return true
+// assignAt returns where a name that may be assigned a secret starts
+// ("db_password =", "\"api_key\":"), at or after i, or -1.
+func assignAt(s string, i int) int {
+	for {
+		e := strings.IndexAny(s[i:], ":=")
+		if e < 0 {
+			return -1
 		}
+		e += i
+		k := e
+		for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+			k--
+		}
+		if k > 0 && (s[k-1] == '"' || s[k-1] == '\'') {
+			k--
+		}
+		end := k
+		for k > 0 && (isWord(s[k-1]) || s[k-1] == '-' || s[k-1] == '.') {
+			k--
+		}
+		if k >= i && k < end {
+			for _, w := range assignWords {
+				if containsFold(s[k:end], w) {
+					return k
+				}
+			}
+		}
+		i = e + 1
 	}
-	return false
 }
 
 // containsFold reports whether s holds word (lower-case ASCII) in any case.
 func containsFold(s, word string) bool {
+	return indexFold(s, word) >= 0
+}
+
+// indexFold returns the index of the first word (lower-case ASCII) in s in
+// any case, or -1.
+func indexFold(s, word string) int {
 	lo, up := word[0], word[0]-'a'+'A'
-	for i := 0; i+len(word) <= len(s); i++ {
-		j := strings.IndexByte(s[i:], lo)
-		if k := strings.IndexByte(s[i:], up); k >= 0 && (j < 0 || k < j) {
-			j = k
+	nlo, nup := -2, -2 // next index of lo and up at or after i; -1: none
+	for i := 0; i+len(word) <= len(s); {
+		if nlo != -1 && nlo < i {
+			if nlo = strings.IndexByte(s[i:], lo); nlo >= 0 {
+				nlo += i
+			}
 		}
-		if j < 0 {
-			return false
+		if nup != -1 && nup < i {
+			if nup = strings.IndexByte(s[i:], up); nup >= 0 {
+				nup += i
+			}
 		}
-		i += j
-		if i+len(word) <= len(s) && strings.EqualFold(s[i:i+len(word)], word) {
-			return true
+		j := nlo
+		if j < 0 || nup >= 0 && nup < j {
+			j = nup
 		}
+		if j < 0 || j+len(word) > len(s) {
+			return -1
+		}
+		if strings.EqualFold(s[j:j+len(word)], word) {
+			return j
+		}
+		i = j + 1
 	}
-	return false
+	return -1
 }
 
 func hasDigit(s string) bool {
@@ -169,12 +241,36 @@ func isWord(c byte) bool {
 
 // apply replaces every match of r in s by r.repl's answer.
 func (r rule) apply(s string) string {
-	if !r.gate(s) {
-		return s
-	}
-	ms := r.re.FindAllStringSubmatchIndex(s, -1)
-	if ms == nil {
-		return s
+	var ms [][]int
+	if r.at == nil {
+		if !r.gate(s) {
+			return s
+		}
+		if ms = r.re.FindAllStringSubmatchIndex(s, -1); ms == nil {
+			return s
+		}
+	} else {
+		for i := 0; i < len(s); {
+			c := r.at(s, i)
+			if c < i { // none (-1); at never goes back
+				break
+			}
+			m := r.re.FindStringSubmatchIndex(s[c:])
+			if m == nil {
+				i = c + 1
+				continue
+			}
+			for k := range m {
+				if m[k] >= 0 {
+					m[k] += c
+				}
+			}
+			ms = append(ms, m)
+			i = max(m[1], c+1)
+		}
+		if ms == nil {
+			return s
+		}
 	}
 	var b strings.Builder
 	last, replaced := 0, false
