@@ -274,6 +274,9 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		return nil, err
 	}
 	aopts.Serve, aopts.LockWait = true, runLockWait
+	// --keep-contacts holds for the memory this run serves too (a memory
+	// server's own setting decides for the memory it serves).
+	aopts.Redact.KeepContacts = aopts.Redact.KeepContacts || f.keepContacts
 	aopts.Logger = slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mem, err := attach.Open(ctx, dir, aopts)
 	if err != nil {

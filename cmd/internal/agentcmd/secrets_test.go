@@ -195,8 +195,8 @@ func hasBadgerFile(hits []string) bool {
 	return false
 }
 
-// --keep-contacts keeps the email address in what the run stores; the
-// password and the API key are redacted all the same.
+// --keep-contacts keeps the email address in what the run stores, memory
+// included; the password and the API key are redacted all the same.
 func TestRunKeepContacts(t *testing.T) {
 	site := consoleSite(t)
 	data := filepath.Join(t.TempDir(), "data")
@@ -215,5 +215,8 @@ func TestRunKeepContacts(t *testing.T) {
 	}
 	if !strings.Contains(string(actions), scenarioEmail) {
 		t.Fatalf("the email address was not kept:\n%s", actions)
+	}
+	if hits, _ := grepDir(t, filepath.Join(data, "db"), scenarioEmail); !hasBadgerFile(hits) {
+		t.Fatalf("memory did not keep the email address: %v", hits)
 	}
 }
