@@ -223,6 +223,8 @@ type record struct {
 	Arr    [2]string
 	ByName map[string]step
 	Extra  map[string]any
+	Raw    json.RawMessage
+	Broken json.RawMessage
 	Count  int
 	hidden string
 }
@@ -242,9 +244,12 @@ func TestValue(t *testing.T) {
 		Arr:    [2]string{password, "ok"},
 		ByName: map[string]step{"login": {Value: password}},
 		Extra:  map[string]any{"n": 1, "s": password, "l": []any{password}, "loop": loop},
+		Raw:    json.RawMessage(`{"typed":"` + password + `","n":1}`),
+		Broken: json.RawMessage(`["a` + password + `b"]`),
 		hidden: password,
 	}
 	r := New(Options{})
+	r.Add(`b"]`) // cuts through Broken's JSON
 	r.Add(password)
 	r.Value(&rec)
 	want := record{
@@ -265,6 +270,9 @@ func TestValue(t *testing.T) {
 	}
 	if rec.ID != want.ID || rec.Text != want.Text || *rec.Ptr != "ptr "+Secret || rec.Extra["n"] != 1 {
 		t.Errorf("Value: %+v", rec)
+	}
+	if string(rec.Raw) != `{"typed":"[redacted]","n":1}` || !json.Valid(rec.Broken) || strings.Contains(string(rec.Broken), password) {
+		t.Errorf("Value: RawMessage %s, %s", rec.Raw, rec.Broken)
 	}
 	var nilRec *record
 	r.Value(nilRec) // no panic

@@ -1,11 +1,15 @@
 package redact
 
-import "reflect"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Value redacts in place every string reachable from ptr: struct fields,
-// slice and array elements, map values, through pointers and interfaces.
-// Unexported fields and map keys are left alone, and so are strings it
-// cannot set (ptr must be a pointer for anything to change).
+// slice and array elements, map values, through pointers and interfaces,
+// and the text of json.RawMessage values (a tool's output), which stay
+// valid JSON. Unexported fields and map keys are left alone, and so are
+// strings it cannot set (ptr must be a pointer for anything to change).
 func (r *Redactor) Value(ptr any) {
 	w := walker{r: r}
 	w.walk(reflect.ValueOf(ptr))
@@ -19,6 +23,9 @@ type walker struct {
 // walk redacts v's strings; it reports whether v (which may not be
 // settable, a map value's copy) changed.
 func (w *walker) walk(v reflect.Value) bool {
+	if v.Type() == rawType {
+		return w.raw(v)
+	}
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
@@ -105,13 +112,36 @@ func (w *walker) walk(v reflect.Value) bool {
 	return false
 }
 
+var rawType = reflect.TypeFor[json.RawMessage]()
+
+// raw redacts a json.RawMessage's text. Should a replacement have cut
+// through the JSON's structure (a typed value that spans quotes), the
+// message becomes the redacted text as one JSON string.
+func (w *walker) raw(v reflect.Value) bool {
+	b := v.Bytes()
+	if len(b) == 0 {
+		return false
+	}
+	s := string(b)
+	t := w.r.String(s)
+	if t == s || !v.CanSet() {
+		return t != s
+	}
+	if !json.Valid([]byte(t)) {
+		q, _ := json.Marshal(t)
+		t = string(q)
+	}
+	v.SetBytes([]byte(t))
+	return true
+}
+
 // needs reports whether values of type t may hold a string Value changes.
 func needs(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.String, reflect.Interface, reflect.Struct, reflect.Map, reflect.Pointer:
 		return true
 	case reflect.Slice, reflect.Array:
-		return needs(t.Elem())
+		return t == rawType || needs(t.Elem())
 	}
 	return false
 }
