@@ -39,6 +39,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/engine/problem"
+	"github.com/engine-dev/engine/engine/redact"
 )
 
 // Header names of the API.
@@ -72,6 +73,11 @@ type Options struct {
 	// Logger receives one line per request that failed with a server
 	// error; nil discards them.
 	Logger *slog.Logger
+	// Redact configures the redaction of everything written through the
+	// handler (request bodies, action logs, imports, exports): secret
+	// shapes always, emails and phone numbers unless KeepContacts
+	// (ENGINE_KEEP_CONTACTS=1).
+	Redact redact.Options
 }
 
 // Handler serves the API over m. m's event sink receives every request's
@@ -81,7 +87,7 @@ func Handler(m *memory.Memory, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{m: m, opts: opts, mux: http.NewServeMux()}
+	h := &handler{m: m, opts: opts, mux: http.NewServeMux(), red: redact.New(opts.Redact)}
 	for _, r := range routes() {
 		h.mux.Handle(r.Method+" "+r.Path, h.serve(r))
 	}
@@ -95,6 +101,9 @@ type handler struct {
 	m    *memory.Memory
 	opts Options
 	mux  *http.ServeMux
+	// red redacts what requests write: shapes and contacts only, the
+	// server never learns a run's typed secrets.
+	red *redact.Redactor
 	// mu keeps exclusive routes (Route.Exclusive) apart from every other
 	// request of this handler, so one server must serve all its listeners
 	// with one handler.
@@ -108,6 +117,8 @@ type call struct {
 	r     *http.Request
 	w     http.ResponseWriter
 	limit int64
+	// red is the handler's redactor: decode runs every body through it.
+	red *redact.Redactor
 	// streamed is set by a handle func that wrote the response itself.
 	streamed bool
 	// mu is the handler's lock; shared says this call holds its shared side.
@@ -148,7 +159,7 @@ func (h *handler) serve(rt Route) http.Handler {
 			})
 			w.Header().Set("Trailer", HeaderEvents)
 		}
-		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), mu: &h.mu, shared: !rt.Exclusive}
+		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), red: h.red, mu: &h.mu, shared: !rt.Exclusive}
 		if c.shared {
 			h.mu.RLock()
 			defer h.mu.RUnlock()
@@ -230,6 +241,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads the request body as exactly one JSON value into v: unknown
 // fields, trailing data and a body past the route's limit are bad input.
+// Every string of v is then redacted (secret shapes, and contacts unless
+// Options.Redact keeps them): this is where every memory write enters, so
+// no store ever sees them.
 func (c *call) decode(v any) error {
 	if ct := c.r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return engine.Invalidf("request", "Content-Type %q: send application/json", ct)
@@ -250,6 +264,7 @@ func (c *call) decode(v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return engine.Invalid("request", "body: more than one JSON value")
 	}
+	c.red.Value(v)
 	return nil
 }
 

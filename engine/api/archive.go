@@ -46,7 +46,7 @@ func archiveRoutes() []Route {
 		{Method: http.MethodGet, Path: "/v1/export", Summary: "All memory (every store) as one versioned export document",
 			Response: archive.Document{},
 			handle: func(c *call) (any, error) {
-				d, err := archive.New(c.m, archive.Options{}).Export(c.ctx)
+				d, err := archive.New(c.m, archive.Options{Redactor: c.red}).Export(c.ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -83,7 +83,7 @@ func archiveRoutes() []Route {
 					return nil, err
 				}
 				sum := sha256.Sum256(b)
-				opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:])}
+				opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
 				var res *archive.Result
 				err = c.exclusive(func() (err error) {
 					res, err = archive.New(c.m, opts).Import(c.ctx, d, source)

@@ -180,6 +180,7 @@ func lessonRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
+				c.red.Value(&actions) // lessons quote commands and errors
 				if _, _, err := c.m.Lessons.Prune(c.ctx, 0); err != nil {
 					return nil, err
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/session"
@@ -65,6 +66,10 @@ type Options struct {
 	// File and SHA256 name the imported file and its digest, stamped on
 	// the provenance of what the import writes.
 	File, SHA256 string
+	// Redactor, when set, redacts every record an import reads (before the
+	// screen and the stores) and every record an export writes (memory
+	// stored before redaction existed); nil leaves records as they are.
+	Redactor *redact.Redactor
 }
 
 // Archive moves whole memory in and out of one Memory.
@@ -73,11 +78,19 @@ type Archive struct {
 	apply        kv.ApplyOptions
 	trust        bool
 	file, sha256 string
+	red          *redact.Redactor
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256}
+	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256, red: opts.Redactor}
+}
+
+// redact redacts every record of d in place, when the archive redacts.
+func (m *Archive) redact(d *Document) {
+	if m.red != nil {
+		m.red.Value(d)
+	}
 }
 
 // kind is one store as export and import see it. Adding a store to the
@@ -277,6 +290,7 @@ func (m *Archive) Export(ctx context.Context) (*Document, error) {
 		}
 	}
 	d.fillEmpty()
+	m.redact(d)
 	return d, nil
 }
 
@@ -361,10 +375,11 @@ type Result struct {
 // reopened. Import must not run alongside readers of the same memory in
 // this process: a large import's commit is atomic but not isolated (the
 // API runs it as an exclusive route, while no other request runs).
-// Trajectories that have already expired are
+// With Options.Redactor, d's records are redacted in place first. Trajectories that have already expired are
 // left out (the trajectory store keeps none past its lifetime) and listed
 // in the result.
 func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Result, error) {
+	m.redact(d)
 	res := &Result{}
 	in := *d
 	in.Trajectories = nil

@@ -25,6 +25,7 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv/badger"
 )
@@ -52,6 +53,10 @@ type Options struct {
 	Serve bool
 	// Logger receives the serving side's log lines (nil: discarded).
 	Logger *slog.Logger
+	// Redact configures the redaction of what is written when the data dir
+	// is opened here (api.Options.Redact; ENGINE_KEEP_CONTACTS); a server
+	// redacts by its own.
+	Redact redact.Options
 }
 
 // Memory is a process's attachment to a data dir's memory: an API client
@@ -213,7 +218,7 @@ func (l *link) hold(ctx context.Context) (*holder, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := api.Handler(m, api.Options{AllowClock: !l.opts.Now.IsZero(), Logger: l.opts.Logger})
+	h := api.Handler(m, api.Options{AllowClock: !l.opts.Now.IsZero(), Logger: l.opts.Logger, Redact: l.opts.Redact})
 	local := api.Local(h, api.ClientOptions{})
 	held := &holder{rt: local.RoundTripper(), where: "held here"}
 	if !l.opts.Serve {

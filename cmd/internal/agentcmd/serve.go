@@ -85,7 +85,7 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 	}
 	defer cli.CloseInto(&err, m)
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log})
+	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/engine-dev/engine/engine/attach"
+	"github.com/engine-dev/engine/engine/redact"
 )
 
 // MemoryClient is how a command reaches memory: the HTTP API of whoever
@@ -41,8 +42,8 @@ func (a *App) Client(ctx context.Context) (*MemoryClient, error) {
 }
 
 // attachOptions are the options of attaching to memory: ENGINE_SERVER and
-// ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), and
-// the fixed clock of ENGINE_NOW.
+// ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), the
+// fixed clock of ENGINE_NOW and the redaction of ENGINE_KEEP_CONTACTS.
 func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	var opts attach.Options
 	now, err := a.Now()
@@ -52,6 +53,7 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	if os.Getenv("ENGINE_NOW") != "" {
 		opts.Now, opts.Clock = now(), now
 	}
+	opts.Redact = RedactOptions()
 	opts.Server, opts.Token = os.Getenv("ENGINE_SERVER"), os.Getenv("ENGINE_TOKEN")
 	if opts.Server != "" {
 		return opts, "", nil
@@ -62,4 +64,10 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 		}
 	}
 	return opts, dataDir, nil
+}
+
+// RedactOptions are the options of redacting what is written to memory:
+// ENGINE_KEEP_CONTACTS=1 keeps emails and phone numbers.
+func RedactOptions() redact.Options {
+	return redact.Options{KeepContacts: os.Getenv("ENGINE_KEEP_CONTACTS") == "1"}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package redact
+
+const raceEnabled = false
