@@ -51,6 +51,11 @@ type Element struct {
 	States []string `json:"states,omitempty"` // e.g. "focused", "disabled", "checked", "expanded"
 }
 
+// StateSecret is the Element state of a secret field (a password, a card
+// number, an API key: redact.SecretField): the browser never reports its
+// value, and the agent loop redacts whatever is typed into it.
+const StateSecret = "secret"
+
 // ActionKind names a browser action. The names are also the failed_command
 // values lessons are keyed by.
 type ActionKind string

@@ -21,7 +21,7 @@ import (
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 func TestInvalidErrorMessages(t *testing.T) {
@@ -85,10 +85,7 @@ func TestNotFoundSentinels(t *testing.T) {
 // lookup of an unknown id, for ErrNotFound.
 func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenMemory(t)
 	defer db.Close()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"format": "nope"`), 0o644); err != nil {

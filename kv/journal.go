@@ -57,7 +57,7 @@ type expiryReader interface {
 // Apply writes ops all or nothing, against store errors and crashes as well
 // as bad input: after an error, s holds exactly what it held before, and a
 // process killed part way leaves either all or none of ops once the store
-// is opened again (Open runs Recover).
+// is opened again (a store runs Recover when it opens, as badger.Open does).
 //
 // Ops that fit one transaction are written in one. A larger Apply (the
 // transaction fails with ErrTooBig, or ops exceed MaxTxnOps) keeps an undo
@@ -210,7 +210,7 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 // Recover finishes what an interrupted Apply left: a journal marked active
 // is rolled back (every saved value written back, then the marker deleted),
 // and undo records of no active Apply are deleted. It reports whether it
-// rolled back. Open calls it; it is idempotent.
+// rolled back. A store calls it when it opens (kv/badger.Open does); it is idempotent.
 func Recover(ctx context.Context, s Store) (rolledBack bool, err error) {
 	var id []byte
 	err = s.View(ctx, func(r Reader) error {

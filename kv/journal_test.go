@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -78,7 +79,7 @@ func TestApplyFailureAnywhereLeavesStoreUnchanged(t *testing.T) {
 			ops := fill(t, db, 40)
 			before := kvtest.Dump(t, db)
 			// Count the writes of a successful kv.Apply on a copy of the data.
-			probeDB, _ := kv.OpenMemory()
+			probeDB := kvtest.OpenMemory(t)
 			defer probeDB.Close()
 			fill(t, probeDB, 40)
 			probe := &kvtest.FaultStore{Store: probeDB}
@@ -228,7 +229,7 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 	opts := kv.ApplyOptions{MaxTxnOps: 10, ChunkOps: 15}
 	if dir := os.Getenv("KV_APPLY_DIR"); dir != "" {
 		at, _ := strconv.Atoi(os.Getenv("KV_APPLY_AT"))
-		db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
+		db, err := badger.Open(context.Background(), dir, badger.Options{GCInterval: -1})
 		if err != nil {
 			fmt.Println("open:", err)
 			os.Exit(3)
@@ -244,7 +245,7 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 		os.Exit(0)
 	}
 	// Before and after: the same data in memory.
-	ref, _ := kv.OpenMemory()
+	ref := kvtest.OpenMemory(t)
 	defer ref.Close()
 	ops := fill(t, ref, 30)
 	probe := &kvtest.FaultStore{Store: ref}
@@ -309,7 +310,7 @@ func TestStagingReadsLikeTheStore(t *testing.T) {
 	ctx := context.Background()
 	base := kvtest.OpenDir(t, t.TempDir())
 	defer base.Close()
-	direct, _ := kv.OpenMemory()
+	direct := kvtest.OpenMemory(t)
 	defer direct.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	key := func() []byte { return fmt.Appendf(nil, "%c/%02d", 'a'+rng.IntN(3), rng.IntN(40)) }

@@ -1,11 +1,37 @@
-// Package kv is an ordered, transactional key-value store. It is the only
-// package that imports badger, and it knows nothing of what the keys mean:
-// the engine's key layout lives in engine/keyspace.
+// Package kv is the interface of an ordered, transactional key-value store
+// and its contract; it knows nothing of what the keys mean (the engine's key
+// layout lives in engine/keyspace) and nothing of any one store: badger is
+// in kv/badger, and kv/kvtest.Run is the conformance suite every store
+// passes. What a store implements beyond the interface (Apply's journal,
+// Staging) is written here once, against Store.
 //
-// The interface is small on purpose so that another ordered, transactional
-// store (etcd) can implement it: byte keys in lexical order, snapshot reads,
-// serialisable read-modify-write transactions retried on conflict, blind
-// batch writes, per-key TTL and dropping a whole prefix.
+// The contract, as kvtest.Run pins it:
+//
+//   - Keys are non-empty byte strings of at most MaxKeySize bytes, ordered
+//     bytewise (bytes.Compare: 0x00 sorts first, 0xff last). A longer key is
+//     refused with ErrKeyTooLarge and nothing of its write lands.
+//   - View reads one snapshot: a commit made after it began is not seen.
+//   - Update runs fn in a transaction that sees its own writes (Get and Scan)
+//     and commits all of it or none. It is serialisable for the keys it
+//     read: when another commit since its snapshot wrote a key it read
+//     (with Get, a missing key included, or returned by a Scan), fn runs
+//     again on a fresh snapshot, so N concurrent read-modify-writes of one
+//     key are all counted. It is not promised to conflict with a key that
+//     another commit inserted into a range it scanned but that the scan did
+//     not return (a phantom): badger does not track ranges. A transaction
+//     that must not miss such an insert reads a guard key that every
+//     inserter writes (engine/session's per-site write counter). A
+//     transaction too large for the store fails with ErrTooBig, nothing
+//     written. A context cancelled before the commit fails it, nothing
+//     written.
+//   - Batch applies blind writes of any number, never conflicts, and is not
+//     atomic (it may be split into several commits).
+//   - Get returns a copy; Scan's key and value are valid only during the
+//     callback, and ErrStop from the callback ends the scan with nil.
+//   - A TTL makes a key disappear from Get and Scan no later than the TTL
+//     after its write (a store may round expiry down to a whole second).
+//   - DropPrefix deletes every key with a non-empty prefix.
+//   - After Close every method returns ErrClosed; Close twice is harmless.
 package kv
 
 import (
@@ -28,8 +54,16 @@ const MaxKeySize = 65000
 // MaxKeySize.
 var ErrKeyTooLarge = errors.New("kv: key too large")
 
-// checkKey refuses a key longer than MaxKeySize, naming its start.
-func checkKey(op string, key []byte) error {
+// ErrClosed is returned by every method of a store after its Close.
+var ErrClosed = errors.New("kv: store is closed")
+
+// ErrNoSpace is returned (wrapped, with the figures) by a write while the
+// store has too little room left to take it; reads still work.
+var ErrNoSpace = errors.New("no space left on the data dir's disk")
+
+// CheckKey refuses a key longer than MaxKeySize with ErrKeyTooLarge, naming
+// op and the key's start. Stores call it in Set, Delete and Batch.
+func CheckKey(op string, key []byte) error {
 	if len(key) > MaxKeySize {
 		return fmt.Errorf("kv: %s: key of %d bytes (%s) is longer than the limit of %d: %w", op, len(key), Short(key), MaxKeySize, ErrKeyTooLarge)
 	}
@@ -48,8 +82,8 @@ func Short(key []byte) string {
 // then returns nil.
 var ErrStop = errors.New("kv: stop scan")
 
-// Store is an ordered key-value store. All methods are safe for concurrent
-// use.
+// Store is an ordered key-value store (see the package comment for the
+// contract). All methods are safe for concurrent use.
 type Store interface {
 	// View runs fn in a read-only snapshot.
 	View(ctx context.Context, fn func(Reader) error) error
@@ -60,9 +94,12 @@ type Store interface {
 	// Batch applies blind writes without reading; it never conflicts and is
 	// not atomic across ops (it may be split into several commits).
 	Batch(ctx context.Context, ops []Op) error
-	// DropPrefix deletes every key that starts with prefix.
+	// DropPrefix deletes every key that starts with prefix, which must not
+	// be empty.
 	DropPrefix(ctx context.Context, prefix []byte) error
-	// Close flushes and releases the store and its directory lock.
+	// Close flushes and releases the store (for badger, its directory
+	// lock). Later calls of any method return ErrClosed; Close itself
+	// returns nil when called again.
 	Close() error
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -16,15 +17,18 @@ import (
 // on a Staging, so a many-transaction job such as an import becomes one
 // atomic write.
 //
-// Transactions on a Staging never conflict: they run one at a time. The
-// base is read in a fresh snapshot per View or Update; Commit does not
-// check that what was read is still current (the caller holds the store
-// alone, as engine import does).
+// Transactions on a Staging never conflict: they run one at a time (an
+// Update waits for open Views), so it passes kvtest.Run except the clauses
+// that need a commit while a transaction is open. The base is read in a
+// fresh snapshot per View or Update; Commit does not check that what was
+// read is still current (the caller holds the store alone, as engine import
+// does).
 type Staging struct {
-	base Store
-	mu   sync.RWMutex
-	list skiplist
-	n    int // staged keys
+	base   Store
+	mu     sync.RWMutex
+	list   skiplist
+	n      int // staged keys
+	closed bool
 }
 
 // NewStaging returns an empty Staging over base.
@@ -77,10 +81,16 @@ func (s *Staging) Commit(ctx context.Context, opts ApplyOptions) error {
 	return nil
 }
 
+// errClosed is ErrClosed for op.
+func errClosed(op string) error { return fmt.Errorf("kv: staging: %s: %w", op, ErrClosed) }
+
 func (s *Staging) View(ctx context.Context, fn func(Reader) error) error {
 	return s.base.View(ctx, func(r Reader) error {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
+		if s.closed {
+			return errClosed("view")
+		}
 		return fn(&stagingTxn{s: s, base: r})
 	})
 }
@@ -89,12 +99,18 @@ func (s *Staging) Update(ctx context.Context, fn func(Txn) error) error {
 	return s.base.View(ctx, func(r Reader) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		tx := &stagingTxn{s: s, base: r, write: true}
-		if err := fn(tx); err != nil {
-			tx.undo()
-			return err
+		if s.closed {
+			return errClosed("update")
 		}
-		return nil
+		tx := &stagingTxn{s: s, base: r, write: true}
+		err := fn(tx)
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			tx.undo()
+		}
+		return err
 	})
 }
 
@@ -102,8 +118,16 @@ func (s *Staging) Batch(ctx context.Context, ops []Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	for _, op := range ops {
+		if err := CheckKey("batch write", op.Key); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed("batch")
+	}
 	tx := &stagingTxn{s: s}
 	for _, op := range ops {
 		tx.put(op)
@@ -130,10 +154,11 @@ func (s *Staging) DropPrefix(ctx context.Context, prefix []byte) error {
 	})
 }
 
-// Close discards what is staged; it does not close the base.
+// Close discards what is staged; it does not close the base. Later calls
+// return ErrClosed.
 func (s *Staging) Close() error {
 	s.mu.Lock()
-	s.list, s.n = newSkiplist(), 0
+	s.list, s.n, s.closed = newSkiplist(), 0, true
 	s.mu.Unlock()
 	return nil
 }
@@ -248,6 +273,9 @@ func (t *stagingTxn) Set(key, value []byte, ttl time.Duration) error {
 	if !t.write {
 		return errors.New("kv: set in a read-only view")
 	}
+	if err := CheckKey("set", key); err != nil {
+		return err
+	}
 	t.put(Op{Key: key, Value: value, TTL: ttl})
 	return nil
 }
@@ -255,6 +283,9 @@ func (t *stagingTxn) Set(key, value []byte, ttl time.Duration) error {
 func (t *stagingTxn) Delete(key []byte) error {
 	if !t.write {
 		return errors.New("kv: delete in a read-only view")
+	}
+	if err := CheckKey("delete", key); err != nil {
+		return err
 	}
 	t.put(Op{Key: key, Delete: true})
 	return nil

@@ -168,7 +168,7 @@ func TestServeKilled(t *testing.T) {
 
 	// ~1 MB of memory, so an export is more than the socket's buffers hold.
 	const held = 1000
-	if _, err := c.Import(ctx, exportOf(t, "held", held), "held"); err != nil {
+	if _, err := c.Import(ctx, exportOf(t, "held", held), "held", true); err != nil {
 		t.Fatal(err)
 	}
 
@@ -228,7 +228,7 @@ func TestServeKilled(t *testing.T) {
 	blockedErr := make(chan error, 1)
 	go func() {
 		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) }})
-		_, err := c.Import(tctx, exportOf(t, "blocked", 10), "blocked")
+		_, err := c.Import(tctx, exportOf(t, "blocked", 10), "blocked", true)
 		blockedErr <- err
 	}()
 	select {

@@ -29,6 +29,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/navpolicy"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/runfiles"
 )
@@ -109,6 +110,9 @@ type Config struct {
 
 	Browser engine.Browser
 	Model   engine.Model // may be nil for a replay-only run
+	// ModelName names the model ("provider/name") in the provenance of
+	// what the run writes to memory.
+	ModelName string
 	// Memory is the memory API the loop reads and teaches. Required.
 	Memory *api.Client
 	// NoMemory runs without reading or teaching memory (a clean baseline);
@@ -136,6 +140,11 @@ type Config struct {
 	Navigation *navpolicy.Policy
 	// LLM bounds each model call: timeout, retries, backoff.
 	LLM LLMPolicy
+	// Redact is how the run's Redactor treats what it writes: every
+	// artifact, event and memory request goes through it (values typed
+	// into secret fields, secret shapes; emails and phone numbers unless
+	// KeepContacts).
+	Redact redact.Options
 }
 
 // Result is how a run went.
@@ -223,7 +232,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.MaxRepeats = DefaultMaxRepeats
 	}
 	cfg.LLM = cfg.LLM.withDefaults()
-	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: nav}}
+	red := redact.New(cfg.Redact)
+	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: nav}, red: red,
+		goal: red.String(cfg.Goal)}
 	r.mem = cfg.Memory.WithEvents(r.events())
 	if err := r.start(ctx); err != nil {
 		r.closeArtifacts()
@@ -294,8 +305,11 @@ type runner struct {
 	stopped   bool
 	finishing bool // finish has begun
 
-	// Values typed into secret fields, redacted from llm.jsonl.
-	secrets []string
+	// red redacts everything the run writes: artifacts, events, memory
+	// requests, the result. goal is the goal as memory is told it (secret
+	// shapes and contacts redacted).
+	red  *redact.Redactor
+	goal string
 
 	// Replay.
 	replay *replayState
@@ -304,6 +318,7 @@ type runner struct {
 }
 
 func (r *runner) emit(name string, fields map[string]any) {
+	fields = r.redactFields(fields)
 	if r.art != nil {
 		r.art.events.Write(event.Event{Name: name, Fields: fields})
 	}
@@ -312,6 +327,31 @@ func (r *runner) emit(name string, fields map[string]any) {
 
 func (r *runner) events() event.Func {
 	return func(e event.Event) { r.emit(e.Name, e.Fields) }
+}
+
+// redactFields is an event's fields redacted, in a copy; identifiers (id,
+// …_id, …_ids, lessons, helped, trajectory), which the run and memory made
+// and which hold no secret, are kept as they are, whatever they look like.
+func (r *runner) redactFields(fields map[string]any) map[string]any {
+	if len(fields) == 0 {
+		return fields
+	}
+	c := make(map[string]any, len(fields))
+	for k, v := range fields {
+		if !identifier(k) {
+			r.red.Value(&v)
+		}
+		c[k] = v
+	}
+	return c
+}
+
+func identifier(key string) bool {
+	switch key {
+	case "id", "ids", "lessons", "helped", "trajectory", "run", "session":
+		return true
+	}
+	return strings.HasSuffix(key, "_id") || strings.HasSuffix(key, "_ids")
 }
 
 // stop ends the loop with a reason.
@@ -336,12 +376,19 @@ func (r *runner) start(ctx context.Context) error {
 	err := func() error {
 		var err error
 		m, err = r.mem.CreateRun(ctx, api.CreateRun{RunID: r.cfg.RunID, SessionID: r.cfg.SessionID, ParentRunID: r.cfg.ParentRunID,
-			Goal: r.cfg.Goal, StartURL: r.cfg.StartURL, Owner: &owner})
+			Goal: r.goal, StartURL: r.red.String(r.cfg.StartURL), Owner: &owner})
 		if err != nil {
 			return err
 		}
 		registered = true
 		r.res.RunID = m.RunID
+		// What the run writes from here on is learned by this run, with
+		// its model.
+		prov := engine.Provenance{Source: engine.SourceLearned, Run: m.RunID, Model: r.cfg.ModelName}
+		if prov.Check() != nil {
+			prov.Model = "" // a name no header may carry is left out, not a failed run
+		}
+		r.mem = r.mem.WithProvenance(prov)
 		if r.cfg.RunsDir != "" {
 			dir, err := ArtifactDir(r.cfg.RunsDir, m.RunID)
 			if err == nil {
@@ -352,7 +399,7 @@ func (r *runner) start(ctx context.Context) error {
 				return nil
 			}
 			r.res.Dir = r.art.dir
-			r.art.writeManifest(m)
+			r.art.writeManifest(m, r.red)
 		}
 		if r.cfg.NoMemory {
 			return nil
@@ -477,12 +524,12 @@ func (r *runner) complete(ctx context.Context, req engine.ModelRequest) (*engine
 	r.res.LLMCalls++
 	if err != nil {
 		r.stopFailed(ctx, fmt.Sprintf("%s: %s", ReasonLLMFailed, errText(err)))
-		r.art.llm(r.res.Steps, req, nil, st, err, r.secrets)
+		r.art.llm(r.res.Steps, req, nil, st, err, r.red)
 		return nil, false
 	}
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
 	r.noteSecrets(resp)
-	r.art.llm(r.res.Steps, req, resp, st, nil, r.secrets)
+	r.art.llm(r.res.Steps, req, resp, st, nil, r.red)
 	return boundAnswer(resp), true
 }
 
@@ -544,7 +591,15 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		target = el.Name
 	}
 	a := engine.Action{Kind: c.Kind, Ref: el.Ref, Value: c.Value, Millis: c.Millis}
-	desc := describe(c.Kind, target, c.Value)
+	// A value for a secret field is known to the Redactor before anything
+	// about this action is written, and never shown again, not even to
+	// the model.
+	secret := r.noteSecret(c, el, found)
+	shown := c.Value
+	if secret {
+		shown = Redacted
+	}
+	desc := describe(c.Kind, target, shown)
 	if c.Kind == engine.ActWait && c.Millis > 0 {
 		desc += fmt.Sprintf(" %dms", c.Millis)
 	}
@@ -561,7 +616,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	}
 	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
 		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
-		afterEngine: r.lastOrigin == lesson.OriginEngine}
+		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""
 	}
@@ -575,7 +630,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		return r.blocked(step, rec, desc, err)
 	}
 	if why := sensitive(c.Kind, el, c.Value); why != "" {
-		approved, err := r.approve(ctx, ApprovalRequest{Step: step, Action: desc, Why: why, URL: r.page.URL})
+		approved, err := r.approve(ctx, ApprovalRequest{Step: step, Action: r.red.String(desc), Why: why, URL: r.red.String(r.page.URL)})
 		if err != nil {
 			if ctx.Err() != nil {
 				r.stop(false, ReasonInterrupted)
@@ -655,7 +710,12 @@ func originOf(err error) string {
 // learning, which reads the same records (so learning the file again with
 // engine learn is the same log, learned once).
 func (r *runner) log(rec record) {
-	rec = rec.redacted()
+	if rec.secret && rec.Value != "" {
+		rec.Value = Redacted // whatever its length
+	}
+	lessons, traj := rec.Lessons, rec.Trajectory
+	r.red.Value(&rec)
+	rec.Lessons, rec.Trajectory = lessons, traj // identifiers
 	r.art.log(rec)
 	r.logged = append(r.logged, rec)
 	r.lastOrigin = ""
@@ -692,6 +752,7 @@ func (r *runner) failed(ctx context.Context, step int, rec record, desc string, 
 
 func (r *runner) onStep(si StepInfo) {
 	if r.cfg.OnStep != nil {
+		r.red.Value(&si)
 		si.RunID = r.res.RunID
 		r.cfg.OnStep(si)
 	}
@@ -806,10 +867,15 @@ func (r *runner) finish(ctx context.Context) {
 	}
 	r.wrapUp(fctx)
 	r.closeArtifacts()
+	// What the caller prints (and may keep) is redacted too.
+	for _, p := range []*string{&r.res.Answer, &r.res.Reason, &r.res.FinalURL} {
+		*p = r.red.String(*p)
+	}
+	r.red.Value(&r.res.Warnings)
 }
 
 func (r *runner) closeArtifacts() {
 	if r.art != nil {
-		r.art.close(r.secrets)
+		r.art.close(r.red)
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/runfiles"
 )
@@ -49,6 +48,7 @@ type record struct {
 
 	attributed  bool
 	afterEngine bool // the record before it was a failure of engine origin
+	secret      bool // Value was typed into a secret field
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.
@@ -97,25 +97,16 @@ func (a *artifacts) line(f *os.File, v any) {
 	_, _ = f.Write(append(b, '\n'))
 }
 
-// Redacted replaces a secret's value in the artifacts.
-const Redacted = "[redacted]"
+// Redacted replaces a secret's value in everything a run writes
+// (redact.Secret: the run's Redactor does it).
+const Redacted = redact.Secret
 
-var secretRe = regexp.MustCompile(`(?i)(password|passcode|passphrase|\bpin\b|cvv|cvc|card number|secret|token|api key)`)
-
-// redacted is rec as it is written: a value typed into a secret field
-// replaced by Redacted.
-func (rec record) redacted() record {
-	if rec.Value != "" && secretRe.MatchString(rec.Name) {
-		rec.Value = Redacted
-	}
-	return rec
-}
-
+// log writes rec, already redacted (runner.log), to actions.jsonl.
 func (a *artifacts) log(rec record) {
 	if a == nil {
 		return
 	}
-	a.line(a.actions, rec.redacted())
+	a.line(a.actions, rec)
 }
 
 // LogClip is how much of each text (system prompt, message, answer, tool
@@ -159,87 +150,77 @@ type loggedCall struct {
 	ArgumentsBytes int    `json:"arguments_bytes,omitempty"`
 }
 
-// logText redacts the secrets from s and clips it to LogClip bytes; n is
-// s's original size when it was clipped, else 0.
-func logText(s string, secrets []string) (string, int) {
-	s = redact(s, secrets)
+// logText redacts s and clips it to LogClip bytes; n is s's original
+// size when it was clipped, else 0.
+func logText(s string, red *redact.Redactor) (string, int) {
+	s = red.String(s)
 	if len(s) <= LogClip {
 		return s, 0
 	}
 	return clipBytes(s, LogClip) + "…", len(s)
 }
 
-func logCalls(tcs []engine.ToolCall, secrets []string) []loggedCall {
+func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []loggedCall {
 	var out []loggedCall
 	for _, tc := range tcs {
 		c := loggedCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
-		c.Arguments, c.ArgumentsBytes = logText(tc.Arguments, secrets)
+		c.Arguments, c.ArgumentsBytes = logText(tc.Arguments, red)
 		out = append(out, c)
 	}
 	return out
 }
 
-// redact replaces every secret (as typed, and as it appears inside a JSON
-// string) with Redacted.
-func redact(s string, secrets []string) string {
-	for _, sec := range secrets {
-		s = strings.ReplaceAll(s, sec, Redacted)
-		if q, err := json.Marshal(sec); err == nil {
-			if esc := string(q[1 : len(q)-1]); esc != sec {
-				s = strings.ReplaceAll(s, esc, Redacted)
-			}
-		}
-	}
-	return s
-}
-
 // llm logs one model call: the request and the answer (or the error),
 // redacted and clipped, with its attempts and latency.
-func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelResponse, st callStats, err error, secrets []string) {
+func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelResponse, st callStats, err error, red *redact.Redactor) {
 	if a == nil {
 		return
 	}
 	v := llmRecord{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
 	for i := range v.Retries {
-		v.Retries[i].Error, _ = logText(v.Retries[i].Error, secrets)
+		v.Retries[i].Error, _ = logText(v.Retries[i].Error, red)
 	}
-	v.Request.System, v.Request.SystemBytes = logText(req.System, secrets)
+	v.Request.System, v.Request.SystemBytes = logText(req.System, red)
 	for _, m := range req.Messages {
-		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, secrets)}
-		lm.Content, lm.ContentBytes = logText(m.Content, secrets)
+		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
+		lm.Content, lm.ContentBytes = logText(m.Content, red)
 		v.Request.Messages = append(v.Request.Messages, lm)
 	}
 	for _, t := range req.Tools {
 		v.Request.Tools = append(v.Request.Tools, t.Name)
 	}
 	if err != nil {
-		v.Error, _ = logText(err.Error(), secrets)
+		v.Error, _ = logText(err.Error(), red)
 	} else {
-		v.Text, v.TextBytes = logText(resp.Text, secrets)
-		v.ToolCalls = logCalls(resp.ToolCalls, secrets)
+		v.Text, v.TextBytes = logText(resp.Text, red)
+		v.ToolCalls = logCalls(resp.ToolCalls, red)
 		u := resp.Usage
 		v.Usage = &u
 	}
 	a.line(a.llmf, v)
 }
 
-// redactLLM rewrites llm.jsonl with the secrets redacted: a line written
-// before the model typed a secret (a goal that names it, say) does not
-// keep it either.
-func (a *artifacts) redactLLM(secrets []string) {
-	if a == nil || len(secrets) == 0 {
+// rewrite redacts the run's line files again at its end: a line written
+// before the model typed a secret (a goal or a page that names it, say)
+// does not keep it either.
+func (a *artifacts) rewrite(red *redact.Redactor) {
+	if a == nil || red.Secrets() == 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p := filepath.Join(a.dir, LLMFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return
-	}
-	tmp := p + ".tmp"
-	if os.WriteFile(tmp, []byte(redact(string(b), secrets)), 0o644) == nil {
-		_ = os.Rename(tmp, p)
+	for _, name := range []string{LLMFile, ActionsFile, EventsFile} {
+		p := filepath.Join(a.dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if out := red.String(string(b)); out != string(b) {
+			tmp := p + ".tmp"
+			if os.WriteFile(tmp, []byte(out), 0o644) == nil {
+				_ = os.Rename(tmp, p)
+			}
+		}
 	}
 }
 
@@ -258,11 +239,23 @@ func (a *artifacts) screenshot(name string, png []byte) string {
 	return p
 }
 
-func (a *artifacts) writeManifest(m *run.Manifest) {
-	if a == nil {
+// writeManifest mirrors the registry's manifest to manifest.json,
+// redacted.
+func (a *artifacts) writeManifest(m *run.Manifest, red *redact.Redactor) {
+	if a == nil || m == nil {
 		return
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return
+	}
+	var c run.Manifest // a deep copy: m's slices are not redacted in place
+	if err := json.Unmarshal(b, &c); err != nil {
+		return
+	}
+	red.Value(&c)
+	c.RunID, c.SessionID, c.ParentRunID = m.RunID, m.SessionID, m.ParentRunID // identifiers
+	b, err = json.MarshalIndent(&c, "", "  ")
 	if err != nil {
 		return
 	}
@@ -283,9 +276,9 @@ func (a *artifacts) paths() []string {
 	return append(out, a.shots...)
 }
 
-func (a *artifacts) close(secrets []string) {
+func (a *artifacts) close(red *redact.Redactor) {
 	a.actions.Close()
 	a.llmf.Close()
-	a.redactLLM(secrets)
 	_ = a.events.Close()
+	a.rewrite(red)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/redact"
 )
 
 // LLMPolicy bounds every model call of a run. The zero value is the
@@ -217,9 +218,9 @@ func tooLong(name string, n int) error {
 	return &toolError{fmt.Sprintf("the arguments of %s are %d bytes, more than the %d a tool call may carry: send shorter arguments", name, n, MaxToolArgs)}
 }
 
-// noteSecrets remembers the values the answer types into secret fields
-// (password, card number, …: the names actions.jsonl redacts), so that
-// llm.jsonl never shows them, in this answer or in later requests.
+// noteSecrets gives the run's Redactor the values the answer types into
+// secret fields before the answer is logged, so that llm.jsonl never
+// shows them, in this answer or in later requests.
 func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 	var calls []call
 	for _, tc := range resp.ToolCalls {
@@ -235,15 +236,26 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 		}
 	}
 	for _, c := range calls {
-		if c.Value == "" || c.Kind != engine.ActFill && c.Kind != engine.ActType {
-			continue
-		}
-		name := c.Element
-		if el, ok := r.page.Find(c.Kind, c.Ref, c.Element); ok {
-			name = el.Name
-		}
-		if secretRe.MatchString(name) && !slices.Contains(r.secrets, c.Value) {
-			r.secrets = append(r.secrets, c.Value)
-		}
+		el, found := r.page.Find(c.Kind, c.Ref, c.Element)
+		r.noteSecret(c, el, found)
 	}
+}
+
+// noteSecret reports whether c fills or types a value into a secret field
+// — one the browser marks engine.StateSecret, or whose name
+// redact.SecretField says is secret (the element's, else the name the
+// model gave) — and if so adds the value to the run's Redactor.
+func (r *runner) noteSecret(c call, el engine.Element, found bool) bool {
+	if c.Value == "" || c.Kind != engine.ActFill && c.Kind != engine.ActType {
+		return false
+	}
+	name := c.Element
+	if found && el.Name != "" {
+		name = el.Name
+	}
+	if !(found && slices.Contains(el.States, engine.StateSecret)) && !redact.SecretField("", "", name) {
+		return false
+	}
+	r.red.Add(c.Value) // as typed and as escaped (JSON, URL)
+	return true
 }

@@ -25,11 +25,11 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	host, _ := domain.Host(r.page.URL)
 	changed := host != r.lastHost
 	r.lastHost = host
-	m, err := r.mem.UpdateRun(ctx, r.res.RunID, api.RunProgress{CurrentURL: r.page.URL, TurnCount: step - 1})
+	m, err := r.mem.UpdateRun(ctx, r.res.RunID, api.RunProgress{CurrentURL: r.red.String(r.page.URL), TurnCount: step - 1})
 	if err != nil {
 		return nil, err
 	}
-	r.art.writeManifest(m)
+	r.art.writeManifest(m, r.red)
 	if r.cfg.NoMemory || host == "" {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	if r.lastErr != "" && r.lastCommand != "" {
 		// Trigger A is not taken from the context: its tips are appended
 		// to the error itself, as the design draws.
-		tips, err := r.mem.RecallError(ctx, r.lastCommand, r.lastErr, host)
+		tips, err := r.mem.RecallError(ctx, r.red.String(r.lastCommand), r.red.String(r.lastErr), host)
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		}
 	}
 	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{
-		URL: r.page.URL, Goal: r.cfg.Goal, Step: step, Budget: r.cfg.Budget, SkipDomainTips: !changed}})
+		URL: r.red.String(r.page.URL), Goal: r.goal, Step: step, Budget: r.cfg.Budget, SkipDomainTips: !changed}})
 	if err != nil {
 		return nil, err
 	}
@@ -201,18 +201,21 @@ func (r *runner) completeRun(ctx context.Context) error {
 		reason = ""
 	}
 	done, err := r.mem.CompleteRun(ctx, r.res.RunID, api.RunCompletion{
-		Success: &r.res.Success, FinalURL: r.res.FinalURL, Summary: summary, Result: r.res.Answer,
-		Reason: reason, TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(), NoSession: true,
+		Success: &r.res.Success, FinalURL: r.red.String(r.res.FinalURL), Summary: summary, Result: r.red.String(r.res.Answer),
+		Reason: r.red.String(reason), TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(), NoSession: true,
 	})
 	if err != nil {
 		return err
 	}
 	m := &done.Run
-	r.art.writeManifest(m)
+	r.art.writeManifest(m, r.red)
 	if !r.cfg.NoMemory {
 		sess := m.Session()
 		if r.res.Answer != "" {
 			sess.Outcome = r.res.Answer
+		}
+		for _, p := range []*string{&sess.Goal, &sess.Outcome, &sess.FinalURL} {
+			*p = r.red.String(*p)
 		}
 		if _, err := r.mem.RecordSession(ctx, sess); err != nil {
 			r.warn("recording the session", err)
@@ -259,8 +262,11 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 					if _, rest, ok := strings.Cut(a.Error, ": "); ok && len(strings.Fields(rest)) > 0 {
 						pat += ": " + strings.Fields(rest)[0]
 					}
-					if _, err := r.mem.ObserveFact(ctx, api.ObserveFact{Domain: a.URL, Type: fact.Quirk, Key: pat,
-						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(r.actions[i+1].Action), r.actions[i+1].Name, r.actions[i+1].Value))}); err != nil {
+					next := r.actions[i+1]
+					obs := api.ObserveFact{Domain: a.URL, Type: fact.Quirk, Key: pat,
+						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(next.Action), next.Name, shownValue(next)))}
+					r.red.Value(&obs)
+					if _, err := r.mem.ObserveFact(ctx, obs); err != nil {
 						return err
 					}
 				}
@@ -268,12 +274,20 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			continue
 		}
 		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true}
+		if a.secret || r.red.String(a.Value) != a.Value {
+			// Typed into a secret field, or holding what is never stored
+			// (a secret shape, a contact): a step to fill in by hand, which
+			// replay does not run.
+			st.Secret, st.Value = true, trajectory.SecretPlaceholder
+		}
 		if a.Role != "" && a.Name != "" {
 			st.Selector = SelectorOf(a.Role, a.Name)
 			// Memory is per site: an element on about:blank or a data: page
 			// belongs to none.
 			if run.WebURL(a.URL) {
-				if _, err := r.mem.RecordSelector(ctx, api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}); err != nil {
+				obs := api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}
+				r.red.Value(&obs)
+				if _, err := r.mem.RecordSelector(ctx, obs); err != nil {
 					return err
 				}
 			}
@@ -284,8 +298,12 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 		return nil // nothing worked that a later run could follow
 	}
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
-	t, err := r.mem.RecordTrajectory(ctx, trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
-		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()})
+	tr := trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
+		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()}
+	r.red.Value(&tr)
+	tr.Domain, tr.RunID = host, r.res.RunID // identifiers
+	steps = tr.Steps
+	t, err := r.mem.RecordTrajectory(ctx, tr)
 	if err != nil {
 		return err
 	}
@@ -304,12 +322,21 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 		if !run.WebURL(on) {
 			on = host
 		}
-		if _, err := r.mem.ObserveFact(ctx, api.ObserveFact{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template,
-			Value: clip(strings.Join(flow, " → "), 300)}); err != nil {
+		obs := api.ObserveFact{Domain: on, Type: fact.Pattern, Key: "flow: " + t.Template, Value: clip(strings.Join(flow, " → "), 300)}
+		r.red.Value(&obs)
+		if _, err := r.mem.ObserveFact(ctx, obs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// shownValue is rec's value as memory may be told it.
+func shownValue(rec record) string {
+	if rec.secret && rec.Value != "" {
+		return Redacted
+	}
+	return rec.Value
 }
 
 // samePage reports whether two URLs name the same page, whatever their

@@ -131,7 +131,7 @@ func (r *runner) planLoop(ctx context.Context) {
 			okAct := r.perform(ctx, r.res.Steps, c, false)
 			te := plan.ToolExecution{Tool: string(c.Kind), OK: okAct}
 			if okAct {
-				te.Output = json.RawMessage(strconv.Quote(r.lastDesc + ": done"))
+				te.Output = json.RawMessage(strconv.Quote(r.red.String(r.lastDesc + ": done")))
 			} else {
 				te.Error = r.lastErr
 				if te.Error == "" {
@@ -146,6 +146,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		it.Observations = observations
 		it.EndedAt = r.cfg.Now()
 		pctx := context.WithoutCancel(ctx)
+		r.red.Value(&it)
 		stored, err := r.mem.AddIteration(pctx, r.res.RunID, it)
 		if err == nil {
 			it = *stored

@@ -186,9 +186,10 @@ func (h *handler) serve(rt Route) http.Handler {
 }
 
 // provenanceOf reads who writes from a request's headers: a client may say
-// it is a person (manual) or a program (api, the default), never that it is
-// the engine's own seeding, its learning or an import (the routes that do
-// those set them).
+// it is a person (manual) or a program (api, the default), or, naming its
+// run, an agent's run (learned: what a run writes as it goes); never that
+// it is the engine's own seeding or an import (the routes that do those set
+// them).
 func provenanceOf(h http.Header) (engine.Provenance, error) {
 	p := engine.Provenance{Run: h.Get(HeaderRun), Model: h.Get(HeaderModel), Source: engine.SourceAPI}
 	if v := h.Get(HeaderSource); v != "" {
@@ -196,8 +197,11 @@ func provenanceOf(h http.Header) (engine.Provenance, error) {
 		if err != nil {
 			return p, fmt.Errorf("%s: %w", HeaderSource, err)
 		}
-		if src != engine.SourceManual && src != engine.SourceAPI {
-			return p, engine.Invalidf("request", "%s: %q is the engine's own; a client is manual or api", HeaderSource, v)
+		switch {
+		case src == engine.SourceLearned && p.Run == "":
+			return p, engine.Invalidf("request", "%s: %q needs the run that learned it (%s)", HeaderSource, v, HeaderRun)
+		case src != engine.SourceManual && src != engine.SourceAPI && src != engine.SourceLearned:
+			return p, engine.Invalidf("request", "%s: %q is the engine's own; a client is manual, api or (a run) learned", HeaderSource, v)
 		}
 		p.Source = src
 	}

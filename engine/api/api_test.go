@@ -361,7 +361,11 @@ func TestProvenanceHeaders(t *testing.T) {
 		}
 	}
 	wantProblem(t, req(map[string]string{api.HeaderSource: "seed"}), 400, `"seed" is the engine's own`)
-	wantProblem(t, req(map[string]string{api.HeaderSource: "learned"}), 400, `"learned" is the engine's own`)
+	wantProblem(t, req(map[string]string{api.HeaderSource: "learned"}), 400, `"learned" needs the run that learned it`)
+	wantProblem(t, req(map[string]string{api.HeaderSource: "imported", api.HeaderRun: "r1"}), 400, `"imported" is the engine's own`)
+	if resp := req(map[string]string{api.HeaderSource: "learned", api.HeaderRun: "r1"}); resp.StatusCode != 200 {
+		t.Errorf("a run's learned writes: %d %s", resp.StatusCode, body(t, resp))
+	}
 	wantProblem(t, req(map[string]string{api.HeaderSource: "bogus"}), 400, `unknown source "bogus"`)
 	wantProblem(t, req(map[string]string{api.HeaderModel: strings.Repeat("m", engine.MaxProvenanceField+1)}), 400, "model is 201 bytes")
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -55,12 +58,18 @@ func archiveRoutes() []Route {
 			}},
 		{Method: http.MethodPost, Path: "/v1/import", Summary: "Merge an export document or a two-tier memory.json into memory, all or nothing",
 			Query: []Param{{Name: "source", Type: "string",
-				Description: "the name of the input (a file name) in error messages and notes; default \"" + DefaultImportSource + "\""}},
+				Description: "the name of the input (a file name) in error messages and notes, and its base name in the lessons' provenance; default \"" + DefaultImportSource + "\""},
+				{Name: "trust", Type: "boolean", Description: "keep the trust, source and provenance the file gives each lesson (a lesson without trust is trusted); without it every lesson is a candidate of source imported. The screen applies either way"}},
 			Body: archive.Document{}, Limit: MaxUpload, Response: archive.Result{}, Exclusive: true,
 			handle: func(c *call) (any, error) {
 				source := c.query("source")
+				file := filepath.Base(source)
 				if source == "" {
-					source = DefaultImportSource
+					source, file = DefaultImportSource, ""
+				}
+				trust, err := c.queryBool("trust")
+				if err != nil {
+					return nil, err
 				}
 				if c.r.ContentLength > c.limit { // refused before reading it
 					return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, &http.MaxBytesError{Limit: c.limit})
@@ -73,9 +82,11 @@ func archiveRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
+				sum := sha256.Sum256(b)
+				opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
 				var res *archive.Result
 				err = c.exclusive(func() (err error) {
-					res, err = archive.New(c.m, archive.Options{Redactor: c.red}).Import(c.ctx, d, source)
+					res, err = archive.New(c.m, opts).Import(c.ctx, d, source)
 					return err
 				})
 				return res, err
@@ -165,10 +176,14 @@ func (c *Client) Export(ctx context.Context) (*archive.Document, error) {
 
 // Import is POST /v1/import: body is an export document or a two-tier
 // memory.json (as archive.ReadInput returns it), source the name it goes
-// by in messages ("" for the server's default).
-func (c *Client) Import(ctx context.Context, body []byte, source string) (*archive.Result, error) {
+// by in messages ("" for the server's default). trust keeps the lessons'
+// trust as the file gives it (engine import --trust).
+func (c *Client) Import(ctx context.Context, body []byte, source string, trust bool) (*archive.Result, error) {
 	q := url.Values{}
 	set(q, "source", source)
+	if trust {
+		q.Set("trust", "true")
+	}
 	var out archive.Result
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/import", query: q, raw: body, rawType: "application/json"}, &out)
 }

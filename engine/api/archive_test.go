@@ -69,7 +69,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	var events []string
 	a := archiveClient(t, &events)
-	res, err := a.Import(ctx, seedExport(t), "seed-export.json")
+	res, err := a.Import(ctx, seedExport(t), "seed-export.json", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +86,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 	first := exportJSON(t, a)
 
 	b := archiveClient(t, nil)
-	if _, err := b.Import(ctx, first, "first.json"); err != nil {
+	if _, err := b.Import(ctx, first, "first.json", true); err != nil {
 		t.Fatal(err)
 	}
 	if second := exportJSON(t, b); !bytes.Equal(first, second) {
 		t.Fatalf("export → import → export differs:\n%s\n---\n%s", first, second)
 	}
 	// Importing the same export again changes nothing.
-	if _, err := b.Import(ctx, first, "first.json"); err != nil {
+	if _, err := b.Import(ctx, first, "first.json", true); err != nil {
 		t.Fatal(err)
 	}
 	if again := exportJSON(t, b); !bytes.Equal(first, again) {
@@ -169,7 +169,7 @@ func TestCorruptImportWritesNothing(t *testing.T) {
 		{"no source", []byte(`{"hello": 1}`), "", api.DefaultImportSource + `: neither an engine export`},
 		{"empty", nil, "empty.json", "empty.json: line 1: unexpected end of file (is it truncated?)"},
 	} {
-		_, err := c.Import(ctx, tc.body, tc.source)
+		_, err := c.Import(ctx, tc.body, tc.source, true)
 		if !errors.Is(err, engine.ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want bad input %q", tc.name, err, tc.want)
 		}
@@ -236,7 +236,7 @@ func TestImportDirectory(t *testing.T) {
 		t.Fatalf("notes %q; want a local read's %q (two of them)", notes, wantNotes)
 	}
 	c := archiveClient(t, nil)
-	res, err := c.Import(context.Background(), body, dir)
+	res, err := c.Import(context.Background(), body, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestForget(t *testing.T) {
 	ctx := context.Background()
 	var events []string
 	c := archiveClient(t, &events)
-	if _, err := c.Import(ctx, seedExport(t), "seed"); err != nil {
+	if _, err := c.Import(ctx, seedExport(t), "seed", true); err != nil {
 		t.Fatal(err)
 	}
 	// Fill the site caches.
@@ -330,7 +330,7 @@ func TestImportRefreshesSiteCaches(t *testing.T) {
 	if fs, err := c.Facts(ctx, "example.com", false); err != nil || len(fs.Facts) != 1 {
 		t.Fatalf("facts before: %+v, %v", fs, err)
 	}
-	if _, err := c.Import(ctx, seedExport(t), "seed"); err != nil {
+	if _, err := c.Import(ctx, seedExport(t), "seed", true); err != nil {
 		t.Fatal(err)
 	}
 	fs, err := c.Facts(ctx, "example.com", false)

@@ -189,7 +189,7 @@ func TestImportCutOffByTheClient(t *testing.T) {
 	// runs after whatever the cut-off ones did; the first two wrote nothing,
 	// the third all or nothing.
 	again := bigImport(t, "again", n)
-	res, err := c.Import(ctx, again, "again")
+	res, err := c.Import(ctx, again, "again", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestExportCutOffByTheClient(t *testing.T) {
 	defer cancel()
 	c := dialAPI(t, s.dir)
 	const n = 1000 // ~1 MB of export, more than the socket's buffers hold
-	if _, err := c.Import(ctx, bigImport(t, "held", n), "held"); err != nil {
+	if _, err := c.Import(ctx, bigImport(t, "held", n), "held", true); err != nil {
 		t.Fatal(err)
 	}
 
@@ -276,7 +276,7 @@ func TestExportCutOffByTheClient(t *testing.T) {
 
 	// An exclusive route waits for every shared one: it would hang if a
 	// cut-off export still held its share.
-	if _, err := c.Import(ctx, bigImport(t, "after", 10), "after"); err != nil {
+	if _, err := c.Import(ctx, bigImport(t, "after", 10), "after", true); err != nil {
 		t.Fatal(err)
 	}
 	d, err := c.Export(ctx)

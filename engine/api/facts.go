@@ -83,6 +83,7 @@ func factRoutes() []Route {
 				if err := c.decode(&in); err != nil {
 					return nil, err
 				}
+				in.Provenance = engine.Provenance{} // who writes is who the request's headers say
 				got, kept, err := c.m.Facts.Put(c.ctx, in)
 				return FactSet{Fact: got, Kept: kept}, err
 			}},

@@ -25,6 +25,7 @@ type LessonFilter struct {
 	Domain   string
 	Category lesson.Category
 	Tier     int
+	Trust    lesson.Trust // trusted or candidate; "" for both
 	Limit    int
 	Cursor   string
 }
@@ -57,6 +58,14 @@ type UseRequest struct {
 // held out of the prompts, each with its reason (quarantine).
 type QuarantinedLessons struct {
 	Lessons []lesson.Lesson `json:"lessons"`
+}
+
+// Approved is POST /v1/quarantine/lessons/{id}/approve's answer: the
+// lesson, now trusted, and its trust before (quarantined, candidate, or
+// trusted when the approval changed nothing).
+type Approved struct {
+	lesson.Lesson
+	Was lesson.Trust `json:"was"`
 }
 
 // Pruned is POST /v1/prune's answer.
@@ -101,6 +110,7 @@ func lessonRoutes() []Route {
 				{Name: "domain", Type: "string", Description: "lessons bound to this domain or a parent of it"},
 				{Name: "tier", Type: "integer", Description: "1 or 2"},
 				{Name: "category", Type: "string", Description: "tool_fallback, best_practice, error_recovery or site_specific"},
+				{Name: "trust", Type: "string", Description: "trusted or candidate (quarantined lessons: GET /v1/quarantine/lessons)"},
 				limitParam, cursorParam,
 			},
 			Response: LessonPage{},
@@ -131,9 +141,15 @@ func lessonRoutes() []Route {
 				ls, err := c.m.Lessons.Quarantined(c.ctx)
 				return QuarantinedLessons{Lessons: ls}, err
 			}},
-		{Method: http.MethodPost, Path: "/v1/quarantine/lessons/{id}/approve", Summary: "Release a quarantined lesson: it joins the lessons and is shown from then on",
-			Response: lesson.Lesson{},
-			handle:   func(c *call) (any, error) { return c.m.Lessons.Approve(c.ctx, c.r.PathValue("id")) }},
+		{Method: http.MethodPost, Path: "/v1/quarantine/lessons/{id}/approve", Summary: "An operator trusts a lesson: a quarantined one is released (it joins the lessons, trusted), a candidate becomes trusted, a trusted one stays as it is",
+			Response: Approved{},
+			handle: func(c *call) (any, error) {
+				l, was, err := c.m.Lessons.Approve(c.ctx, c.r.PathValue("id"))
+				if err != nil {
+					return nil, err
+				}
+				return Approved{Lesson: *l, Was: was}, nil
+			}},
 		{Method: http.MethodPost, Path: "/v1/quarantine/lessons/{id}/reject", Summary: "Delete a quarantined lesson",
 			Response: Removed{},
 			handle: func(c *call) (any, error) {
@@ -194,6 +210,13 @@ func listLessons(c *call) (any, error) {
 		}
 		f.Category = cat
 	}
+	if v := c.query("trust"); v != "" {
+		t, err := lesson.ParseTrust(v)
+		if err != nil {
+			return nil, err
+		}
+		f.Trust = t
+	}
 	var err error
 	if f.Tier, err = c.queryInt("tier", 0, 1, 2); err != nil {
 		return nil, err
@@ -251,6 +274,7 @@ func (c *Client) Lessons(ctx context.Context, f LessonFilter) (*LessonPage, erro
 	set(q, "domain", f.Domain)
 	set(q, "category", string(f.Category))
 	setInt(q, "tier", f.Tier)
+	set(q, "trust", string(f.Trust))
 	setInt(q, "limit", f.Limit)
 	set(q, "cursor", f.Cursor)
 	var out LessonPage
@@ -281,8 +305,8 @@ func (c *Client) QuarantinedLessons(ctx context.Context) ([]lesson.Lesson, error
 }
 
 // ApproveLesson is POST /v1/quarantine/lessons/{id}/approve.
-func (c *Client) ApproveLesson(ctx context.Context, id string) (*lesson.Lesson, error) {
-	var out lesson.Lesson
+func (c *Client) ApproveLesson(ctx context.Context, id string) (*Approved, error) {
+	var out Approved
 	return &out, c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/quarantine/lessons/%s/approve", id)}, &out)
 }
 

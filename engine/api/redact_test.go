@@ -230,7 +230,7 @@ func TestImportRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := api.Local(api.Handler(m, api.Options{}), api.ClientOptions{})
-	if _, err := c.Import(context.Background(), body, "secrets.json"); err != nil {
+	if _, err := c.Import(context.Background(), body, "secrets.json", false); err != nil {
 		t.Fatal(err)
 	}
 	// Read back through the stores' routes, not an export (which redacts

@@ -60,6 +60,7 @@ func sessionRoutes() []Route {
 				if err := c.decode(&in); err != nil {
 					return nil, err
 				}
+				in.Provenance = engine.Provenance{} // who records is who the request's headers say
 				return c.m.Sessions.Record(c.ctx, in)
 			}},
 	}

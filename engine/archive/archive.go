@@ -59,6 +59,13 @@ type Options struct {
 	// import in one transaction when it fits and through kv's undo journal
 	// when not.
 	Apply kv.ApplyOptions
+	// Trust keeps the trust, source and provenance the file gives each
+	// lesson (engine import --trust; lesson.ImportOptions.KeepTrust).
+	// Without it every imported lesson is a candidate of source imported.
+	Trust bool
+	// File and SHA256 name the imported file and its digest, stamped on
+	// the provenance of what the import writes.
+	File, SHA256 string
 	// Redactor, when set, redacts every record an import reads (before the
 	// screen and the stores) and every record an export writes (memory
 	// stored before redaction existed); nil leaves records as they are.
@@ -68,13 +75,15 @@ type Options struct {
 // Archive moves whole memory in and out of one Memory.
 type Archive struct {
 	*memory.Memory
-	apply kv.ApplyOptions
-	red   *redact.Redactor
+	apply        kv.ApplyOptions
+	trust        bool
+	file, sha256 string
+	red          *redact.Redactor
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply, red: opts.Redactor}
+	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256, red: opts.Redactor}
 }
 
 // redact redacts every record of d in place, when the archive redacts.
@@ -118,7 +127,7 @@ var kinds = []kind{
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
-			ls, err := m.Lessons.Prepare(d.Lessons)
+			ls, err := m.Lessons.Prepare(d.Lessons, lesson.ImportOptions{KeepTrust: m.trust})
 			return func(ctx context.Context) error { return m.Lessons.Import(ctx, ls) }, err
 		},
 	},
@@ -126,7 +135,12 @@ var kinds = []kind{
 		name:  "facts",
 		count: func(d *Document) int { return len(d.Facts) },
 		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
-			d.Facts, err = m.Facts.List(ctx, "")
+			if d.Facts, err = m.Facts.List(ctx, ""); err != nil {
+				return err
+			}
+			// Held facts go too, with their reason: an import holds them again.
+			held, err := m.Facts.Quarantined(ctx)
+			d.Facts = append(d.Facts, held...)
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
@@ -195,7 +209,13 @@ var kinds = []kind{
 		name:  "trajectories",
 		count: func(d *Document) int { return len(d.Trajectories) },
 		export: func(ctx context.Context, m *Archive, d *Document) (err error) {
-			d.Trajectories, err = m.Trajectories.List(ctx, "")
+			if d.Trajectories, err = m.Trajectories.List(ctx, ""); err != nil {
+				return err
+			}
+			// Held trajectories go too, with their reason: an import holds
+			// them again.
+			held, err := m.Trajectories.Quarantined(ctx)
+			d.Trajectories = append(d.Trajectories, held...)
 			return err
 		},
 		prepare: func(m *Archive, d *Document) (func(context.Context) error, error) {
@@ -207,8 +227,9 @@ var kinds = []kind{
 			return func(ctx context.Context) error {
 				for _, t := range d.Trajectories {
 					// An exported trajectory replaces the one with its id
-					// (Record would count it as one more run).
-					if t.ID != "" {
+					// (Record would count it as one more run); a held one
+					// is held beside it.
+					if t.ID != "" && t.Quarantine == "" {
 						err := m.Trajectories.Delete(ctx, t.Domain, t.ID)
 						if err != nil && !errors.Is(err, trajectory.ErrNotFound) {
 							return err
@@ -377,7 +398,10 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	// commit.
 	stage := kv.NewStaging(m.DB())
 	var events []event.Event
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }}), Options{})
+	prov := m.Provenance()
+	prov.Source, prov.File, prov.SHA256 = engine.SourceImported, m.file, m.sha256
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov}),
+		Options{Trust: m.trust})
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, &in)

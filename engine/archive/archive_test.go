@@ -23,6 +23,7 @@ import (
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -35,11 +36,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	e := &env{db: db, now: t0}
 	e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 	return e
@@ -425,6 +422,59 @@ type testOptions struct {
 }
 
 // newTest is an archive over db with o's clock, events and commit options.
+// Its imports keep the file's trust (engine import --trust), so a round
+// trip is exact; TestImportTrust imports without.
 func newTest(db kv.Store, o testOptions) *Archive {
-	return New(memory.New(db, memory.Options{Now: o.Now, Events: o.Events}), Options{Apply: o.Apply})
+	return New(memory.New(db, memory.Options{Now: o.Now, Events: o.Events}), Options{Apply: o.Apply, Trust: true})
+}
+
+// TestImportTrust: without Trust an import makes every lesson a candidate
+// of source imported with the file and its digest in its provenance (the
+// engine's own seeds excepted); with it the file's trust is kept. The
+// screen holds an injection either way.
+func TestImportTrust(t *testing.T) {
+	ctx := context.Background()
+	a := newEnv(t)
+	a.populate(t)
+	d, err := ParseFile(exportJSON(t, a.mem), "export.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.Lessons {
+		if d.Lessons[i].Source != lesson.SourceSeed {
+			d.Lessons[i].Trust = lesson.Trusted // the file claims it
+		}
+	}
+	b := newEnv(t)
+	imp := New(b.mem.Memory, Options{File: "export.json", SHA256: "ab12"})
+	if _, err := imp.Import(ctx, d, "dir/export.json"); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := b.mem.Lessons.List(ctx, lesson.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := b.mem.Lessons.Quarantined(ctx)
+	if err != nil || len(held) != 1 || held[0].Trust != lesson.Quarantined {
+		t.Fatalf("held %+v, %v", held, err)
+	}
+	for _, l := range ls {
+		if l.Source == lesson.SourceSeed {
+			if l.Trust != lesson.Trusted {
+				t.Fatalf("seed %+v", l)
+			}
+			continue
+		}
+		if p := l.Provenance; l.Trust != lesson.Candidate || l.Source != lesson.SourceImported || p.Source != lesson.SourceImported || p.File != "export.json" || p.SHA256 != "ab12" {
+			t.Fatalf("imported without trust: %+v", l)
+		}
+	}
+	c := newEnv(t)
+	if _, err := New(c.mem.Memory, Options{Trust: true}).Import(ctx, d, "export.json"); err != nil {
+		t.Fatal(err)
+	}
+	ls, err = c.mem.Lessons.List(ctx, lesson.Filter{Trust: lesson.Candidate})
+	if err != nil || len(ls) != 0 {
+		t.Fatalf("with trust: candidates %+v, %v", ls, err)
+	}
 }

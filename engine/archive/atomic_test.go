@@ -20,6 +20,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -157,7 +158,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 	opts := kv.ApplyOptions{MaxTxnOps: 20, ChunkOps: 60}
 	if dir := os.Getenv("ARCHIVE_IMPORT_DIR"); dir != "" {
 		at, _ := strconv.Atoi(os.Getenv("ARCHIVE_IMPORT_AT"))
-		db, err := kv.Open(context.Background(), filepath.Join(dir, "data"), kv.Options{GCInterval: -1})
+		db, err := badger.Open(context.Background(), filepath.Join(dir, "data"), badger.Options{GCInterval: -1})
 		if err != nil {
 			fmt.Println("open:", err)
 			os.Exit(3)
@@ -226,10 +227,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &before) != nil {
 			t.Fatalf("before.json: %v", err)
 		}
-		db, err := kv.Open(ctx, filepath.Join(dir, "data"), kv.Options{GCInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := kvtest.OpenDir(t, filepath.Join(dir, "data"))
 		now := kvtest.Dump(t, db)
 		e := &env{db: db, now: p.now}
 		e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
@@ -311,10 +309,7 @@ func BenchmarkImportLessons(b *testing.B) {
 			var used time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				db, err := kv.Open(ctx, b.TempDir(), kv.Options{GCInterval: -1})
-				if err != nil {
-					b.Fatal(err)
-				}
+				db := kvtest.Open(b)
 				m := newTest(db, testOptions{})
 				b.StartTimer()
 				c := cpu()
@@ -340,7 +335,7 @@ func BenchmarkImportLessons(b *testing.B) {
 // (kv's TestDiskFullIsAnError).
 func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 	if dir := os.Getenv("ARCHIVE_DISKFULL_DIR"); dir != "" {
-		db, err := kv.Open(context.Background(), filepath.Join(dir, "mnt", "data"), kv.Options{GCInterval: -1, MinFree: -1})
+		db, err := badger.Open(context.Background(), filepath.Join(dir, "mnt", "data"), badger.Options{GCInterval: -1, MinFree: -1})
 		if err != nil {
 			fmt.Println("open:", err)
 			os.Exit(3)
@@ -397,10 +392,7 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &before) != nil {
 		t.Fatalf("before.json (the subprocess died before the import?): %v\n%s", err, said)
 	}
-	db, err := kv.Open(context.Background(), filepath.Join(mnt, "data"), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenDir(t, filepath.Join(mnt, "data"))
 	defer db.Close()
 	now := kvtest.Dump(t, db)
 	if d := kvtest.Diff(before, now); d != "" {

@@ -108,6 +108,12 @@ func mergeSelector(s selector.Selector, have *selector.Selector) selector.Select
 	if have.LastFailure.After(s.LastFailure) {
 		s.LastFailure = have.LastFailure
 	}
+	if have.Provenance != (engine.Provenance{}) {
+		s.Provenance = have.Provenance // the first recorder's, as a use keeps it
+	}
+	if s.LastRun == "" {
+		s.LastRun = have.LastRun
+	}
 	return s
 }
 

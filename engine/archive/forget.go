@@ -103,7 +103,8 @@ func (m *Archive) Survey(ctx context.Context, host string) (Survey, error) {
 // Forget deletes everything memory holds about host's site, of every kind,
 // and returns what it deleted. Index entries outside the site's key range
 // (lesson ids, due dates and list entries, run indexes, the runs' planner histories) go
-// first, then the site's whole range in one DropPrefix. Lessons bound to no
+// first, then its held facts and trajectories and the site's whole range,
+// one DropPrefix each. Lessons bound to no
 // site stay, even when they were learned on this one.
 func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 	s, err := m.Survey(ctx, host)
@@ -121,8 +122,10 @@ func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 	if err := m.Plans.Delete(ctx, ids...); err != nil {
 		return Survey{}, err
 	}
-	if err := m.DB().DropPrefix(ctx, keyspace.SitePrefix(site)); err != nil {
-		return Survey{}, fmt.Errorf("forget %s: %w", site, err)
+	for _, p := range [][]byte{keyspace.QuarantinedFactsOf(site), keyspace.QuarantinedTrajectoriesOf(site), keyspace.SitePrefix(site)} {
+		if err := m.DB().DropPrefix(ctx, p); err != nil {
+			return Survey{}, fmt.Errorf("forget %s: %w", site, err)
+		}
 	}
 	m.Events().Emit(EventForgotten, map[string]any{
 		"site": site, "lessons": s.Lessons, "facts": s.Facts, "selectors": s.Selectors, "trajectories": s.Trajectories,

@@ -27,7 +27,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/service"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 )
 
 // Options configure Open.
@@ -200,7 +200,7 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 			return nil, err
 		}
 		h, err := l.hold(ctx)
-		var locked *kv.LockedError
+		var locked *badger.LockedError
 		if errors.As(err, &locked) && attempt == 0 {
 			continue // a server took the data dir meanwhile: look again
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 )
 
 // Status is a check's outcome.
@@ -62,7 +63,7 @@ type DataDirInfo struct {
 	Schema          int `json:"schema"`
 	SchemaSupported int `json:"schema_supported"`
 	// InUse is the process holding the data dir, when one does.
-	InUse *kv.LockedError `json:"in_use,omitempty"`
+	InUse *badger.LockedError `json:"in_use,omitempty"`
 }
 
 // DataDir checks the data dir dir (database at dir/db): whether it exists
@@ -99,7 +100,7 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 		schema.Status, schema.Detail = OK, "no database yet"
 	} else {
 		v, err := readSchema(ctx, info.Database)
-		var le *kv.LockedError
+		var le *badger.LockedError
 		switch {
 		case errors.As(err, &le):
 			info.InUse = le
@@ -143,7 +144,7 @@ func served(ctx context.Context, dir string) (*api.Health, string, error) {
 // readSchema opens the database without waiting for its lock and reads the
 // schema stamp (0 when there is none). It writes nothing.
 func readSchema(ctx context.Context, db string) (int, error) {
-	s, err := kv.Open(ctx, db, kv.Options{ReadOnly: true})
+	s, err := badger.Open(ctx, db, badger.Options{ReadOnly: true})
 	if err != nil {
 		return 0, err
 	}
@@ -162,7 +163,7 @@ func readSchema(ctx context.Context, db string) (int, error) {
 	return n, cerr
 }
 
-func holder(le *kv.LockedError) string {
+func holder(le *badger.LockedError) string {
 	if le.PID == 0 {
 		return "yes, by another process"
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 func find(t *testing.T, checks []Check, name string) Check {
@@ -58,10 +60,7 @@ func stamped(t *testing.T, v int) string {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := kvtest.OpenDir(t, filepath.Join(dir, "db"))
 	if err := keyspace.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func TestDataDirSchemaAndLock(t *testing.T) {
 		t.Errorf("info = %+v", info)
 	}
 	// The doctor released the lock: the data dir opens at once.
-	s, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{})
+	s, err := badger.Open(ctx, filepath.Join(dir, "db"), badger.Options{})
 	if err != nil {
 		t.Fatalf("after the doctor: %v", err)
 	}

@@ -84,6 +84,9 @@ const (
 	// (engine/screen) is held out of every prompt (fields: id, lesson,
 	// reason, source).
 	LessonQuarantined = "lesson_quarantined"
+	// LessonTrusted: a candidate lesson became trusted, by evidence or
+	// an operator's approval (fields: id, lesson, why).
+	LessonTrusted = "lesson_trusted"
 )
 
 // JSONL writes events as JSON lines. It is safe for concurrent use.

@@ -36,6 +36,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -70,7 +71,14 @@ const (
 	EventObserved = "fact_observed" // fields: domain, type, key, value, result, confidence, sources
 	EventPruned   = "facts_pruned"  // fields: domain, type, key, values, reason
 	EventRecall   = "fact_recall"   // fields: domain, count
+	// EventQuarantined: a fact whose key or value failed the screen was
+	// held out of every prompt. Fields: id, domain, type, key, value, reason.
+	EventQuarantined = "fact_quarantined"
 )
+
+// ResultQuarantined is Outcome.Result for an observation held in
+// quarantine: it neither confirmed nor contradicted any shown fact.
+const ResultQuarantined = "quarantined"
 
 // Fact is one remembered fact.
 type Fact struct {
@@ -82,6 +90,16 @@ type Fact struct {
 	Sources    int       `json:"sources"` // observations that confirmed it
 	FirstSeen  time.Time `json:"first_seen"`
 	LastSeen   time.Time `json:"last_seen"`
+	// Provenance is who first wrote the fact; a confirmation keeps it.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
+	// LastRun is the last run that observed the fact (its first sighting
+	// or a confirmation), "" until a run does.
+	LastRun string `json:"last_run,omitempty"`
+	// ID names a quarantined fact (for approve and reject); "" otherwise.
+	ID string `json:"id,omitempty"`
+	// Quarantine is why a held fact is kept out of every prompt (see
+	// Quarantined); "" for a fact that is shown.
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 // ParseType returns the type named s, or an engine.ErrInvalid error listing the valid
@@ -113,12 +131,13 @@ type Store struct {
 	db   kv.Store
 	now  func() time.Time
 	ev   event.Func
+	prov engine.Provenance
 	minC float64
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events, minC: opts.MinConfidence}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance, minC: opts.MinConfidence}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -142,7 +161,7 @@ type Observation struct {
 // Outcome says what an observation did.
 type Outcome struct {
 	Fact         Fact   `json:"fact"`
-	Result       string `json:"result"`       // "new" or "confirmed"
+	Result       string `json:"result"`       // "new", "confirmed" or "quarantined"
 	Contradicted []Fact `json:"contradicted"` // rivals whose confidence fell
 	Pruned       []Fact `json:"pruned"`       // rivals that fell below Floor and were deleted
 }
@@ -185,6 +204,11 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 	}
 	site := domain.Site(host)
 	now := s.now().UTC()
+	if reason := screenOf(host, key, value); reason != "" {
+		f := Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now}
+		held, err := s.hold(ctx, f, reason, true)
+		return Outcome{Fact: held, Result: ResultQuarantined}, err
+	}
 	vh := valueHash(value)
 	var out Outcome
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
@@ -218,9 +242,13 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 			f.Confidence = confirm(f.Confidence)
 			f.Sources++
 			f.LastSeen = now
+			if s.prov.Run != "" {
+				f.LastRun = s.prov.Run
+			}
 			out.Result = "confirmed"
 		} else {
-			f = Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now}
+			f = Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now,
+				Provenance: s.prov.Stamp(now, site), LastRun: s.prov.Run}
 			out.Result = "new"
 		}
 		if err := put(tx, site, f, vh); err != nil {
@@ -269,7 +297,10 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 // by hand), replacing the same (host, type, key, value). Its confidence
 // must lie in [0, 1]; a fact below Floor is not stored (it would be pruned
 // at once) and Put reports stored=false. Zero Sources counts as 1; zero
-// times are the clock's now.
+// times are the clock's now; a fact without provenance gets the store's.
+// A fact whose key or value fails the screen, or that comes with a
+// quarantine reason (an export of a held fact), is held in quarantine
+// instead (returned with Quarantine set, kept false).
 func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err error) {
 	f, err = check(f)
 	if err != nil {
@@ -287,6 +318,17 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 		f.FirstSeen = f.LastSeen
 	}
 	site := domain.Site(host)
+	if f.Provenance == (engine.Provenance{}) {
+		f.Provenance = s.prov.Stamp(now, site)
+	}
+	f.ID = ""
+	if reason := screenOf(host, key, value); reason != "" || f.Quarantine != "" {
+		if reason == "" {
+			reason = f.Quarantine
+		}
+		held, err := s.hold(ctx, f, reason, false)
+		return held, false, err
+	}
 	k := keyspace.Fact(site, host, string(typ), key, valueHash(value))
 	kept = f.Confidence >= Floor
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
@@ -330,6 +372,15 @@ func check(f Fact) (Fact, error) {
 	}
 	if f.Sources < 0 {
 		return Fact{}, engine.Invalid("fact", fmt.Sprintf("sources %d is negative", f.Sources))
+	}
+	if err := f.Provenance.Check(); err != nil {
+		return Fact{}, err
+	}
+	if p := textcheck.Text("last_run", f.LastRun, engine.MaxProvenanceField, false); p != "" {
+		return Fact{}, engine.Invalid("fact", p)
+	}
+	if p := textcheck.Text("quarantine", f.Quarantine, textcheck.MaxPattern, false); p != "" {
+		return Fact{}, engine.Invalid("fact", p)
 	}
 	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
 	return f, nil

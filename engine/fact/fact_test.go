@@ -10,14 +10,12 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
-func openDisk(t *testing.T, dir string) kv.Store {
+func openDisk(t testing.TB, dir string) kv.Store {
 	t.Helper()
-	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenDir(t, dir)
 	return db
 }
 
@@ -146,10 +144,7 @@ func TestHostsAndPersistence(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenMemory(t)
 	defer db.Close()
 	s := New(db, Options{Now: clock(t0)})
 	cases := []struct {

@@ -28,3 +28,23 @@ func IsFact(key []byte) bool { return kindOf(key) == "fact" }
 
 // FactGen is the key of one site's fact generation token.
 func FactGen(site string) []byte { return []byte("site/" + esc(site) + "/fact-gen") }
+
+// Quarantined facts: a fact whose key or value failed the screen
+// (engine/screen) is held outside the site's fact range, so no list,
+// recall or context can reach it:
+//
+//	quarantine/fact/<site>/<id> → fact (JSON) with its reason; id is 16 hex
+//	                              digits of the hash of (host, type, key, value)
+//
+// The site part lets forgetting a site drop its held facts with one range.
+
+// QuarantinedFact is the key of a fact held out of every prompt.
+func QuarantinedFact(site, id string) []byte {
+	return []byte("quarantine/fact/" + esc(site) + "/" + esc(id))
+}
+
+// QuarantinedFactsOf is the range of one site's held facts.
+func QuarantinedFactsOf(site string) []byte { return []byte("quarantine/fact/" + esc(site) + "/") }
+
+// QuarantinedFacts is the range of every held fact.
+func QuarantinedFacts() []byte { return []byte("quarantine/fact/") }

@@ -50,11 +50,13 @@
 //	site/<site>/trajectory/idx/<id>          → compact match entry, TTL
 //	site/<site>/trajectory/gen               → token changed by every trajectory write
 //	site/<site>/session/<when>/<shash>       → session (JSON), newest last  (see session.go)
-//	site/<site>/session-gen                  → write counter that serialises session writes
+//	site/<site>/session-gen                  → write counter + kept list, read by Get (see session.go)
 //	site/<site>/run/<started>/<id>           → "" the site's runs             (see run.go)
 //
 //	quarantine/lesson/<id>                   → lesson (JSON) held out of every prompt, with its
 //	                                            reason (engine/screen), until approved or rejected
+//	quarantine/fact/<site>/<id>              → fact (JSON) held likewise        (see fact.go)
+//	quarantine/trajectory/<site>/<id>        → trajectory (JSON) held likewise, TTL (see trajectory.go)
 //	damaged/<key>                            → a record that did not decode, moved aside
 //	                                            byte for byte by engine doctor --repair
 //

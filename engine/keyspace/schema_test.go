@@ -6,14 +6,12 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 func TestInitStampsAndRefusesNewer(t *testing.T) {
 	ctx := context.Background()
-	s, err := kv.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := kvtest.OpenMemory(t)
 	defer s.Close()
 	if err := Init(ctx, s); err != nil {
 		t.Fatal(err)
@@ -35,10 +33,7 @@ func TestInitStampsAndRefusesNewer(t *testing.T) {
 
 func TestInitMarksMigrationFromOlder(t *testing.T) {
 	ctx := context.Background()
-	s, err := kv.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := kvtest.OpenMemory(t)
 	defer s.Close()
 	s.Update(ctx, func(tx kv.Txn) error { return tx.Set(Schema(), []byte("1"), 0) })
 	if cur, err := Check(ctx, s); cur || err != nil {

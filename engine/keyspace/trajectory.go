@@ -55,3 +55,25 @@ func kindOf(key []byte) string {
 	kind, _, _ := strings.Cut(rest, "/")
 	return kind
 }
+
+// Quarantined trajectories: a trajectory whose goal or one of whose steps'
+// texts failed the screen (engine/screen) is held outside the site's
+// trajectory ranges, so no match or list reaches it:
+//
+//	quarantine/trajectory/<site>/<id> → trajectory (JSON) with its reason, TTL = expiry
+//
+// The site part lets forgetting a site drop its held trajectories with one
+// range.
+
+// QuarantinedTrajectory is the key of a trajectory held out of every prompt.
+func QuarantinedTrajectory(site, id string) []byte {
+	return []byte("quarantine/trajectory/" + esc(site) + "/" + esc(id))
+}
+
+// QuarantinedTrajectoriesOf is the range of one site's held trajectories.
+func QuarantinedTrajectoriesOf(site string) []byte {
+	return []byte("quarantine/trajectory/" + esc(site) + "/")
+}
+
+// QuarantinedTrajectories is the range of every held trajectory.
+func QuarantinedTrajectories() []byte { return []byte("quarantine/trajectory/") }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // The benchmarks fill a store with n lessons shaped like a memory that grew
@@ -72,12 +72,9 @@ func benchLessons(n int, skewed bool) []Lesson {
 func benchStore(b *testing.B, n int, skewed bool) *Store {
 	b.Helper()
 	dir := b.TempDir()
-	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := kvtest.OpenDir(b, dir)
 	s := New(db, Options{Now: func() time.Time { return time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC) }})
-	ls, err := s.Prepare(benchLessons(n, skewed))
+	ls, err := s.Prepare(benchLessons(n, skewed), ImportOptions{KeepTrust: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,11 +87,7 @@ func benchStore(b *testing.B, n int, skewed bool) *Store {
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if db, err = kv.Open(context.Background(), dir, kv.Options{GCInterval: -1}); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	return New(db, s.opts)
+	return New(kvtest.OpenDir(b, dir), s.opts)
 }
 
 func BenchmarkRecallError(b *testing.B) {

@@ -100,7 +100,7 @@ func checkRecallable(t *testing.T, fs *fuzzStores) {
 	if err != nil {
 		t.Fatalf("re-read export: %v\n%s", err, b)
 	}
-	prepared, err := fs.sb.Prepare(in)
+	prepared, err := fs.sb.Prepare(in, ImportOptions{KeepTrust: true})
 	if err != nil {
 		t.Fatalf("re-import export: %v\n%s", err, b)
 	}
@@ -144,7 +144,7 @@ func FuzzImportRecall(f *testing.F) {
 		if err != nil {
 			return
 		}
-		prepared, err := fs.sa.Prepare(ls)
+		prepared, err := fs.sa.Prepare(ls, ImportOptions{KeepTrust: true})
 		if err != nil {
 			if !engine.IsInvalid(err) {
 				t.Fatalf("prepare refused with a non-InvalidError: %v", err)

@@ -22,7 +22,7 @@ func TestImportRefusesNULInErrorPattern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.s.Prepare(ls)
+	_, err = e.s.Prepare(ls, ImportOptions{KeepTrust: true})
 	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "lessons[1]") || !strings.Contains(err.Error(), "error_pattern holds a control character (U+0000)") {
 		t.Fatalf("Prepare = %v, want lessons[1]: error_pattern holds a control character", err)
 	}
@@ -106,7 +106,7 @@ func TestIPv6DomainRoundTrips(t *testing.T) {
 			t.Fatalf("RecallDomain(%q) = %+v, %v", h, got, err)
 		}
 	}
-	prepared, err := e.s.Prepare([]Lesson{*l})
+	prepared, err := e.s.Prepare([]Lesson{*l}, ImportOptions{KeepTrust: true})
 	if err != nil || prepared[0].Domain != "::1" || prepared[0].ID != l.ID {
 		t.Fatalf("re-import = %+v, %v", prepared, err)
 	}
@@ -127,7 +127,7 @@ func TestImportRefusesHostileFields(t *testing.T) {
 		{Lesson{Lesson: "x", Category: ErrorRecovery, Helped: -1}, "helped -1 is negative"},
 		{Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "npx"}, `failed_command "npx" runs commands; give the command that failed`},
 	} {
-		_, err := e.s.Prepare([]Lesson{c.l})
+		_, err := e.s.Prepare([]Lesson{c.l}, ImportOptions{KeepTrust: true})
 		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Prepare(%+v) = %v, want %q", c.l, err, c.want)
 		}

@@ -62,11 +62,24 @@ func jsonProblem(b []byte, err error) string {
 	return fmt.Sprintf("line %d: %v", bytes.Count(b[:min(int(off), len(b))], []byte("\n"))+1, err)
 }
 
+// ImportOptions say how Prepare treats what a file claims.
+type ImportOptions struct {
+	// KeepTrust keeps each lesson's trust, source and provenance as the
+	// file gives them (engine import --trust); a lesson without a trust
+	// field (a two-tier memory.json) is trusted. Without it every lesson
+	// is a candidate of source imported, except one that is exactly an
+	// engine seed (its id and text). The screen applies either way.
+	KeepTrust bool
+}
+
 // Prepare validates and normalises lessons for Import, merging lessons of
-// the same identity. An invalid lesson is reported by its position.
-func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
+// the same identity. An invalid lesson is reported by its position. The
+// store's Options.Provenance gives the import's file and digest (File,
+// SHA256), stamped on lessons whose provenance the import sets.
+func (s *Store) Prepare(lessons []Lesson, opts ImportOptions) ([]Lesson, error) {
 	byID := map[string]int{}
 	var out []Lesson
+	seeds := seedTexts()
 	for i, l := range lessons {
 		if l.TriggeredDomains == nil {
 			l.TriggeredDomains = []string{}
@@ -84,8 +97,14 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 		if id != "" {
 			l.ID = id // an exported lesson keeps its id
 		}
+		if err := s.importTrust(&l, opts, seeds[l.ID] == l.Lesson); err != nil {
+			return nil, fmt.Errorf("lessons[%d]: %w", i, err)
+		}
 		if l.Quarantine == "" {
 			l.Quarantine = screenOf(&l)
+		}
+		if l.Quarantine != "" {
+			l.Trust = Quarantined
 		}
 		j, seen := byID[l.ID]
 		if !seen {
@@ -105,6 +124,48 @@ func (s *Store) Prepare(lessons []Lesson) ([]Lesson, error) {
 		}
 	}
 	return out, nil
+}
+
+// importTrust sets an imported lesson's trust, source and provenance (see
+// ImportOptions); seed says it is exactly one of the engine's seeds.
+func (s *Store) importTrust(l *Lesson, opts ImportOptions, seed bool) error {
+	if l.Trust == Quarantined && l.Quarantine == "" {
+		l.Quarantine = "marked quarantined in the imported file"
+	}
+	stamp := func(src Source) {
+		p := l.Provenance
+		p.Source, p.File, p.SHA256 = src, s.opts.Provenance.File, s.opts.Provenance.SHA256
+		p.At = s.opts.Now().UTC()
+		if p.Site == "" && l.Domain != "" {
+			p.Site = siteOf(l.Domain)
+		}
+		l.Provenance = p
+	}
+	switch {
+	case opts.KeepTrust || seed:
+		if l.Trust == "" {
+			l.Trust = Trusted
+		}
+		if l.Provenance.Source == "" {
+			stamp(SourceImported)
+		}
+	default:
+		l.Source, l.Trust = SourceImported, Candidate
+		stamp(SourceImported)
+	}
+	if l.Quarantine != "" {
+		l.Trust = Quarantined
+	}
+	return l.Provenance.Check()
+}
+
+// seedTexts maps each seed's id to its text.
+func seedTexts() map[string]string {
+	out := map[string]string{}
+	for _, l := range Seeds() {
+		out[idFor(&l)] = l.Lesson
+	}
+	return out
 }
 
 // Import writes lessons prepared by Prepare, replacing stored lessons with

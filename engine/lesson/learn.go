@@ -412,7 +412,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 		if err == nil && covering != "" {
 			stored, err = s.dedupUse(ctx, covering, p.where)
 		} else if err == nil {
-			stored, created, err = s.Record(ctx, l, p.where)
+			stored, created, err = s.record(ctx, l, p.where, SourceLearned)
 		}
 		if err != nil {
 			if len(out) == 0 {
@@ -488,14 +488,12 @@ func (s *Store) covering(ctx context.Context, verb, errText, host string) (strin
 // dedupUse counts a use of id found again by learning, with the design's
 // lesson_deduplicated event.
 func (s *Store) dedupUse(ctx context.Context, id, host string) (*Lesson, error) {
-	l, promoted, err := s.use(ctx, id, host, false)
+	l, ch, err := s.use(ctx, id, host, false)
 	if err != nil {
 		return nil, err
 	}
 	s.opts.Events.Emit(event.LessonDeduplicated, map[string]any{"lesson": l.Lesson, "new_use_count": l.UseCount})
-	if promoted {
-		s.emitPromoted(l)
-	}
+	s.emitChange(l, ch)
 	return l, nil
 }
 

@@ -37,14 +37,64 @@ var Categories = []Category{ToolFallback, BestPractice, ErrorRecovery, SiteSpeci
 // Tier1Eligible reports whether lessons of c may enter the system prompt.
 func (c Category) Tier1Eligible() bool { return c == ToolFallback || c == BestPractice }
 
-// Source says where a lesson came from.
-type Source string
+// Source says where a lesson came from (engine.Source: seed, manual,
+// learned, imported, api). The lesson's top-level "source" field is the
+// two-tier design's; it equals Provenance.Source for lessons written since
+// provenance, except a seed declared by a person (manual, source seed).
+type Source = engine.Source
 
 // Lesson sources.
 const (
-	SourceSeed    Source = "seed"
-	SourceLearned Source = "learned"
+	SourceSeed     = engine.SourceSeed
+	SourceManual   = engine.SourceManual
+	SourceLearned  = engine.SourceLearned
+	SourceImported = engine.SourceImported
+	SourceAPI      = engine.SourceAPI
 )
+
+// Trust says whether a lesson may go into every system prompt (Tier 1) and
+// how a prompt shows it.
+type Trust string
+
+// The trust levels.
+const (
+	// Trusted: a seed, written by a person, approved by an operator, or
+	// seen working again (see Store.Use). Only trusted lessons are Tier 1.
+	Trusted Trust = "trusted"
+	// Candidate: learned, imported or written by another program and not
+	// yet proven; recalled in Tier 2 and shown as unverified advice.
+	Candidate Trust = "candidate"
+	// Quarantined: its text failed the screen; held out of every prompt
+	// until approved or rejected.
+	Quarantined Trust = "quarantined"
+)
+
+// Trusts lists the trust levels.
+var Trusts = []Trust{Trusted, Candidate, Quarantined}
+
+// ParseTrust returns the trust level named s, or an engine.ErrInvalid
+// error listing the valid ones.
+func ParseTrust(s string) (Trust, error) {
+	t := Trust(strings.TrimSpace(s))
+	if slices.Contains(Trusts, t) {
+		return t, nil
+	}
+	return "", engine.Invalid("lesson", fmt.Sprintf("unknown trust %q (want one of trusted, candidate, quarantined)", s))
+}
+
+// trustOf is the trust a new lesson from src starts with: the engine's own
+// and a person's lessons are trusted, everything else is a candidate.
+func trustOf(src Source) Trust {
+	if src == SourceSeed || src == SourceManual {
+		return Trusted
+	}
+	return Candidate
+}
+
+// proven reports whether l has the evidence that makes a candidate
+// trusted: a second use (the same failure→recovery seen on another run:
+// learning counts a log once) or a successful run it helped.
+func proven(l *Lesson) bool { return l.UseCount >= 2 || l.Helped >= 1 }
 
 // Lesson is one failure→recovery pattern. The JSON names are the two-tier
 // memory design's, so its memory.json imports as is.
@@ -68,14 +118,58 @@ type Lesson struct {
 	// A quarantined lesson is kept apart from the lessons (no index, no
 	// recall, no list but its own) until approved or rejected.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Trust is trusted, candidate or quarantined (see Trust). A record
+	// written before trust levels has none; it reads as legacyTrust says.
+	Trust Trust `json:"trust,omitempty"`
+	// Provenance says who wrote the lesson first: how, from which run and
+	// model, on which site, when, and for an import which file.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
+
+	// legacy marks a record decoded without a trust field: its index
+	// entries were written by the shape rule (see posTier).
+	legacy bool
 }
 
-// Tier returns 1 for a lesson that goes into every system prompt, else 2.
+// legacyTrust is the trust of a lesson stored before trust levels: seeds
+// are trusted, others by the evidence rule (proven), so a lesson that
+// proved itself stays in Tier 1 and one that did not leaves it.
+func legacyTrust(l *Lesson) Trust {
+	switch {
+	case l.Quarantine != "":
+		return Quarantined
+	case l.Source == SourceSeed || proven(l):
+		return Trusted
+	}
+	return Candidate
+}
+
+// Tier returns 1 for a lesson that goes into every system prompt (a
+// trusted tool_fallback or best_practice lesson bound to no site), else 2.
 func (l *Lesson) Tier() int {
+	if l.shapeTier() == 1 && l.Trust == Trusted {
+		return 1
+	}
+	return 2
+}
+
+// shapeTier is the tier by category and domain alone, as it was before
+// trust levels.
+func (l *Lesson) shapeTier() int {
 	if l.Category.Tier1Eligible() && l.Domain == "" {
 		return 1
 	}
 	return 2
+}
+
+// posTier is the tier l's index entries are filed under: Tier, except for
+// a record stored before trust levels, whose entries were written by its
+// shape (and stay there until it is next written), so they are found and
+// replaced rather than left stale.
+func (l *Lesson) posTier() int {
+	if l.legacy {
+		return l.shapeTier()
+	}
+	return l.Tier()
 }
 
 // ParseCategory returns the category named s, or an engine.ErrInvalid error listing
@@ -96,8 +190,16 @@ func (l *Lesson) validate() error {
 	if _, err := ParseCategory(string(l.Category)); err != nil {
 		return err
 	}
-	if l.Source != SourceSeed && l.Source != SourceLearned {
-		return engine.Invalid("lesson", fmt.Sprintf("unknown source %q (want seed or learned)", l.Source))
+	if _, err := engine.ParseSource(string(l.Source)); err != nil {
+		return engine.Invalid("lesson", fmt.Sprintf("unknown source %q (want one of seed, manual, learned, imported, api)", l.Source))
+	}
+	if l.Trust != "" {
+		if _, err := ParseTrust(string(l.Trust)); err != nil {
+			return err
+		}
+	}
+	if err := l.Provenance.Check(); err != nil {
+		return err
 	}
 	if l.UseCount < 0 {
 		return engine.Invalid("lesson", fmt.Sprintf("use_count %d is negative", l.UseCount))

@@ -13,6 +13,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // env is a lesson store on a real on-disk badger with a settable clock and
@@ -28,13 +29,11 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	e := &env{t: t, db: db, now: time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)}
-	e.s = New(db, Options{Now: func() time.Time { return e.now }, Events: func(ev event.Event) {
+	// Written as by a person (engine lessons add): trusted from the start.
+	// trust_test.go writes as other writers too.
+	e.s = New(db, Options{Now: func() time.Time { return e.now }, Provenance: engine.Provenance{Source: engine.SourceManual}, Events: func(ev event.Event) {
 		e.mu.Lock()
 		e.events = append(e.events, ev)
 		e.mu.Unlock()

@@ -23,6 +23,7 @@ type Filter struct {
 	Domain   string   // lessons that apply on this host (bound to it or a parent)
 	Category Category // one category
 	Tier     int      // 1 or 2
+	Trust    Trust    // trusted or candidate ("" for both; quarantined lessons are not listed here, see Quarantined)
 	Max      int      // List: at most this many (Page ignores it: the request's Limit bounds a page)
 }
 
@@ -31,10 +32,14 @@ type filter struct {
 	host, site string // host "" for no domain filter
 	category   Category
 	tier       int
+	trust      Trust
 }
 
 func (f Filter) check() (filter, error) {
-	out := filter{category: f.Category, tier: f.Tier}
+	out := filter{category: f.Category, tier: f.Tier, trust: f.Trust}
+	if f.Trust != "" && f.Trust != Trusted && f.Trust != Candidate {
+		return out, engine.Invalid("lesson", fmt.Sprintf("trust must be trusted or candidate, not %q (quarantined lessons are listed apart)", f.Trust))
+	}
 	if f.Domain != "" {
 		h, err := domain.Host(f.Domain)
 		if err != nil {
@@ -57,8 +62,15 @@ func (f Filter) check() (filter, error) {
 }
 
 func (f filter) keep(l *Lesson) bool {
-	return (f.category == "" || l.Category == f.category) && (f.tier == 0 || l.Tier() == f.tier) &&
+	return (f.category == "" || l.Category == f.category) && f.keepRead(l) &&
 		(f.host == "" || (l.Domain != "" && domain.Within(f.host, l.Domain)))
+}
+
+// keepRead is what a listed entry's lesson must pass once read: the trust
+// filter, and the tier (a lesson stored before trust levels may sit among
+// Tier 1's entries while it reads as Tier 2).
+func (f filter) keepRead(l *Lesson) bool {
+	return (f.tier == 0 || l.Tier() == f.tier) && (f.trust == "" || l.Trust == f.trust)
 }
 
 // List returns the lessons that pass f in list order: Tier 1 first, then
@@ -177,7 +189,9 @@ func (s *Store) listFrom(r kv.Reader, f filter, after string, n int, dmg *damage
 		if err != nil {
 			return dmg.skip(k, err)
 		}
-		out = append(out, *l)
+		if f.keepRead(l) {
+			out = append(out, *l)
+		}
 		return nil
 	})
 	return out, more, err
@@ -226,8 +240,8 @@ func (s *Store) listHost(r kv.Reader, f filter, after string, n int, dmg *damage
 			if f.category != "" && string(v) != string(f.category) {
 				return nil
 			}
-			if n > 0 && found == n+1 {
-				return kv.ErrStop
+			if n > 0 && found == n+1 && f.trust == "" {
+				return kv.ErrStop // with a trust filter, read on: which pass is known once read
 			}
 			found++
 			hits = append(hits, hit{string(k[len(prefix):]), bytes.Clone(k)})
@@ -239,7 +253,7 @@ func (s *Store) listHost(r kv.Reader, f filter, after string, n int, dmg *damage
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.pos, b.pos) })
 	more := false
-	if n > 0 && len(hits) > n {
+	if n > 0 && len(hits) > n && f.trust == "" {
 		hits, more = hits[:n], true
 	}
 	out := make([]Lesson, 0, len(hits))
@@ -250,6 +264,13 @@ func (s *Store) listHost(r kv.Reader, f filter, after string, n int, dmg *damage
 				return nil, false, err
 			}
 			continue
+		}
+		if !f.keepRead(l) {
+			continue
+		}
+		if n > 0 && len(out) == n {
+			more = true
+			break
 		}
 		out = append(out, *l)
 	}

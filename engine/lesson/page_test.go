@@ -117,7 +117,7 @@ func testLessons(r *rand.Rand, n int) []Lesson {
 
 func importLessons(t *testing.T, s *Store, ls []Lesson) {
 	t.Helper()
-	p, err := s.Prepare(ls)
+	p, err := s.Prepare(ls, ImportOptions{KeepTrust: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestIndexesFollowEveryWrite(t *testing.T) {
 				}
 			}
 			in = append(in, testLessons(r, 5)...)
-			p, perr := e.s.Prepare(in)
+			p, perr := e.s.Prepare(in, ImportOptions{KeepTrust: true})
 			if perr != nil {
 				t.Fatal(perr)
 			}

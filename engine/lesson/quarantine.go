@@ -14,8 +14,7 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// ErrNotQuarantined is an approve or reject of an id no quarantined lesson
-// has.
+// ErrNotQuarantined is a reject of an id no quarantined lesson has.
 var ErrNotQuarantined = engine.NotFound("no such quarantined lesson")
 
 // screenOf returns why l must be held out of every prompt, or "": its text
@@ -64,16 +63,37 @@ func (s *Store) Quarantined(ctx context.Context) ([]Lesson, error) {
 	return out, nil
 }
 
-// Approve releases quarantined lesson id: a person read it and it is
-// advice. It joins the lessons as it was held (or counts as a use of the
-// same lesson if one was stored meanwhile) and is shown from then on.
-func (s *Store) Approve(ctx context.Context, id string) (*Lesson, error) {
-	var out *Lesson
-	promoted := false
+// Approve is an operator's word that lesson id is advice to trust. A
+// quarantined lesson is released (a person read it): it joins the lessons
+// as it was held, trusted (or counts as a use of the same lesson if one was
+// stored meanwhile, which is then trusted too). A candidate becomes
+// trusted. A trusted lesson stays as it is. It returns the lesson and its
+// trust before; an id that is neither held nor stored is ErrNotFound.
+func (s *Store) Approve(ctx context.Context, id string) (*Lesson, Trust, error) {
+	var (
+		out      *Lesson
+		was      Trust
+		released bool
+		ch       change
+	)
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		out, was, released, ch = nil, "", false, change{}
 		b, err := tx.Get(keyspace.QuarantinedLesson(id))
 		if errors.Is(err, kv.ErrNotFound) {
-			return fmt.Errorf("lesson %s: %w", id, ErrNotQuarantined)
+			// Not held: a stored lesson, trusted by the operator.
+			old, err := load(tx, id)
+			if err != nil {
+				return err
+			}
+			was, out = old.Trust, old
+			if old.Trust == Trusted {
+				return nil
+			}
+			n := *old
+			n.Trust = Trusted
+			ch.trusted = "approved"
+			out = &n
+			return put(tx, old, &n)
 		}
 		if err != nil {
 			return err
@@ -82,35 +102,41 @@ func (s *Store) Approve(ctx context.Context, id string) (*Lesson, error) {
 		if err != nil {
 			return err
 		}
+		was, released = Quarantined, true
 		l.Quarantine = ""
+		l.Trust = Trusted
 		if err := tx.Delete(keyspace.QuarantinedLesson(id)); err != nil {
 			return err
 		}
 		old, err := load(tx, l.ID)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			promoted = promote(l)
+			ch = change{promoted: promote(l), trusted: "approved"}
 			out = l
 			return put(tx, nil, l)
 		case err != nil:
 			return err
 		}
 		n := *old
-		promoted = s.countUse(&n, "")
+		ch = s.countUse(&n, "", false)
+		if n.Trust != Trusted {
+			n.Trust = Trusted
+			ch.trusted = "approved"
+		}
 		out = &n
 		return put(tx, old, &n)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lesson: approve %s: %w", id, err)
+		return nil, "", fmt.Errorf("lesson: approve %s: %w", id, err)
 	}
-	s.opts.Events.Emit(event.LessonRecorded, map[string]any{
-		"lesson": out.Lesson, "category": out.Category, "approved": true,
-		"failed_command": nullable(out.FailedCommand), "error_pattern": nullable(out.ErrorPattern),
-	})
-	if promoted {
-		s.emitPromoted(out)
+	if released {
+		s.opts.Events.Emit(event.LessonRecorded, map[string]any{
+			"lesson": out.Lesson, "category": out.Category, "approved": true,
+			"failed_command": nullable(out.FailedCommand), "error_pattern": nullable(out.ErrorPattern),
+		})
 	}
-	return out, nil
+	s.emitChange(out, ch)
+	return out, was, nil
 }
 
 // Reject deletes quarantined lesson id.

@@ -44,15 +44,18 @@ func TestQuarantine(t *testing.T) {
 		t.Fatalf("Quarantined = %+v", held)
 	}
 
-	got, err := e.s.Approve(ctx, bad.ID)
-	if err != nil || got.Quarantine != "" || got.Tier() != 1 {
-		t.Fatalf("Approve = %+v, %v", got, err)
+	got, was, err := e.s.Approve(ctx, bad.ID)
+	if err != nil || got.Quarantine != "" || got.Tier() != 1 || got.Trust != Trusted || was != Quarantined {
+		t.Fatalf("Approve = %+v, %s, %v", got, was, err)
 	}
 	if tier1 := must(e.s.Tier1(ctx)); !containsID(tier1, bad.ID) {
 		t.Fatalf("approved lesson not in Tier 1: %+v", tier1)
 	}
-	if _, err := e.s.Approve(ctx, bad.ID); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("second Approve = %v, want not found", err)
+	if again, was, err := e.s.Approve(ctx, bad.ID); err != nil || was != Trusted || again.UseCount != got.UseCount {
+		t.Fatalf("second Approve = %+v, %s, %v; want a no-op on a trusted lesson", again, was, err)
+	}
+	if _, _, err := e.s.Approve(ctx, "l0000000000"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Approve of an unknown id = %v, want not found", err)
 	}
 	if n, err := e.s.ForgetSite(ctx, "shop.example"); err != nil || n != 1 {
 		t.Fatalf("ForgetSite = %d, %v; want the held lesson forgotten", n, err)

@@ -15,21 +15,28 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// Tier1 returns the lessons for every system prompt: tool_fallback and
-// best_practice lessons bound to no site, most used first, seeds before
+// Tier1 returns the lessons for every system prompt: trusted tool_fallback
+// and best_practice lessons bound to no site, most used first, seeds before
 // learned at equal use, at most Options.Tier1Cap. It reads only those
-// lessons, from an index kept in that order that carries their records.
+// lessons, from an index kept in that order that carries their records;
+// the index holds no candidate but those stored before trust levels, which
+// are skipped.
 func (s *Store) Tier1(ctx context.Context) ([]Lesson, error) {
 	var out []Lesson
 	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
-		out, dmg = out[:0], damage{}
+		out, dmg = make([]Lesson, 0, s.opts.Tier1Cap), damage{}
 		return r.Scan(keyspace.Tier1Prefix(), kv.ScanOptions{}, func(k, v []byte) error {
-			l, err := decode(v, keyspace.LastPart(k))
-			if err != nil {
+			out = append(out, Lesson{}) // decoded in place: no copy of each lesson
+			l := &out[len(out)-1]
+			if err := decodeInto(v, keyspace.LastPart(k), l); err != nil {
+				out = out[:len(out)-1]
 				return dmg.skip(k, err)
 			}
-			out = append(out, *l)
+			if l.Tier() != 1 {
+				out = out[:len(out)-1] // stored before trust levels, and not proven
+				return nil
+			}
 			return full(len(out), s.opts.Tier1Cap)
 		})
 	})

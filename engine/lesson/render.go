@@ -32,7 +32,15 @@ func Render(heading string, ls []Lesson) string {
 // Memory is fenced as data: a lesson's text cannot start a line of its own,
 // close its quote or pose as a heading, so text that came from a page
 // reads as quoted advice, never as the prompt's own instructions (the
-// system prompt says so; see agent.MemoryRule).
+// system prompt says so; see agent.MemoryRule). A candidate (not yet
+// proven, see Trust) is marked: `- (unverified) "text"`.
 func Item(l Lesson) string {
-	return "- " + strconv.Quote(strings.Join(strings.Fields(l.Lesson), " "))
+	mark := ""
+	if l.Trust == Candidate {
+		mark = UnverifiedMark + " "
+	}
+	return "- " + mark + strconv.Quote(strings.Join(strings.Fields(l.Lesson), " "))
 }
+
+// UnverifiedMark precedes a candidate lesson's quoted text in a prompt.
+const UnverifiedMark = "(unverified)"

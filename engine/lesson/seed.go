@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -40,6 +41,8 @@ func (s *Store) Seed(ctx context.Context) error {
 	seeds := Seeds()
 	for i := range seeds {
 		seeds[i].TriggeredDomains = []string{}
+		seeds[i].Trust = Trusted
+		seeds[i].Provenance = engine.Provenance{Source: SourceSeed}.Stamp(s.opts.Now(), "")
 		if err := s.normalize(&seeds[i]); err != nil {
 			return fmt.Errorf("lesson: seed %d: %w", i, err)
 		}

@@ -125,11 +125,11 @@ func indexEntries(l *Lesson, record []byte) []entry {
 	if l.Domain != "" {
 		es = append(es, entry{keyspace.LessonByHost(site, l.Domain, l.UseCount, l.ID), nil})
 	}
-	if l.Tier() == 1 {
+	if l.posTier() == 1 {
 		es = append(es, entry{keyspace.Tier1(l.UseCount, l.Source == SourceSeed, l.ID), record})
 	}
 	es = append(es, listEntries(l)...)
-	if l.Source == SourceLearned && l.UseCount < PruneKeepUseCount {
+	if prunable(l) {
 		es = append(es, entry{keyspace.LessonDue(l.LastUsed, l.ID), nil})
 	}
 	return es
@@ -137,7 +137,14 @@ func indexEntries(l *Lesson, record []byte) []entry {
 
 // listPos is l's position in list order (see keyspace.LessonPos).
 func listPos(l *Lesson) string {
-	return keyspace.LessonPos(l.Tier(), l.UseCount, l.Source == SourceSeed, l.ID)
+	return keyspace.LessonPos(l.posTier(), l.UseCount, l.Source == SourceSeed, l.ID)
+}
+
+// prunable reports whether l is in the due index: every lesson but a seed
+// (before the wider sources, every lesson but a seed was "learned"), while
+// used fewer than PruneKeepUseCount times.
+func prunable(l *Lesson) bool {
+	return l.Source != SourceSeed && l.UseCount < PruneKeepUseCount
 }
 
 // listEntries are the entries that keep l in the lists' order: among all
@@ -157,6 +164,7 @@ func listEntries(l *Lesson) []entry {
 // put writes l (whose previous state was old, or nil for a new lesson) and
 // keeps every index in step, in tx.
 func put(tx kv.Txn, old, l *Lesson) error {
+	l.legacy = false // written now with its trust
 	b, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
@@ -225,10 +233,22 @@ func loadAt(r kv.Reader, site, id string) (*Lesson, error) {
 
 func decode(b []byte, id string) (*Lesson, error) {
 	var l Lesson
-	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("lesson %s: %w record: %w", id, errDamaged, err)
+	if err := decodeInto(b, id, &l); err != nil {
+		return nil, err
 	}
 	return &l, nil
+}
+
+// decodeInto decodes a lesson record into *l (zero), marking a record
+// stored before trust levels and giving it its trust (legacyTrust).
+func decodeInto(b []byte, id string, l *Lesson) error {
+	if err := json.Unmarshal(b, l); err != nil {
+		return fmt.Errorf("lesson %s: %w record: %w", id, errDamaged, err)
+	}
+	if l.Trust == "" {
+		l.legacy, l.Trust = true, legacyTrust(l)
+	}
+	return nil
 }
 
 // Get returns the lesson with id.
@@ -332,10 +352,58 @@ func checkText(l *Lesson) error {
 // the pattern was seen ("" when unknown). It returns the stored lesson and
 // whether it was new.
 //
+// Who writes decides the new lesson's source, trust and provenance, not the
+// lesson given: the store's Options.Provenance (an API request's
+// Engine-Source: api unless a person's manual). A person's and the
+// engine's lessons are trusted; any other starts as a candidate (see
+// Trust). A person may still declare a seed (source seed, manual
+// provenance).
+//
 // A lesson whose text fails the screen (engine/screen) is not stored with
 // the others: it is held in quarantine, returned with Quarantine set to the
 // reason, and shown to no model until approved (Approve).
 func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, bool, error) {
+	return s.record(ctx, l, host, s.source())
+}
+
+// source is who writes through this store (api when the options say not).
+func (s *Store) source() Source {
+	if s.opts.Provenance.Source == "" {
+		return SourceAPI
+	}
+	return s.opts.Provenance.Source
+}
+
+// stamp sets a new lesson's source, trust and provenance as written by src
+// on host.
+func (s *Store) stamp(l *Lesson, src Source, host string) {
+	if l.Source != SourceSeed || src != SourceManual {
+		l.Source = src
+	}
+	l.Trust = trustOf(l.Source)
+	site := ""
+	if host != "" {
+		site = domain.Site(host)
+	} else if l.Domain != "" {
+		site = siteOf(l.Domain)
+	}
+	l.Provenance = s.opts.Provenance
+	l.Provenance.Source = src
+	l.Provenance = l.Provenance.Stamp(s.opts.Now(), site)
+}
+
+func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (*Lesson, bool, error) {
+	if host != "" {
+		if h, err := domain.Host(host); err == nil {
+			host = h
+		}
+	}
+	if l.Source != "" {
+		if _, err := engine.ParseSource(string(l.Source)); err != nil {
+			return nil, false, engine.Invalid("lesson", fmt.Sprintf("unknown source %q (want one of seed, manual, learned, imported, api)", l.Source))
+		}
+	}
+	s.stamp(&l, src, host)
 	if err := s.normalize(&l); err != nil {
 		return nil, false, err
 	}
@@ -343,6 +411,7 @@ func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, boo
 		l.Quarantine = screenOf(&l)
 	}
 	if l.Quarantine != "" {
+		l.Trust = Quarantined
 		var created bool
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			var err error
@@ -356,9 +425,9 @@ func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, boo
 		return &l, created, nil
 	}
 	var (
-		out      *Lesson
-		created  bool
-		promoted bool
+		out     *Lesson
+		created bool
+		ch      change
 	)
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		old, err := load(tx, l.ID)
@@ -368,7 +437,7 @@ func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, boo
 			if host != "" && !slices.Contains(n.TriggeredDomains, domain.Site(host)) {
 				n.TriggeredDomains = append(n.TriggeredDomains, domain.Site(host))
 			}
-			promoted = promote(&n)
+			ch = change{promoted: promote(&n)}
 			out, created = &n, true
 			return put(tx, nil, &n)
 		case err != nil:
@@ -376,7 +445,7 @@ func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, boo
 		}
 		n := *old
 		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
-		promoted = s.countUse(&n, host)
+		ch = s.countUse(&n, host, false)
 		out, created = &n, false
 		return put(tx, old, &n)
 	})
@@ -391,45 +460,52 @@ func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, boo
 	} else {
 		s.opts.Events.Emit(event.LessonDeduplicated, map[string]any{"lesson": out.Lesson, "new_use_count": out.UseCount})
 	}
-	if promoted {
-		s.emitPromoted(out)
-	}
+	s.emitChange(out, ch)
 	return out, created, nil
 }
 
 // Use counts one use of lesson id on host: the pattern held again there.
-// It returns the updated lesson.
+// It returns the updated lesson. A use that is the lesson's second makes a
+// candidate trusted (see Trust).
 func (s *Store) Use(ctx context.Context, id, host string) (*Lesson, error) {
-	l, promoted, err := s.use(ctx, id, host, false)
-	if promoted {
-		s.emitPromoted(l)
+	l, ch, err := s.use(ctx, id, host, false)
+	if err == nil {
+		s.emitChange(l, ch)
 	}
 	return l, err
 }
 
 // Helped records that the agent's next action succeeded after lesson id was
-// shown to it on host: a use, and one more to its helped count.
+// shown to it on host: a use, and one more to its helped count. It makes a
+// candidate trusted: the recovery worked in a successful run.
 func (s *Store) Helped(ctx context.Context, id, host string) (*Lesson, error) {
-	l, promoted, err := s.use(ctx, id, host, true)
-	if promoted {
-		s.emitPromoted(l)
+	l, ch, err := s.use(ctx, id, host, true)
+	if err == nil {
+		s.emitChange(l, ch)
 	}
 	return l, err
 }
 
-// use counts one use and reports whether it promoted the lesson; the caller
-// emits the events, in the order that tells the story.
-func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson, bool, error) {
+// change is what a write did beyond itself, for the events its caller
+// emits in the order that tells the story: a promotion, and why a
+// candidate became trusted ("" when it did not).
+type change struct {
+	promoted bool
+	trusted  string
+}
+
+// use counts one use and reports what it changed.
+func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson, change, error) {
 	if host != "" {
 		h, err := domain.Host(host)
 		if err != nil {
-			return nil, false, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
+			return nil, change{}, engine.Invalid("lesson", fmt.Sprintf("domain: %v", err))
 		}
 		host = h
 	}
 	var (
-		out      *Lesson
-		promoted bool
+		out *Lesson
+		ch  change
 	)
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		old, err := load(tx, id)
@@ -438,27 +514,32 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 		}
 		n := *old
 		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
-		promoted = s.countUse(&n, host)
-		if helped {
-			n.Helped++
-		}
+		ch = s.countUse(&n, host, helped)
 		out = &n
 		return put(tx, old, &n)
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("lesson: use %s: %w", id, err)
+		return nil, change{}, fmt.Errorf("lesson: use %s: %w", id, err)
 	}
-	return out, promoted, nil
+	return out, ch, nil
 }
 
-// countUse applies one use on host to l: the count, the day, the domain it
-// was seen on, widening and promotion. It reports whether l was promoted.
+// countUse applies one use on host to l (and one help when helped): the
+// count, the day, the domain it was seen on, widening, promotion and
+// trust by evidence. It reports what changed.
 //
 // Widening: a lesson learned on one site is bound to that site. Seen on a
 // second site that is not within it, it has shown it is not about that site,
 // so it becomes global (site_specific lessons never widen).
-func (s *Store) countUse(l *Lesson, host string) bool {
+//
+// Trust: a candidate used a second time (learning counts a use once per
+// log, so that is a second run) or credited by a successful run is
+// trusted from then on.
+func (s *Store) countUse(l *Lesson, host string, helped bool) change {
 	l.UseCount++
+	if helped {
+		l.Helped++
+	}
 	l.LastUsed = s.today()
 	if host != "" {
 		if site := domain.Site(host); !slices.Contains(l.TriggeredDomains, site) {
@@ -468,18 +549,45 @@ func (s *Store) countUse(l *Lesson, host string) bool {
 			l.Domain = ""
 		}
 	}
-	return promote(l)
+	var ch change
+	if l.Trust == Candidate && proven(l) {
+		l.Trust = Trusted
+		ch.trusted = "used again on another run"
+		if helped {
+			ch.trusted = "helped a successful run"
+		}
+	}
+	ch.promoted = promote(l)
+	return ch
 }
 
 // promote moves an error_recovery lesson into Tier 1 as a best_practice
-// once it has been used often, across sites, and is bound to no site.
+// once it has been used often, across sites, and is bound to no site. Such
+// a lesson has the evidence of trust, and is trusted.
 func promote(l *Lesson) bool {
 	if l.Category == ErrorRecovery && l.UseCount >= PromoteUseCount &&
 		len(l.TriggeredDomains) >= PromoteDomains && l.Domain == "" {
 		l.Category = BestPractice
+		if l.Trust == Candidate {
+			l.Trust = Trusted
+		}
 		return true
 	}
 	return false
+}
+
+// emitChange emits the events of what a write changed besides itself.
+func (s *Store) emitChange(l *Lesson, ch change) {
+	if ch.trusted != "" {
+		s.emitTrusted(l, ch.trusted)
+	}
+	if ch.promoted {
+		s.emitPromoted(l)
+	}
+}
+
+func (s *Store) emitTrusted(l *Lesson, why string) {
+	s.opts.Events.Emit(event.LessonTrusted, map[string]any{"id": l.ID, "lesson": l.Lesson, "why": why})
 }
 
 func (s *Store) emitPromoted(l *Lesson) {

@@ -56,6 +56,16 @@ type tools struct {
 	runsDir string
 }
 
+// writer is the client a tool call writes through: a program over the API
+// (source api), its model named by the MCP client's initialize info, so
+// what it writes says which client wrote it.
+func (t *tools) writer(ctx context.Context) *api.Client {
+	if name := clientName(ctx); name != "" {
+		return t.c.WithProvenance(engine.Provenance{Source: engine.SourceAPI, Model: name})
+	}
+	return t.c
+}
+
 func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true}
 }
@@ -213,7 +223,7 @@ func (t *tools) add(s *sdk.Server) {
 			if err != nil {
 				return "", nil, err
 			}
-			got, err := t.c.RecordLesson(ctx, lesson.Lesson{Lesson: in.Lesson, Category: cat, FailedCommand: in.FailedCommand,
+			got, err := t.writer(ctx).RecordLesson(ctx, lesson.Lesson{Lesson: in.Lesson, Category: cat, FailedCommand: in.FailedCommand,
 				ErrorPattern: in.ErrorPattern, Domain: in.Domain, Source: lesson.SourceLearned, TriggeredDomains: []string{}})
 			if err != nil {
 				return "", nil, err
@@ -223,7 +233,7 @@ func (t *tools) add(s *sdk.Server) {
 	addTool(s, &sdk.Tool{Name: "memory_learn", Annotations: writes("Learn from an action log"),
 		Description: "Learn lessons from a finished run's action log: every step that failed and was followed by a different command that succeeded becomes an error_recovery lesson (or one more use of the lesson that covers it)."}, nil,
 		func(ctx context.Context, in LearnInput) (string, Learned, error) {
-			ls, err := t.c.Learn(ctx, in.Domain, []byte(strings.Join(in.Lines, "\n")))
+			ls, err := t.writer(ctx).Learn(ctx, in.Domain, []byte(strings.Join(in.Lines, "\n")))
 			if err != nil {
 				return "", Learned{}, err
 			}
@@ -232,7 +242,7 @@ func (t *tools) add(s *sdk.Server) {
 	addTool(s, &sdk.Tool{Name: "memory_observe_fact", Annotations: writes("Observe a fact"),
 		Description: "Record one sighting of a fact about a site (a timing, where an element is, a flow, a quirk). Seeing it again raises its confidence; a different value for the same key lowers the old one's."}, nil,
 		func(ctx context.Context, in ObserveFactInput) (string, *fact.Outcome, error) {
-			out, err := t.c.ObserveFact(ctx, api.ObserveFact{Domain: in.Domain, Type: fact.Type(in.Type), Key: in.Key, Value: in.Value})
+			out, err := t.writer(ctx).ObserveFact(ctx, api.ObserveFact{Domain: in.Domain, Type: fact.Type(in.Type), Key: in.Key, Value: in.Value})
 			if err != nil {
 				return "", nil, err
 			}
@@ -241,7 +251,7 @@ func (t *tools) add(s *sdk.Server) {
 	addTool(s, &sdk.Tool{Name: "memory_record_selector", Annotations: writes("Record a selector"),
 		Description: "Record that a selector found an element (identified by its role and accessible name), or with failed that it did not. Selectors are ranked by successes minus twice the failures."}, nil,
 		func(ctx context.Context, in RecordSelectorInput) (string, *selector.Selector, error) {
-			out, err := t.c.RecordSelector(ctx, api.SelectorObservation{Domain: in.Domain, Path: in.Path, Role: in.Role,
+			out, err := t.writer(ctx).RecordSelector(ctx, api.SelectorObservation{Domain: in.Domain, Path: in.Path, Role: in.Role,
 				Name: in.Name, Selector: in.Selector, Failed: in.Failed})
 			if err != nil {
 				return "", nil, err

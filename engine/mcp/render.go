@@ -51,6 +51,9 @@ func renderLearned(ls []lesson.Learned) string {
 
 func renderOutcome(o *fact.Outcome) string {
 	f := o.Fact
+	if f.Quarantine != "" {
+		return fmt.Sprintf("Fact %s on %s held in quarantine (%s): it is not shown to a model until a person approves it", f.Type, f.Domain, f.Quarantine)
+	}
 	s := fmt.Sprintf("Fact %s on %s: %s = %s (%s, confidence %.2f, %d sources)", f.Type, f.Domain, f.Key, f.Value, o.Result, f.Confidence, f.Sources)
 	if n := len(o.Contradicted); n > 0 {
 		s += fmt.Sprintf("; %d rival value(s) lost confidence", n)
@@ -62,6 +65,9 @@ func renderOutcome(o *fact.Outcome) string {
 }
 
 func renderSelector(s *selector.Selector) string {
+	if s.Refused != "" {
+		return fmt.Sprintf("Selector for %s on %s not stored (%s)", s.Role, s.Domain, s.Refused)
+	}
 	return fmt.Sprintf("Selector %s for %s %q on %s%s: %d successes, %d failures (score %d)",
 		s.Selector, s.Role, s.Name, s.Domain, s.Path, s.Successes, s.Failures, s.Score())
 }

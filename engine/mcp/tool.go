@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
+	"unicode"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,7 +41,7 @@ func addTool[In, Out any](s *sdk.Server, t *sdk.Tool, edit func(*jsonschema.Sche
 		if err != nil {
 			return toolError(err), nil
 		}
-		text, out, err := h(ctx, v)
+		text, out, err := h(withClient(ctx, req.ClientInfo()), v)
 		if err != nil {
 			return toolError(err), nil
 		}
@@ -83,4 +86,30 @@ func toolError(err error) *sdk.CallToolResult {
 	var r sdk.CallToolResult
 	r.SetError(err)
 	return &r
+}
+
+type clientKey struct{}
+
+// withClient keeps the MCP client's name (from its initialize info) in
+// ctx, for the provenance of what its tool calls write.
+func withClient(ctx context.Context, ci *sdk.Implementation) context.Context {
+	if ci == nil || ci.Name == "" {
+		return ctx
+	}
+	name := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, ci.Name)
+	if len(name) > engine.MaxProvenanceField {
+		name = strings.ToValidUTF8(name[:engine.MaxProvenanceField], "")
+	}
+	return context.WithValue(ctx, clientKey{}, name)
+}
+
+// clientName is the MCP client's name withClient kept, or "".
+func clientName(ctx context.Context) string {
+	name, _ := ctx.Value(clientKey{}).(string)
+	return name
 }

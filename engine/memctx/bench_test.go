@@ -11,7 +11,7 @@ import (
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // BenchmarkBuild builds a full context (all six sections) on a site that
@@ -19,10 +19,7 @@ import (
 // lessons, with the stores the agent loop keeps open across steps.
 func BenchmarkBuild(b *testing.B) {
 	ctx := context.Background()
-	db, err := kv.Open(ctx, b.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := kvtest.Open(b)
 	defer db.Close()
 	now := func() time.Time { return t0 }
 	src := Sources{

@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -28,11 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	now := func() time.Time { return t0 }
 	e := &env{t: t, db: db}
 	e.src = Sources{
@@ -118,11 +115,11 @@ func TestFullContext(t *testing.T) {
 	for _, want := range []string{
 		SessionsHeading + "\n1. [2026-03-12 12:00] \"add a racket to the cart\": succeeded (session s3)",
 		"3. [2026-03-12 10:00] \"find a padel racket\": succeeded: done: find a padel racket",
-		lesson.ErrorTipsHeading + "\n- \"Scroll the element into view before clicking",
+		lesson.ErrorTipsHeading + "\n- (unverified) \"Scroll the element into view before clicking",
 		TrajectoryHeading + "\nGoal: \"search padel rackets\" (similarity 1.00, recorded 2026-03-12)\nAdapted to your goal: \"padel rackets\" → \"tennis balls\"",
 		"1. type \"tennis balls\" into searchbox \"Search\" [#q] [verified]",
 		"3. type {{secret}} (a secret: fill it in yourself) into textbox \"Password\"",
-		lesson.DomainTipsHeading + "\n- \"Close the cookie banner first",
+		lesson.DomainTipsHeading + "\n- (unverified) \"Close the cookie banner first",
 		KnowledgeHeading + "\n- [quirk] modals: uses shadow DOM for modals (confidence 0.65)",
 		SelectorsHeading + "\n- button \"Search\" → [data-testid=search] (1 ok, 0 failed)",
 	} {

@@ -26,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/session"
 	"github.com/engine-dev/engine/engine/trajectory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 )
 
 // DefaultLockWait is how long Open waits for another process to release the
@@ -87,7 +88,7 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	case wait < 0:
 		wait = 0
 	}
-	db, err := kv.Open(ctx, Dir(dataDir), kv.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	db, err := badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func TestMigrateSchema1(t *testing.T) {
 		}
 		in = append(in, l)
 	}
-	ls, err := m.Lessons.Prepare(in)
+	ls, err := m.Lessons.Prepare(in, lesson.ImportOptions{KeepTrust: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,13 +163,16 @@ func (s *Store) Add(ctx context.Context, runID string, it Iteration) (Iteration,
 	}
 	want := it.N
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		// The last key's number (the key is written with the iteration's
+		// own), not its value: the next number costs the same however
+		// long the iterations are.
 		next := 1
-		err := tx.Scan(keyspace.Plan(runID), kv.ScanOptions{Reverse: true, Limit: 1}, func(_, v []byte) error {
-			var last Iteration
-			if err := json.Unmarshal(v, &last); err != nil {
-				return err
+		err := tx.Scan(keyspace.Plan(runID), kv.ScanOptions{Reverse: true, KeysOnly: true, Limit: 1}, func(k, _ []byte) error {
+			n, err := strconv.ParseUint(string(k[bytes.LastIndexByte(k, '/')+1:]), 16, 31)
+			if err != nil {
+				return fmt.Errorf("key %s does not end in an iteration number", kv.Short(k))
 			}
-			next = last.N + 1
+			next = int(n) + 1
 			return nil
 		})
 		if err != nil {

@@ -13,17 +13,14 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
 func newStore(t testing.TB) (*Store, kv.Store) {
 	t.Helper()
-	db, err := kv.Open(context.Background(), t.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	return New(db, Options{Now: func() time.Time { return t0 }}), db
 }
 

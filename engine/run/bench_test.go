@@ -6,17 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // benchStore registers n runs spread over 10 sites and 100 sessions.
 func benchStore(b *testing.B, n int) *Store {
 	b.Helper()
-	db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := kvtest.Open(b)
 	c := &clock{t0}
 	s := New(db, Options{Now: c.now})
 	var ms []Manifest

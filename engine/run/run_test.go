@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -48,10 +49,7 @@ func (c *counting) View(ctx context.Context, fn func(kv.Reader) error) error {
 
 func openDisk(t *testing.T, dir string) kv.Store {
 	t.Helper()
-	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenDir(t, dir)
 	return db
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
+	"github.com/engine-dev/engine/engine/screen"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -44,7 +45,33 @@ const FailureWeight = 2
 const (
 	EventRecorded = "selector_recorded" // fields: domain, path, role, name, selector, ok, score
 	EventRecall   = "selector_recall"   // fields: domain, path, count
+	// EventRefused: a selector whose accessible name or selector text
+	// failed the screen was not stored. Fields: domain, role, name, reason.
+	EventRefused = "selector_refused"
 )
+
+// screenOf returns why a selector must not be stored, or "": its
+// accessible name and selector are page text a prompt shows (KNOWN
+// SELECTORS). Unlike a fact, a refused selector is not held for a person
+// to approve: it names an element whose text speaks to the model, which no
+// later run should be steered to, and a selector that matters is learned
+// again from its next use.
+func screenOf(host, name, sel string) string {
+	if r := screen.Text(name, screen.Options{Domain: host}); r != "" {
+		return "name: " + r
+	}
+	if r := screen.Text(sel, screen.Options{Domain: host}); r != "" {
+		return "selector: " + r
+	}
+	return ""
+}
+
+// refuse reports sl as not stored, for reason.
+func (s *Store) refuse(sl Selector, reason string) Selector {
+	sl.Refused = reason
+	s.ev.Emit(EventRefused, map[string]any{"domain": sl.Domain, "role": sl.Role, "name": sl.Name, "reason": reason})
+	return sl
+}
 
 // Selector is one known selector for one element.
 type Selector struct {
@@ -58,6 +85,14 @@ type Selector struct {
 	FirstSeen   time.Time `json:"first_seen"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastFailure time.Time `json:"last_failure,omitzero"`
+	// Provenance is who first recorded the selector; later uses keep it.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
+	// LastRun is the last run that used the selector (a success or a
+	// failure), "" until a run does.
+	LastRun string `json:"last_run,omitempty"`
+	// Refused says why a selector was not stored: its accessible name or
+	// selector failed the screen (see Record); "" for a stored one.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Score ranks selectors: successes − FailureWeight·failures.
@@ -76,14 +111,15 @@ type Options struct {
 
 // Store keeps selectors in a kv.Store.
 type Store struct {
-	db  kv.Store
-	now func() time.Time
-	ev  event.Func
+	db   kv.Store
+	now  func() time.Time
+	ev   event.Func
+	prov engine.Provenance
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -213,6 +249,12 @@ func check(sl Selector) (Selector, string, error) {
 	if err != nil {
 		return Selector{}, "", err
 	}
+	if err := sl.Provenance.Check(); err != nil {
+		return Selector{}, "", err
+	}
+	if p := textcheck.Text("last_run", sl.LastRun, engine.MaxProvenanceField, false); p != "" {
+		return Selector{}, "", engine.Invalid("selector", p)
+	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
 }
@@ -232,7 +274,9 @@ func checkedPath(p string) (string, error) {
 
 // Put stores sl exactly as given (counts and times), replacing the same
 // selector of the same element on the same path scope: for imports and for
-// people fixing memory by hand. A zero FirstSeen is the clock's now.
+// people fixing memory by hand. A zero FirstSeen is the clock's now; a
+// selector without provenance gets the store's. One whose accessible name
+// or text fails the screen is not stored (returned with Refused set).
 func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	sl, nk, err := check(sl)
 	if err != nil {
@@ -241,6 +285,13 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	if sl.FirstSeen.IsZero() {
 		sl.FirstSeen = s.now().UTC()
 	}
+	if sl.Provenance == (engine.Provenance{}) {
+		sl.Provenance = s.prov.Stamp(s.now(), domain.Site(sl.Domain))
+	}
+	if reason := screenOf(sl.Domain, sl.Name, sl.Selector); reason != "" {
+		return s.refuse(sl, reason), nil
+	}
+	sl.Refused = ""
 	key := keyspace.Selector(domain.Site(sl.Domain), sl.Domain, pathPart(sl.Path), sl.Role, nk, selHash(sl.Selector))
 	b, err := json.Marshal(sl)
 	if err != nil {
@@ -261,7 +312,8 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 
 // Record notes one use of a selector: a success, or with Failed a failure.
 // A selector first seen failing is remembered too (with a negative score),
-// so it is not offered again.
+// so it is not offered again. A selector whose accessible name or text
+// fails the screen is not stored: it comes back with Refused set.
 func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	host, role, name, nameKey, sel, err := normalise(o.Domain, o.Role, o.Name, o.Selector)
 	if err != nil {
@@ -274,17 +326,26 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	site := domain.Site(host)
 	key := keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel))
 	now := s.now().UTC()
+	if reason := screenOf(host, name, sel); reason != "" {
+		return s.refuse(Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now,
+			Provenance: s.prov.Stamp(now, site)}, reason), nil
+	}
 	var out Selector
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
-		out = Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now}
+		out = Selector{Domain: host, Path: path, Role: role, Name: name, Selector: sel, FirstSeen: now,
+			Provenance: s.prov.Stamp(now, site)}
 		v, err := tx.Get(key)
 		switch {
 		case err == nil:
+			out = Selector{} // a record from before provenance keeps none
 			if err := json.Unmarshal(v, &out); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
 		case !errors.Is(err, kv.ErrNotFound):
 			return err
+		}
+		if s.prov.Run != "" {
+			out.LastRun = s.prov.Run
 		}
 		if o.Failed {
 			out.Failures++

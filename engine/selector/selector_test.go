@@ -9,16 +9,14 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
 func openDisk(t *testing.T, dir string) kv.Store {
 	t.Helper()
-	db, err := kv.Open(context.Background(), dir, kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenDir(t, dir)
 	return db
 }
 
@@ -127,10 +125,7 @@ func TestNormalisePath(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	db, err := kv.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenMemory(t)
 	defer db.Close()
 	s := New(db, Options{})
 	for _, c := range []struct {

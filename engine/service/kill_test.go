@@ -17,6 +17,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/service"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger"
 )
 
 // kvHandler writes one key per POST /put?k=K and answers 200 only once the
@@ -53,7 +54,7 @@ func kvHandler(db kv.Store, blocked func()) http.Handler {
 func killChild() {
 	dir := os.Getenv("SERVICE_KILL_DIR")
 	ctx := context.Background()
-	db, err := kv.Open(ctx, filepath.Join(dir, "db"), kv.Options{LockTimeout: 10 * time.Second, GCInterval: -1})
+	db, err := badger.Open(ctx, filepath.Join(dir, "db"), badger.Options{LockTimeout: 10 * time.Second, GCInterval: -1})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(3)
@@ -214,7 +215,7 @@ func TestKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
 
 	// A new server on the same data dir replaces the stale socket and holds
 	// every acknowledged write.
-	db, err := kv.Open(context.Background(), filepath.Join(dir, "db"), kv.Options{LockTimeout: deadline, GCInterval: -1})
+	db, err := badger.Open(context.Background(), filepath.Join(dir, "db"), badger.Options{LockTimeout: deadline, GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -52,6 +53,10 @@ type Session struct {
 	Timestamp  time.Time `json:"timestamp"` // when the run ended
 	TurnsUsed  int       `json:"turns_used"`
 	DurationMS int64     `json:"duration_ms"`
+	// Provenance is who recorded the session (a run, a person, an import).
+	// It is not part of the record's identity: the same session imported
+	// twice is stored once.
+	Provenance engine.Provenance `json:"provenance,omitzero"`
 }
 
 // Options configure a Store.
@@ -125,21 +130,32 @@ func (st *Store) normalize(s *Session) error {
 		s.Timestamp = st.opts.Now()
 	}
 	s.Timestamp = s.Timestamp.UTC()
+	if err := s.Provenance.Check(); err != nil {
+		return err
+	}
 	if s.ID == "" {
 		s.ID = "s" + hash(s)[:12]
+	}
+	if s.Provenance == (engine.Provenance{}) {
+		s.Provenance = st.opts.Provenance.Stamp(st.opts.Now(), domain.Site(h))
 	}
 	return nil
 }
 
-// hash is the hex SHA-256 of the record: the tail of its key.
+// hash is the hex SHA-256 of the record without its provenance (so a
+// record stored before provenance keeps its key): the tail of its key.
 func hash(s *Session) string {
-	b, _ := json.Marshal(s)
+	c := *s
+	c.Provenance = engine.Provenance{}
+	b, _ := json.Marshal(c)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-func key(s *Session) []byte {
-	return keyspace.Session(domain.Site(s.Domain), s.Timestamp, hash(s)[:16])
+// tail is where s sits in its site's history: "<when>/<shash>", the end
+// of its key.
+func tail(s *Session) string {
+	return keyspace.Stamp(s.Timestamp) + "/" + hash(s)[:16]
 }
 
 // Record stores a finished run's session and trims the site's history to
@@ -154,10 +170,7 @@ func (st *Store) Record(ctx context.Context, s Session) (Session, error) {
 		return Session{}, fmt.Errorf("session: record %s: encode: %w", s.ID, err)
 	}
 	err = st.db.Update(ctx, func(tx kv.Txn) error {
-		if err := tx.Set(key(&s), b, 0); err != nil {
-			return err
-		}
-		return st.trim(tx, site)
+		return st.put(tx, site, []Session{s}, [][]byte{b})
 	})
 	if err != nil {
 		return Session{}, fmt.Errorf("session: record %s on %s: %w", s.ID, site, err)
@@ -168,40 +181,125 @@ func (st *Store) Record(ctx context.Context, s Session) (Session, error) {
 	return s, nil
 }
 
-// trim deletes a site's sessions beyond the newest Keep, in tx. It first
-// reads and bumps the site's write counter: two concurrent writers would
-// otherwise each miss the other's new record (a phantom) and leave more
-// than Keep.
-func (st *Store) trim(tx kv.Txn, site string) error {
-	gen := 0
-	v, err := tx.Get(keyspace.SessionGen(site))
-	switch {
-	case err == nil:
-		gen, _ = strconv.Atoi(string(v))
-	case !errors.Is(err, kv.ErrNotFound):
-		return err
-	}
-	if err := tx.Set(keyspace.SessionGen(site), []byte(strconv.Itoa(gen+1)), 0); err != nil {
-		return err
-	}
-	var old [][]byte
-	n := 0
-	err = tx.Scan(keyspace.Sessions(site), kv.ScanOptions{Reverse: true, KeysOnly: true}, func(k, _ []byte) error {
-		n++
-		if n > st.opts.Keep {
-			old = append(old, slices.Clone(k))
-		}
-		return nil
-	})
+// put writes ss (sessions of site, encoded as enc) beside the site's kept
+// sessions and trims the history to the newest Keep, in tx. It reads and
+// rewrites the site's session-gen (counter and kept list), so two
+// concurrent writers conflict instead of each missing the other's new
+// record (a phantom) and leaving more than Keep. It reads no range: the
+// kept list says which sessions exist, so the tombstones of the trimmed
+// ones are never walked. A store written before the list is scanned once
+// here, and listed from then on.
+func (st *Store) put(tx kv.Txn, site string, ss []Session, enc [][]byte) error {
+	h, err := readHistory(tx, site)
 	if err != nil {
 		return err
 	}
-	for _, k := range old {
-		if err := tx.Delete(k); err != nil {
+	if !h.listed {
+		if h.tails, err = scanTails(tx, site); err != nil {
 			return err
 		}
 	}
-	return nil
+	stored := make(map[string]bool, len(h.tails))
+	for _, t := range h.tails {
+		stored[t] = true
+	}
+	tails := slices.Clone(h.tails)
+	added := make([]string, len(ss))
+	seen := maps.Clone(stored)
+	for i := range ss {
+		added[i] = tail(&ss[i])
+		if !seen[added[i]] {
+			seen[added[i]] = true
+			tails = append(tails, added[i])
+		}
+	}
+	slices.SortFunc(tails, func(a, b string) int { return strings.Compare(b, a) }) // newest first
+	keep := tails[:min(len(tails), st.opts.Keep)]
+	for i, t := range added {
+		if slices.Contains(keep, t) {
+			if err := tx.Set(keyspace.SessionAt(site, t), enc[i], 0); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range tails[len(keep):] {
+		if stored[t] { // a new session older than the kept ones was never written
+			if err := tx.Delete(keyspace.SessionAt(site, t)); err != nil {
+				return err
+			}
+		}
+	}
+	h.gen++
+	h.tails = keep
+	return tx.Set(keyspace.SessionGen(site), h.encode(), 0)
+}
+
+// history is what a site's session-gen holds: the write counter and the
+// tails of the kept sessions, newest first.
+type history struct {
+	gen   int
+	tails []string
+	// listed is false for a counter written before the list (or a
+	// damaged one): which sessions exist is then known only by scanning
+	// the site's range.
+	listed bool
+}
+
+// readHistory reads site's session-gen. A site without one has no
+// sessions: every session write of every layout has written it.
+func readHistory(r kv.Reader, site string) (history, error) {
+	v, err := r.Get(keyspace.SessionGen(site))
+	if errors.Is(err, kv.ErrNotFound) {
+		return history{listed: true}, nil
+	}
+	if err != nil {
+		return history{}, err
+	}
+	return parseHistory(v), nil
+}
+
+// parseHistory decodes "<gen>;<tail>,<tail>,...". A bare "<gen>" (the
+// layout before the list), a tail that is not "<16 hex>/<16 hex>" or tails
+// out of order yield a history that is not listed.
+func parseHistory(v []byte) history {
+	g, list, listed := strings.Cut(string(v), ";")
+	gen, _ := strconv.Atoi(g)
+	h := history{gen: gen}
+	if !listed {
+		return h
+	}
+	if list != "" {
+		for t := range strings.SplitSeq(list, ",") {
+			if !validTail(t) || (len(h.tails) > 0 && t >= h.tails[len(h.tails)-1]) {
+				return history{gen: gen}
+			}
+			h.tails = append(h.tails, t)
+		}
+	}
+	h.listed = true
+	return h
+}
+
+func (h history) encode() []byte {
+	return []byte(strconv.Itoa(h.gen) + ";" + strings.Join(h.tails, ","))
+}
+
+// validTail reports whether t is "<16 hex digits>/<16 hex digits>".
+func validTail(t string) bool {
+	when, hash, ok := strings.Cut(t, "/")
+	return ok && len(when) == 16 && len(hash) == 16 && page.HexPrefix(when, 16) && page.HexPrefix(hash, 16)
+}
+
+// scanTails lists the tails of the sessions in site's range, newest
+// first: how a history written before the list is read.
+func scanTails(r kv.Reader, site string) ([]string, error) {
+	var out []string
+	prefix := keyspace.Sessions(site)
+	err := r.Scan(prefix, kv.ScanOptions{Reverse: true, KeysOnly: true}, func(k, _ []byte) error {
+		out = append(out, string(k[len(prefix):]))
+		return nil
+	})
+	return out, err
 }
 
 // Recent returns up to n of the newest sessions on host's site, newest
@@ -215,8 +313,11 @@ func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, err
 	var out []Session
 	err = st.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
-		return scanSite(r, site, kv.ScanOptions{Reverse: true, Limit: max(n, 0)}, func(_ []byte, s Session) error {
+		return eachKept(r, site, nil, func(_ []byte, s Session) error {
 			out = append(out, s)
+			if len(out) == n {
+				return kv.ErrStop
+			}
 			return nil
 		})
 	})
@@ -224,6 +325,50 @@ func (st *Store) Recent(ctx context.Context, host string, n int) ([]Session, err
 		return nil, fmt.Errorf("session: recent %s: %w", site, err)
 	}
 	return out, nil
+}
+
+// eachKept calls fn with site's kept sessions, newest first, from the one
+// just older than the key before (nil: from the newest). Returning
+// kv.ErrStop ends it without error. It reads the kept list and each
+// session by Get; a history written before the list is scanned. A listed
+// session whose record is gone is skipped.
+func eachKept(r kv.Reader, site string, before []byte, fn func(k []byte, s Session) error) error {
+	h, err := readHistory(r, site)
+	if err != nil {
+		return err
+	}
+	if !h.listed {
+		return scanSite(r, site, kv.ScanOptions{Reverse: true, Start: before}, func(k []byte, s Session) error {
+			if before != nil && string(k) == string(before) {
+				return nil
+			}
+			return fn(k, s)
+		})
+	}
+	for _, t := range h.tails {
+		k := keyspace.SessionAt(site, t)
+		if before != nil && string(k) >= string(before) {
+			continue
+		}
+		v, err := r.Get(k)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var s Session
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+		if err := fn(k, s); err != nil {
+			if errors.Is(err, kv.ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // scanSite decodes site's sessions in the order opts scans them.
@@ -313,11 +458,11 @@ func (f Filter) site() (string, error) {
 // some). A cursor that is not one of a session page of this filter's site
 // is engine.ErrInvalid.
 //
-// Cost: with a domain, one reverse range scan of the site's sessions from
-// the cursor, limit+1 records (skipping those the id or success filter
-// rejects; a site keeps at most Keep). Without a domain, every site's
-// history is read and sorted (at most Keep per site): bounded by the
-// number of sites, not the page.
+// Cost: with a domain, the site's kept list and the kept sessions after
+// the cursor, by Get, up to limit+1 that pass the id and success filters
+// (a site keeps at most Keep). Without a domain, every site's history is
+// read and sorted (at most Keep per site): bounded by the number of sites,
+// not the page.
 func (st *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Result[Session], error) {
 	var res page.Result[Session]
 	site, err := f.site()
@@ -351,10 +496,7 @@ func (st *Store) Page(ctx context.Context, f Filter, req page.Request) (page.Res
 			return nil
 		}
 		more, last := false, ""
-		err := scanSite(r, site, kv.ScanOptions{Reverse: true, Start: start}, func(k []byte, s Session) error {
-			if start != nil && string(k) == string(start) {
-				return nil
-			}
+		err := eachKept(r, site, start, func(k []byte, s Session) error {
 			if !f.keep(&s) {
 				return nil
 			}
@@ -424,7 +566,7 @@ func posKey(pos string) []byte {
 func gather(r kv.Reader, f Filter, site string) ([]positioned, error) {
 	var out []positioned
 	visit := func(site string) error {
-		return scanSite(r, site, kv.ScanOptions{Reverse: true}, func(k []byte, s Session) error {
+		return eachKept(r, site, nil, func(k []byte, s Session) error {
 			if f.keep(&s) {
 				out = append(out, positioned{keyPos(k), s})
 			}
@@ -501,18 +643,16 @@ func (st *Store) Import(ctx context.Context, sessions []Session) error {
 		bySite[site] = append(bySite[site], s)
 	}
 	for _, site := range sites {
-		err := st.db.Update(ctx, func(tx kv.Txn) error {
-			for _, s := range bySite[site] {
-				b, err := json.Marshal(s)
-				if err != nil {
-					return err
-				}
-				if err := tx.Set(key(&s), b, 0); err != nil {
-					return err
-				}
+		ss := bySite[site]
+		enc := make([][]byte, len(ss))
+		for i := range ss {
+			b, err := json.Marshal(ss[i])
+			if err != nil {
+				return fmt.Errorf("session: import %s: encode %s: %w", site, ss[i].ID, err)
 			}
-			return st.trim(tx, site)
-		})
+			enc[i] = b
+		}
+		err := st.db.Update(ctx, func(tx kv.Txn) error { return st.put(tx, site, ss, enc) })
 		if err != nil {
 			return fmt.Errorf("session: import %s: %w", site, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 var (
@@ -63,10 +64,7 @@ func fillBench(b *testing.B, db kv.Store, n int) {
 // per process, and the first match after another process wrote).
 func BenchmarkMatch(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		db, err := kv.Open(context.Background(), b.TempDir(), kv.Options{GCInterval: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		db := kvtest.Open(b)
 		fillBench(b, db, n)
 		// A goal of a recorded template with another value, and one that
 		// matches nothing.
@@ -122,5 +120,42 @@ func BenchmarkMatch(b *testing.B) {
 			})
 		}
 		db.Close()
+	}
+}
+
+// BenchmarkRecord: one successful run's trajectory (8 steps) replacing the
+// last one of its template on on-disk badger, the screen of its goal and
+// steps included.
+func BenchmarkRecord(b *testing.B) {
+	ctx := context.Background()
+	db := openDisk(b, b.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: func() time.Time { return t0 }})
+	tr := Trajectory{Domain: "shop.example", Goal: "search padel rackets and add the cheapest to the cart", DurationMs: 30000}
+	for i := range 8 {
+		tr.Steps = append(tr.Steps, Step{Action: "click", Role: "button", Name: fmt.Sprintf("Button number %d of the page", i),
+			Selector: fmt.Sprintf(`role=button[name="Button number %d of the page"]`, i), Value: "padel rackets", URL: "https://shop.example/s?q=padel", Verified: true})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Record(ctx, tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScreen: the screen of BenchmarkRecord's trajectory alone.
+func BenchmarkScreen(b *testing.B) {
+	tr := Trajectory{Domain: "shop.example", Goal: "search padel rackets and add the cheapest to the cart"}
+	for i := range 8 {
+		tr.Steps = append(tr.Steps, Step{Action: "click", Role: "button", Name: fmt.Sprintf("Button number %d of the page", i),
+			Selector: fmt.Sprintf(`role=button[name="Button number %d of the page"]`, i), Value: "padel rackets"})
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if r := screenOf(&tr); r != "" {
+			b.Fatal(r)
+		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -86,6 +87,12 @@ type Trajectory struct {
 	// Runs counts the successful runs of this template on this host; the
 	// record holds the latest.
 	Runs int `json:"runs"`
+	// Provenance is who recorded the steps the record holds (a new run of
+	// the same template replaces them, and its provenance with them).
+	Provenance engine.Provenance `json:"provenance,omitzero"`
+	// Quarantine is why a held trajectory is kept out of every match (see
+	// Quarantined); "" for one that is matched.
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 // VerifiedShare is the share of steps that were verified.
@@ -182,6 +189,12 @@ func Check(t Trajectory) error {
 			return engine.Invalid("trajectory", fmt.Sprintf("step %d has no action", i+1))
 		}
 	}
+	if err := t.Provenance.Check(); err != nil {
+		return err
+	}
+	if p := textcheck.Text("quarantine", t.Quarantine, textcheck.MaxPattern, false); p != "" {
+		return engine.Invalid("trajectory", p)
+	}
 	return nil
 }
 
@@ -258,13 +271,43 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 		return Trajectory{}, engine.Invalid("trajectory", fmt.Sprintf("recorded_at %s is more than %s ago: it has expired", t.RecordedAt.Format(time.RFC3339), s.opts.TTL))
 	}
 	site := domain.Site(t.Domain)
+	if t.Provenance == (engine.Provenance{}) {
+		t.Provenance = s.opts.Provenance.Stamp(now, site)
+	}
+	reason := screenOf(&t)
+	if reason == "" {
+		reason = t.Quarantine // an export of a held trajectory
+	}
+	if reason != "" {
+		return s.hold(ctx, t, reason, ttl, nSecrets)
+	}
+	return s.write(ctx, t, ttl, nSecrets, nil)
+}
+
+// write stores prepared trajectory t (replacing the one of its id) with
+// its index entry, in one transaction that also deletes key held (an
+// approved trajectory's quarantine record) when it is not nil.
+func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSecrets int, held []byte) (Trajectory, error) {
+	t.Quarantine = ""
+	site := domain.Site(t.Domain)
 	ent := entryOf(&t)
 	idx := ent.encode()
 	gen := newGen()
 	replaced := false
 	var stored Trajectory
 	var oldGen string
-	err = s.db.Update(ctx, func(tx kv.Txn) error {
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		if held != nil {
+			if _, err := tx.Get(held); err != nil {
+				if errors.Is(err, kv.ErrNotFound) {
+					return fmt.Errorf("trajectory %s: %w", t.ID, ErrNotQuarantined)
+				}
+				return err
+			}
+			if err := tx.Delete(held); err != nil {
+				return err
+			}
+		}
 		stored, replaced = t, false
 		stored.Runs = max(t.Runs, 1)
 		g, err := tx.Get(keyspace.TrajectoryGen(site))

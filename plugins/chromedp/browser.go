@@ -286,7 +286,8 @@ func (b *Browser) navigate(ctx context.Context, url string) error {
 	return err
 }
 
-// Screenshot implements engine.Browser.
+// Screenshot implements engine.Browser: a PNG of the viewport, secret
+// fields' text hidden (see secret.go).
 func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -295,6 +296,8 @@ func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	defer cancel()
+	// Secret fields' text is hidden while the picture is taken.
+	defer maskSecrets(cctx)()
 	// Right after a navigation that swapped the renderer process (leaving
 	// an error page is one), chromium answers "Not attached to an active
 	// page" until the new page is attached. That is a moment, not a fault:

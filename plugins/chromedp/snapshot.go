@@ -168,6 +168,10 @@ type renderer struct {
 	ids       []cdp.BackendNodeID
 	seen      map[cdp.BackendNodeID]bool
 	truncated bool
+	// secret holds the backend ids of the page's secret fields; with
+	// unknown set (they could not be read) no field's value is shown.
+	secret  map[cdp.BackendNodeID]bool
+	unknown bool
 }
 
 func (r *renderer) line(depth int, s string) {
@@ -227,6 +231,13 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 	// handler is a button to the user), except documents and frames.
 	actionable := n.BackendDOMNodeID != 0 && (actionableRoles[role] ||
 		(focusable(n) && role != "RootWebArea" && role != "WebArea" && role != "Iframe" && role != "iframe"))
+	secret := n.BackendDOMNodeID != 0 && r.secret[n.BackendDOMNodeID]
+	if secret {
+		// Its value is never reported: not as its value, its name or the
+		// text inside it.
+		r.secretNode(n, depth, role, name)
+		return
+	}
 	if actionable && name == "" {
 		// Roles like generic take no name from their content; a user
 		// still reads the text on them.
@@ -246,6 +257,9 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 		r.seen[n.BackendDOMNodeID] = true
 		ref := fmt.Sprintf("e%d", n.BackendDOMNodeID)
 		el := engine.Element{Ref: ref, Role: role, Name: name, Value: axValue(n.Value), States: states(n)}
+		if r.unknown && textRoles[role] {
+			el.Value = ""
+		}
 		r.elements = append(r.elements, el)
 		r.ids = append(r.ids, n.BackendDOMNodeID)
 		fmt.Fprintf(&b, " [ref=%s]", ref)
@@ -257,7 +271,45 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 		}
 	}
 	r.line(depth, b.String())
+	if r.unknown && textRoles[role] {
+		return // its text is its value
+	}
 	children(depth+1, name+"\n"+axValue(n.Value))
+}
+
+// textRoles are the roles of fields whose value is typed text.
+var textRoles = map[string]bool{"textbox": true, "searchbox": true, "combobox": true, "textField": true, "spinbutton": true}
+
+// stateFilled marks a secret field that holds a value (never shown).
+const stateFilled = "filled"
+
+// secretNode renders a secret field: marked engine.StateSecret (and
+// "filled" when it holds a value), without its value or anything inside.
+func (r *renderer) secretNode(n *accessibility.Node, depth int, role, name string) {
+	if n.Ignored {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("- " + role)
+	if name != "" {
+		b.WriteString(" " + quote(name))
+	}
+	if !r.seen[n.BackendDOMNodeID] {
+		r.seen[n.BackendDOMNodeID] = true
+		ref := fmt.Sprintf("e%d", n.BackendDOMNodeID)
+		el := engine.Element{Ref: ref, Role: role, Name: name, States: states(n)}
+		if axValue(n.Value) != "" {
+			el.States = append(el.States, stateFilled)
+		}
+		el.States = append(el.States, engine.StateSecret)
+		r.elements = append(r.elements, el)
+		r.ids = append(r.ids, n.BackendDOMNodeID)
+		fmt.Fprintf(&b, " [ref=%s]", ref)
+		for _, s := range el.States {
+			b.WriteString(" [" + s + "]")
+		}
+	}
+	r.line(depth, b.String())
 }
 
 // innerText joins the static text under n, up to max bytes.
@@ -312,7 +364,8 @@ func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chromedp: title: %w", err)
 	}
-	r := &renderer{t: t, maxTree: b.maxTree, maxText: b.maxText, seen: map[cdp.BackendNodeID]bool{}}
+	secret, err := secretFields(cctx)
+	r := &renderer{t: t, maxTree: b.maxTree, maxText: b.maxText, seen: map[cdp.BackendNodeID]bool{}, secret: secret, unknown: err != nil}
 	for _, d := range b.takeDialogs() {
 		r.addText(d)
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/redact"
 )
 
 type renderer struct {
@@ -138,6 +139,14 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 					}
 				}
 			}
+			if r.b.secret(n) {
+				// Never reported: the state says it is there, and filled.
+				if el.Value != "" {
+					el.States = append(el.States, stateFilled)
+				}
+				el.Value = ""
+				el.States = append(el.States, engine.StateSecret)
+			}
 			r.elements = append(r.elements, el)
 			fmt.Fprintf(&sb, " [ref=%s]", ref)
 			if el.Value != "" {
@@ -172,6 +181,25 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		r.walk(c, childDepth, named)
 	}
+}
+
+// stateFilled marks a secret field that holds a value (never shown).
+const stateFilled = "filled"
+
+// secret reports whether n is a secret field (redact.SecretField on its
+// type, autocomplete, name, id, label, aria-label and placeholder): its
+// value is never reported.
+func (b *Browser) secret(n *html.Node) bool {
+	if n.DataAtom != atom.Input && n.DataAtom != atom.Textarea {
+		return false
+	}
+	t := inputType(n)
+	switch t {
+	case "checkbox", "radio", "submit", "button", "reset", "image", "hidden", "file", "range", "color":
+		return false
+	}
+	words := strings.Join([]string{attr(n, "name"), attr(n, "id"), attr(n, "aria-label"), attr(n, "placeholder"), b.name(n)}, " ")
+	return redact.SecretField(t, attr(n, "autocomplete"), words)
 }
 
 func quote(s string) string {

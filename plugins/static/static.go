@@ -310,7 +310,9 @@ func textOf(n *html.Node) string {
 			sb.WriteString(n.Data)
 			sb.WriteByte(' ')
 		}
-		if n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style) {
+		// A textarea's content is its value, not text (a secret one must
+		// not reach a form's or a label's name).
+		if n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style || n.DataAtom == atom.Textarea) {
 			return
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {

@@ -22,6 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/navpolicy"
+	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/plugins/host"
 	llmplugin "github.com/engine-dev/engine/plugins/llm"
@@ -48,6 +49,7 @@ type runFlags struct {
 	allowPrivate                              bool
 	llmTimeout                                time.Duration
 	llmRetries, llmMaxTokens                  int
+	keepContacts                              bool
 }
 
 // addLLMFlags registers the flags that bound model calls (run and demo).
@@ -85,7 +87,8 @@ terminal while a run goes, and show its progress.
 
 Environment:
   ENGINE_LLM        provider when --llm is not given (default ` + defaultLLM + `)
-  ENGINE_LLM_RULES  the scripted provider's rules file when --rules is not given`,
+  ENGINE_LLM_RULES  the scripted provider's rules file when --rules is not given
+  ENGINE_KEEP_CONTACTS=1  as --keep-contacts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.cases != "" {
@@ -131,6 +134,7 @@ Environment:
 	fl.BoolVar(&f.headed, "headed", false, "show the browser window")
 	fl.StringVar(&f.allowDomains, "allow-domains", "", "navigate only to these `DOMAINS` (comma-separated) and their subdomains")
 	fl.BoolVar(&f.allowPrivate, "allow-private", false, "allow private, loopback and link-local addresses (allowed anyway when --url is one)")
+	fl.BoolVar(&f.keepContacts, "keep-contacts", os.Getenv("ENGINE_KEEP_CONTACTS") == "1", "keep email addresses and phone numbers in what the run stores (redacted by default; env ENGINE_KEEP_CONTACTS=1)")
 	addLLMFlags(fl, &f)
 	return c
 }
@@ -270,6 +274,9 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		return nil, err
 	}
 	aopts.Serve, aopts.LockWait = true, runLockWait
+	// --keep-contacts holds for the memory this run serves too (a memory
+	// server's own setting decides for the memory it serves).
+	aopts.Redact.KeepContacts = aopts.Redact.KeepContacts || f.keepContacts
 	aopts.Logger = slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mem, err := attach.Open(ctx, dir, aopts)
 	if err != nil {
@@ -320,12 +327,14 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 	}
 	defer browser.Close()
 
+	provider, name, _ := host.ParseSpec(spec)
 	cfg := agent.Config{
 		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
-		Browser: browser, Model: model, Memory: mem.Client, NoMemory: f.noMemory,
+		Browser: browser, Model: model, ModelName: strings.TrimSuffix(provider+"/"+name, "/"), Memory: mem.Client, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
+		Redact: redact.Options{KeepContacts: f.keepContacts},
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {
 		return nil, err

@@ -78,9 +78,9 @@ func writeFileAtomic(path string, v any) error {
 }
 
 func (a *App) importCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, trust bool
 	c := &cobra.Command{
-		Use:   "import FILE|DIR",
+		Use:   "import FILE|DIR [--trust]",
 		Short: "Read memory from an export, a two-tier memory.json or a browser-agent-driver .agent-memory directory",
 		Long: `Read memory into the data dir, merging with what is there (records with
 the same identity are replaced). FILE is an engine export or a two-tier
@@ -91,7 +91,15 @@ agent-runs/*.json.
 
 Every file is parsed and every record checked before anything is written:
 a malformed or half-written file, or an invalid record, is reported with
-the file (and the line or record) and nothing is imported (exit status 2).`,
+the file (and the line or record) and nothing is imported (exit status 2).
+
+Imported lessons are candidates (source imported): recalled in Tier 2 and
+shown as unverified advice until seen working again or approved (engine
+lessons approve ID); only the engine's own seeds, word for word, stay
+seeds. With --trust each lesson keeps the trust, source and provenance the
+file gives it (a lesson without a trust field, as in a memory.json, is
+trusted): an export read back with --trust is the memory it came from.
+Either way a lesson whose text fails the screen is quarantined.`,
 		Args: exactArgs(1, "FILE or DIR"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
@@ -107,7 +115,7 @@ the file (and the line or record) and nothing is imported (exit status 2).`,
 			if err != nil {
 				return err
 			}
-			res, err := m.Import(ctx, body, args[0])
+			res, err := m.Import(ctx, body, args[0], trust)
 			if err != nil {
 				return err
 			}
@@ -123,5 +131,6 @@ the file (and the line or record) and nothing is imported (exit status 2).`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was imported as JSON")
+	c.Flags().BoolVar(&trust, "trust", false, "keep the lessons' trust as the file gives it (default: every lesson a candidate)")
 	return c
 }

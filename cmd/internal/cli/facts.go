@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/fact"
 )
@@ -31,6 +33,10 @@ func orDash(s string) string {
 	return s
 }
 
+// from summarises a record's provenance for a table's FROM column: its
+// source ("-" for a record stored before provenance).
+func from(p engine.Provenance) string { return orDash(string(p.Source)) }
+
 func (a *App) factsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "facts",
@@ -39,10 +45,62 @@ func (a *App) factsCommand() *cobra.Command {
 quirk facts, each with a confidence. Observing the same (type, key, value)
 again confirms it: c <- c + 0.3*(1-c), from 0.5 for a new fact. A different
 value for the same (type, key) contradicts it: c <- c*0.5; below 0.1 it is
-pruned. Facts at 0.6 or more reach the prompt.`,
+pruned. Facts at 0.6 or more reach the prompt.
+
+A fact whose key or value fails the screen (instructions aimed at the
+model, links to other sites, code, hidden characters, over-long text) is
+held in quarantine instead: engine query facts --trust quarantined lists
+them, engine facts approve|reject ID decides on them.`,
 	}
-	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand())
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsApproveCommand(), a.factsRejectCommand())
 	return c
+}
+
+func (a *App) factsApproveCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "approve ID...",
+		Short: "Release quarantined facts: they join the facts (or confirm the same fact)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			var out []fact.Fact
+			for _, id := range args {
+				f, err := m.ApproveFact(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				out = append(out, *f)
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, out)
+			}
+			for i, f := range out {
+				fmt.Fprintf(a.Stdout, "approved %s: %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+					args[i], f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *App) factsRejectCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reject ID...",
+		Short: "Delete quarantined facts",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
+				return m.RejectFact(ctx, id)
+			})
+		},
+	}
 }
 
 func (a *App) factsObserveCommand() *cobra.Command {
@@ -68,6 +126,10 @@ func (a *App) factsObserveCommand() *cobra.Command {
 				return PrintJSON(a.Stdout, out)
 			}
 			f := out.Fact
+			if f.Quarantine != "" {
+				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", f.Type, f.Domain, f.ID, f.Quarantine)
+				return nil
+			}
 			fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
 				out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
 			for _, r := range out.Contradicted {
@@ -114,6 +176,10 @@ func (a *App) factsSetCommand() *cobra.Command {
 				return PrintJSON(a.Stdout, res)
 			}
 			got := res.Fact
+			if got.Quarantine != "" {
+				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", got.Type, got.Domain, got.ID, got.Quarantine)
+				return nil
+			}
 			if !res.Kept {
 				fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
 				return nil
@@ -138,13 +204,46 @@ func (a *App) factsSetCommand() *cobra.Command {
 }
 
 func (a *App) queryFactsCommand() *cobra.Command {
-	var host string
+	var host, trust string
 	var confident, asJSON bool
 	c := &cobra.Command{
-		Use:   "facts [--domain D] [--confident]",
+		Use:   "facts [--domain D] [--confident] [--trust shown|quarantined]",
 		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
-		Args:  cobra.NoArgs,
+		Long: `List facts, most confident first; PROMPT says which reach the prompt, FROM
+how each was first written (learned, manual, api, imported; --json has the
+run, model and time).
+
+--trust quarantined lists instead the facts held out of every prompt because
+their key or value failed the screen, each with its id and reason; engine
+facts approve|reject ID decides on them.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			switch trust {
+			case "", "shown":
+			case "quarantined":
+				if host != "" || confident {
+					return Usagef("--trust quarantined lists every quarantined fact: it takes no other filter")
+				}
+				m, err := a.Client(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer CloseInto(&err, m)
+				fs, err := m.QuarantinedFacts(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, fs)
+				}
+				t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "FROM", "REASON", "KEY", "VALUE")
+				for _, f := range fs {
+					t.Row(f.ID, f.Domain, f.Type, from(f.Provenance), f.Quarantine, f.Key, f.Value)
+				}
+				return t.Flush()
+			default:
+				return Usagef("--trust must be shown or quarantined, not %q", trust)
+			}
 			if confident && host == "" {
 				return Usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
@@ -161,20 +260,21 @@ func (a *App) queryFactsCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, fs)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "PROMPT")
+			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "FROM", "PROMPT")
 			for _, f := range fs {
 				prompt := "no"
 				if f.Confidence >= list.MinConfidence {
 					prompt = "yes"
 				}
 				t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-					f.Sources, f.LastSeen.Format(time.DateOnly), prompt)
+					f.Sources, f.LastSeen.Format(time.DateOnly), from(f.Provenance), prompt)
 			}
 			return t.Flush()
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
 	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
+	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the facts memory keeps) or quarantined")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

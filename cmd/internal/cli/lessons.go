@@ -49,7 +49,13 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 				return err
 			}
 			l.Category = cat
-			l.Source = lesson.Source(source)
+			switch source {
+			case "", string(lesson.SourceManual):
+			case string(lesson.SourceSeed):
+				l.Source = lesson.SourceSeed
+			default:
+				return Usagef("--source must be seed or manual, not %q", source)
+			}
 			if lastUsed != "" {
 				t, err := parseTime(lastUsed)
 				if err != nil {
@@ -71,7 +77,8 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 				return err
 			}
 			defer CloseInto(&err, m)
-			got, err := m.RecordLesson(cmd.Context(), l)
+			// A person writes it: manual, so trusted from the start.
+			got, err := m.WithProvenance(engine.Provenance{Source: engine.SourceManual}).RecordLesson(cmd.Context(), l)
 			if err != nil {
 				return err
 			}
@@ -94,7 +101,7 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 	f.IntVar(&l.UseCount, "use-count", 0, "start with this many uses")
 	f.StringVar(&lastUsed, "last-used", "", "the day it was last used (YYYY-MM-DD)")
 	f.StringSliceVar(&domains, "triggered-domains", nil, "comma-separated domains it was useful on")
-	f.StringVar(&source, "source", "learned", "seed or learned")
+	f.StringVar(&source, "source", "", "seed declares a seed (never pruned); default: manual (written by a person, trusted)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("lesson")
 	c.MarkFlagRequired("category")
@@ -167,8 +174,14 @@ func (a *App) lessonsApproveCommand() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "approve ID...",
-		Short: "Release quarantined lessons: they join the lessons and are shown to the agent from then on",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Trust lessons: release quarantined ones, make candidates trusted",
+		Long: `Trust lessons by an operator's word. A quarantined lesson (its text failed
+the screen) is released: it joins the lessons, trusted, and is shown to the
+agent from then on. A candidate (learned, imported or written over the API
+and not yet seen working twice) becomes trusted: it may enter Tier 1 and is
+no longer marked unverified. A trusted lesson stays as it is (the command
+says so). An id no lesson has is exit status 3.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			m, err := a.Client(cmd.Context())
 			if err != nil {
@@ -181,7 +194,10 @@ func (a *App) lessonsApproveCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out = append(out, *l)
+				if l.Was == lesson.Trusted {
+					fmt.Fprintf(a.Stderr, "engine: lesson %s was trusted already: nothing changed\n", id)
+				}
+				out = append(out, l.Lesson)
 			}
 			return a.printLessons(asJSON, true, out...)
 		},
@@ -230,7 +246,7 @@ func (a *App) printQuarantined(asJSON bool, ls []lesson.Lesson) error {
 	}
 	t := NewTable(a.Stdout, "ID", "CATEGORY", "DOMAIN", "SOURCE", "REASON", "LESSON")
 	for _, l := range ls {
-		t.Row(l.ID, l.Category, Dash(l.Domain), l.Source, l.Quarantine, l.Lesson)
+		t.Row(l.ID, l.Category, Dash(l.Domain), sourceCell(l), l.Quarantine, l.Lesson)
 	}
 	return t.Flush()
 }
@@ -250,14 +266,19 @@ func (a *App) queryLessonsCommand() *cobra.Command {
 more remain the cursor of the rest goes to stderr (give it to --cursor).
 The list is read a page at a time; --json prints it as it comes.
 
---trust quarantined lists instead the lessons held out of every prompt
-because their text failed the screen (instructions aimed at the model,
-links to other sites, code, hidden characters, over-long text), each with
-its reason, in full; engine lessons approve|reject ID decides on them.`,
+--trust trusted lists the trusted lessons (seeds, a person's, approved, or
+seen working twice: only they can be Tier 1), --trust candidate the others
+(recalled in Tier 2 and shown as unverified advice); the default, shown,
+lists both. --trust quarantined lists instead the lessons held out of every
+prompt because their text failed the screen (instructions aimed at the
+model, links to other sites, code, hidden characters, over-long text), each
+with its reason, in full; engine lessons approve|reject ID decides on them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			switch trust {
 			case "", "shown":
+			case string(lesson.Trusted), string(lesson.Candidate):
+				f.Trust = lesson.Trust(trust)
 			case "quarantined":
 				if category != "" || f.Domain != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
 					return Usagef("--trust quarantined lists every quarantined lesson: it takes no other filter")
@@ -273,7 +294,7 @@ its reason, in full; engine lessons approve|reject ID decides on them.`,
 				}
 				return a.printQuarantined(asJSON, ls)
 			default:
-				return Usagef("--trust must be shown or quarantined, not %q", trust)
+				return Usagef("--trust must be shown, trusted, candidate or quarantined, not %q", trust)
 			}
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
@@ -319,7 +340,7 @@ its reason, in full; engine lessons approve|reject ID decides on them.`,
 	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
 	fl.IntVar(&max, "max", 0, "at most N lessons")
 	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
-	fl.StringVar(&trust, "trust", "", "shown (the default: the lessons the agent is shown) or quarantined")
+	fl.StringVar(&trust, "trust", "", "shown (the default: trusted and candidate, the lessons the agent may be shown), trusted, candidate or quarantined")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
@@ -347,13 +368,17 @@ func (a *App) printLessons(asJSON, list bool, ls ...lesson.Lesson) error {
 type lessonTable struct{ *Table }
 
 func (a *App) lessonTable() lessonTable {
-	return lessonTable{NewTable(a.Stdout, "ID", "TIER", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
+	return lessonTable{NewTable(a.Stdout, "ID", "TIER", "TRUST", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
 }
 
 func (t lessonTable) add(l lesson.Lesson) {
-	t.Row(l.ID, l.Tier(), l.Category, l.UseCount, l.Helped, Dash(l.FailedCommand), Dash(Truncate(l.ErrorPattern, 30)),
-		Dash(l.Domain), l.LastUsed, l.Source, Truncate(l.Lesson, 70))
+	t.Row(l.ID, l.Tier(), Dash(string(l.Trust)), l.Category, l.UseCount, l.Helped, Dash(l.FailedCommand), Dash(Truncate(l.ErrorPattern, 30)),
+		Dash(l.Domain), l.LastUsed, sourceCell(l), Truncate(l.Lesson, 70))
 }
+
+// sourceCell is a lesson's SOURCE cell: its source (the rest of its
+// provenance is in --json).
+func sourceCell(l lesson.Lesson) string { return string(l.Source) }
 
 func Dash(s string) string {
 	if s == "" {
@@ -503,7 +528,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
 				return nil
 			}
-			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "CATEGORY", "DOMAIN", "LESSON")
+			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "TRUST", "CATEGORY", "DOMAIN", "LESSON")
 			for _, l := range learned {
 				what := "used"
 				switch {
@@ -512,7 +537,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 				case l.Created:
 					what = "new"
 				}
-				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
+				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, Dash(string(l.Lesson.Trust)), l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
 			}
 			return t.Flush()
 		},

@@ -2,24 +2,20 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
 
 // A second engine on a data dir another process is writing gets a clear
 // error naming the holder and what to do, never badger's own message.
 func TestSecondProcessOnDataDir(t *testing.T) {
 	dir := t.TempDir()
-	held, err := kv.Open(context.Background(), filepath.Join(dir, "db"), kv.Options{GCInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := kvtest.OpenDir(t, filepath.Join(dir, "db"))
 	defer held.Close()
 
 	var stdout, stderr bytes.Buffer

@@ -51,6 +51,10 @@ func (a *App) selectorsRecordCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, got)
 			}
+			if got.Refused != "" {
+				fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+				return nil
+			}
 			what := "success"
 			if o.Failed {
 				what = "failure"
@@ -105,13 +109,13 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, ss)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK")
+			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "FROM")
 			for _, s := range ss {
 				last := "-"
 				if !s.LastSuccess.IsZero() {
 					last = s.LastSuccess.Format(time.DateOnly)
 				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last)
+				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, from(s.Provenance))
 			}
 			return t.Flush()
 		},

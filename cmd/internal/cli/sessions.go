@@ -87,14 +87,14 @@ func (a *App) printSessions(asJSON bool, ss []session.Session) error {
 		fmt.Fprintln(a.Stdout, "no sessions")
 		return nil
 	}
-	t := NewTable(a.Stdout, "TIME", "DOMAIN", "SESSION", "OK", "TURNS", "DURATION", "GOAL", "OUTCOME", "FINAL URL")
+	t := NewTable(a.Stdout, "TIME", "DOMAIN", "SESSION", "OK", "TURNS", "DURATION", "GOAL", "OUTCOME", "FINAL URL", "FROM")
 	for _, s := range ss {
 		ok := "no"
 		if s.Success {
 			ok = "yes"
 		}
 		t.Row(s.Timestamp.Format(time.RFC3339), s.Domain, s.ID, ok, s.TurnsUsed,
-			(time.Duration(s.DurationMS) * time.Millisecond).String(), Truncate(s.Goal, 40), Dash(Truncate(s.Outcome, 40)), Dash(s.FinalURL))
+			(time.Duration(s.DurationMS) * time.Millisecond).String(), Truncate(s.Goal, 40), Dash(Truncate(s.Outcome, 40)), Dash(s.FinalURL), from(s.Provenance))
 	}
 	return t.Flush()
 }

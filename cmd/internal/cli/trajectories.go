@@ -33,10 +33,64 @@ func (a *App) trajectoriesCommand() *cobra.Command {
 is matched against recorded goals by word overlap (Jaccard, threshold 0.5),
 reading numbers, quoted values and the words a step typed in as parameters:
 "search padel rackets" serves "search tennis balls" with the value swapped.
-Trajectories expire 30 days after they were recorded.`,
+Trajectories expire 30 days after they were recorded.
+
+A trajectory whose goal or a step's element name, value or selector fails
+the screen (instructions aimed at the model, links to other sites, code,
+hidden characters, over-long text) is held in quarantine instead, never
+matched: engine query trajectories --trust quarantined lists them, engine
+trajectories approve|reject ID decides on them.`,
 	}
-	c.AddCommand(a.trajectoriesAddCommand(), a.trajectoriesShowCommand(), a.trajectoriesRmCommand())
+	c.AddCommand(a.trajectoriesAddCommand(), a.trajectoriesShowCommand(), a.trajectoriesRmCommand(),
+		a.trajectoriesApproveCommand(), a.trajectoriesRejectCommand())
 	return c
+}
+
+func (a *App) trajectoriesApproveCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "approve ID...",
+		Short: "Release quarantined trajectories: they are stored and matched from then on",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			var out []trajectory.Trajectory
+			for _, id := range args {
+				t, err := m.ApproveTrajectory(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				out = append(out, *t)
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, out)
+			}
+			for _, t := range out {
+				fmt.Fprintf(a.Stdout, "approved %s on %s: %q as %q, %d steps, expires %s\n",
+					t.ID, t.Domain, t.Goal, t.Template, len(t.Steps), t.ExpiresAt.Format(time.DateOnly))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (a *App) trajectoriesRejectCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reject ID...",
+		Short: "Delete quarantined trajectories",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
+				return m.RejectTrajectory(ctx, id)
+			})
+		},
+	}
 }
 
 // readSteps reads a steps file: a JSON array of steps, or an object with a
@@ -150,6 +204,10 @@ PIN, CVV or one-time code.`,
 			if asJSON {
 				return PrintJSON(a.Stdout, got)
 			}
+			if got.Quarantine != "" {
+				fmt.Fprintf(a.Stdout, "quarantined %s on %s: %q, %s\n", got.ID, got.Domain, got.Goal, got.Quarantine)
+				return nil
+			}
 			fmt.Fprintf(a.Stdout, "recorded %s on %s: %q as %q, %d steps, expires %s\n",
 				got.ID, got.Domain, got.Goal, got.Template, len(got.Steps), got.ExpiresAt.Format(time.DateOnly))
 			for i, p := range got.Params {
@@ -244,13 +302,46 @@ func quoteIf(s string) string {
 }
 
 func (a *App) queryTrajectoriesCommand() *cobra.Command {
-	var host, goal string
+	var host, goal, trust string
 	var weighted, asJSON bool
 	c := &cobra.Command{
-		Use:   "trajectories [--domain D] [--goal G [--weighted]]",
+		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined]",
 		Short: "List trajectories, newest first (--goal: the best match, with the steps as they would be replayed)",
-		Args:  cobra.NoArgs,
+		Long: `List trajectories, newest first; FROM says how each was recorded (learned by
+a run, manual, api, imported; --json has the run, model and time). --goal
+shows the best match, with the steps as they would be replayed.
+
+--trust quarantined lists instead the trajectories held out of matching
+because their goal or a step's text failed the screen, each with its
+reason; engine trajectories approve|reject ID decides on them.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			switch trust {
+			case "", "shown":
+			case "quarantined":
+				if host != "" || goal != "" || weighted {
+					return Usagef("--trust quarantined lists every quarantined trajectory: it takes no other filter")
+				}
+				m, err := a.Client(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer CloseInto(&err, m)
+				ts, err := m.QuarantinedTrajectories(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, ts)
+				}
+				t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STEPS", "FROM", "REASON")
+				for _, tr := range ts {
+					t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), len(tr.Steps), from(tr.Provenance), tr.Quarantine)
+				}
+				return t.Flush()
+			default:
+				return Usagef("--trust must be shown or quarantined, not %q", trust)
+			}
 			if goal != "" && host == "" {
 				return Usagef("--goal needs --domain: trajectories are matched within one site")
 			}
@@ -298,10 +389,10 @@ func (a *App) queryTrajectoriesCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, ts)
 			}
-			t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES")
+			t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES", "FROM")
 			for _, tr := range ts {
 				t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), Truncate(tr.Template, 40), len(tr.Steps),
-					fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly))
+					fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly), from(tr.Provenance))
 			}
 			return t.Flush()
 		},
@@ -309,6 +400,7 @@ func (a *App) queryTrajectoriesCommand() *cobra.Command {
 	c.Flags().StringVar(&host, "domain", "", "only trajectories of this host, its parent domains and its subdomains")
 	c.Flags().StringVar(&goal, "goal", "", "show the best match for this goal on --domain")
 	c.Flags().BoolVar(&weighted, "weighted", false, "rank by similarity 60%, recency 20%, speed 10%, verification 10%")
+	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the trajectories that are matched) or quarantined")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

@@ -115,11 +115,11 @@ func Check(t *testing.T, ctx context.Context, cs *sdk.ClientSession) {
 		"failed_command": "click", "error_pattern": "not visible", "domain": "shop.example",
 	}, "now has 1 uses")
 	_, got := OK(t, ctx, cs, "memory_recall_error", map[string]any{"command": "click e12", "error": "element is not visible", "domain": "shop.example"},
-		"Tips from previous experience:\n- \"Scroll the cart into view before clicking checkout")
+		"Tips from previous experience:\n- (unverified) \"Scroll the cart into view before clicking checkout")
 	if ls, _ := got["lessons"].([]any); len(ls) == 0 || ls[0].(map[string]any)["domain"] != "shop.example" {
 		t.Fatalf("recall error: %v", got)
 	}
-	OK(t, ctx, cs, "memory_recall_domain", map[string]any{"host": "www.shop.example"}, "Tips for this site:\n- \"Scroll the cart")
+	OK(t, ctx, cs, "memory_recall_domain", map[string]any{"host": "www.shop.example"}, "Tips for this site:\n- (unverified) \"Scroll the cart")
 
 	OK(t, ctx, cs, "memory_observe_fact", map[string]any{"domain": "shop.example", "type": "selector", "key": "search box", "value": "#q"},
 		"Fact selector on shop.example: search box = #q (new")

@@ -1,4 +1,4 @@
-package kv
+package badger
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/engine-dev/engine/kv"
 )
 
 // A kill -9 can land while badger creates a file. These tests put the data
@@ -96,9 +98,9 @@ func TestOpenAfterKillAtFileCreation(t *testing.T) {
 	}
 }
 
-func getString(t *testing.T, s Store, key string) string {
+func getString(t *testing.T, s kv.Store, key string) string {
 	t.Helper()
-	v, err := Get(context.Background(), s, []byte(key))
+	v, err := kv.Get(context.Background(), s, []byte(key))
 	if err != nil {
 		t.Fatalf("get %s: %v", key, err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package kv
+package badger
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,9 @@
-package kv
+// Package badger is the kv.Store on a badger database in a data dir (or in
+// memory, for tests): the directory lock that keeps a second process out,
+// the clean-up of what a kill leaves, the free-space guard, value-log GC and
+// badger's logger. Everything badger-specific lives here; kv holds the
+// interface and its contract, which kvtest.Run checks this store against.
+package badger
 
 import (
 	"bytes"
@@ -9,10 +14,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	badger "github.com/dgraph-io/badger/v4"
+	badgerdb "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/engine-dev/engine/kv"
 )
 
 // Options configure Open.
@@ -39,20 +47,24 @@ type Options struct {
 // transaction before it gives up.
 const maxConflictRetries = 100
 
-type badgerStore struct {
-	db    *badger.DB
+type store struct {
+	db    *badgerdb.DB
 	lock  *dirLock // nil in memory
 	space spaceGuard
+	// maxValue is the largest value taken, 0 for any: badger's in-memory
+	// mode has no value log and panics on a value it would put there.
+	maxValue int
 
-	stopGC chan struct{}
-	gcDone sync.WaitGroup
-	closed sync.Once
+	stopGC   chan struct{}
+	gcDone   sync.WaitGroup
+	isClosed atomic.Bool
+	closed   sync.Once
 }
 
 // Open opens (creating if needed) the store in dir. It holds an exclusive
 // lock on dir until Close: a second process gets a *LockedError that names
 // the holder.
-func Open(ctx context.Context, dir string, opts Options) (Store, error) {
+func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 	lock, err := acquireDirLock(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
@@ -61,7 +73,7 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		lock.release()
 		return nil, err
 	}
-	bopts := badger.DefaultOptions(dir).
+	bopts := badgerdb.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
@@ -74,7 +86,7 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		bopts = bopts.WithReadOnly(true)
 		opts.GCInterval = -1
 	}
-	db, err := badger.Open(bopts)
+	db, err := badgerdb.Open(bopts)
 	if err != nil {
 		lock.release()
 		if strings.Contains(err.Error(), "Another process is using this Badger database") ||
@@ -83,12 +95,12 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 		}
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
-	s := &badgerStore{db: db, lock: lock, stopGC: make(chan struct{})}
+	s := &store{db: db, lock: lock, stopGC: make(chan struct{})}
 	if !opts.ReadOnly {
 		s.space = newSpaceGuard(dir, opts.MinFree)
 	}
 	// Finish an atomic write (Apply) that a crash interrupted.
-	if _, err := Recover(ctx, s); err != nil {
+	if _, err := kv.Recover(ctx, s); err != nil {
 		db.Close()
 		lock.release()
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
@@ -104,16 +116,31 @@ func Open(ctx context.Context, dir string, opts Options) (Store, error) {
 	return s, nil
 }
 
-// OpenMemory opens a store that lives in memory only, for tests.
-func OpenMemory() (Store, error) {
-	db, err := badger.Open(badger.DefaultOptions("").WithInMemory(true).WithLogger(nil))
+// MaxMemoryValue is the largest value OpenMemory's store takes: badger
+// puts a value of 1 MiB or more in its value log, which its in-memory mode
+// does not have (it panics), so a larger value is refused with an error.
+const MaxMemoryValue = 1<<20 - 1
+
+// OpenMemory opens a store that lives in memory only, for tests. It takes
+// values of up to MaxMemoryValue bytes.
+func OpenMemory() (kv.Store, error) {
+	bopts := badgerdb.DefaultOptions("").WithInMemory(true).WithLogger(nil)
+	db, err := badgerdb.Open(bopts)
 	if err != nil {
 		return nil, fmt.Errorf("kv: open in memory: %w", err)
 	}
-	return &badgerStore{db: db, stopGC: make(chan struct{})}, nil
+	return &store{db: db, stopGC: make(chan struct{}), maxValue: int(min(bopts.ValueThreshold, MaxMemoryValue+1)) - 1}, nil
 }
 
-func (s *badgerStore) gcLoop(every time.Duration) {
+// checkValue refuses a value too large for the store.
+func (s *store) checkValue(op string, key, value []byte) error {
+	if s.maxValue > 0 && len(value) > s.maxValue {
+		return fmt.Errorf("kv: %s %s: a value of %d bytes is more than the in-memory store takes (%d)", op, kv.Short(key), len(value), s.maxValue)
+	}
+	return nil
+}
+
+func (s *store) gcLoop(every time.Duration) {
 	defer s.gcDone.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -128,9 +155,12 @@ func (s *badgerStore) gcLoop(every time.Duration) {
 	}
 }
 
-func (s *badgerStore) Close() error {
+// Close stops GC, closes badger and releases the lock. Calls in flight
+// must have returned: Close does not wait for them.
+func (s *store) Close() error {
 	var err error
 	s.closed.Do(func() {
+		s.isClosed.Store(true)
 		close(s.stopGC)
 		s.gcDone.Wait()
 		if cerr := s.db.Close(); cerr != nil {
@@ -143,16 +173,27 @@ func (s *badgerStore) Close() error {
 	return err
 }
 
-func (s *badgerStore) View(ctx context.Context, fn func(Reader) error) error {
-	if err := ctx.Err(); err != nil {
+// ready refuses an operation on a closed store or with a done context.
+func (s *store) ready(ctx context.Context, op string) error {
+	if s.isClosed.Load() {
+		return fmt.Errorf("kv: %s: %w", op, kv.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+func (s *store) View(ctx context.Context, fn func(kv.Reader) error) error {
+	if err := s.ready(ctx, "view"); err != nil {
 		return err
 	}
-	return s.db.View(func(txn *badger.Txn) error {
-		return fn(&badgerTxn{txn: txn})
+	return s.db.View(func(bt *badgerdb.Txn) error {
+		return fn(&txn{txn: bt, s: s})
 	})
 }
 
-func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
+func (s *store) Update(ctx context.Context, fn func(kv.Txn) error) error {
+	if err := s.ready(ctx, "update"); err != nil {
+		return err
+	}
 	if err := s.space.check("update"); err != nil {
 		return err
 	}
@@ -160,10 +201,8 @@ func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.db.Update(func(txn *badger.Txn) error {
-			return fn(&badgerTxn{txn: txn})
-		})
-		if !errors.Is(err, badger.ErrConflict) {
+		err := s.update(ctx, fn)
+		if !errors.Is(err, badgerdb.ErrConflict) {
 			return err
 		}
 		if attempt == maxConflictRetries {
@@ -174,15 +213,32 @@ func (s *badgerStore) Update(ctx context.Context, fn func(Txn) error) error {
 	}
 }
 
-func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
+// update runs fn once in a transaction and commits it unless ctx was
+// cancelled meanwhile (then nothing is written).
+func (s *store) update(ctx context.Context, fn func(kv.Txn) error) error {
+	bt := s.db.NewTransaction(true)
+	defer bt.Discard()
+	if err := fn(&txn{txn: bt, s: s}); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return bt.Commit()
+}
+
+func (s *store) Batch(ctx context.Context, ops []kv.Op) error {
+	if err := s.ready(ctx, "batch"); err != nil {
 		return err
 	}
 	if err := s.space.check("batch"); err != nil {
 		return err
 	}
 	for _, op := range ops {
-		if err := checkKey("batch write", op.Key); err != nil {
+		if err := kv.CheckKey("batch write", op.Key); err != nil {
+			return err
+		}
+		if err := s.checkValue("batch write", op.Key, op.Value); err != nil {
 			return err
 		}
 	}
@@ -194,12 +250,12 @@ func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
 		case op.Delete:
 			err = wb.Delete(op.Key)
 		case op.TTL > 0:
-			err = wb.SetEntry(badger.NewEntry(op.Key, op.Value).WithTTL(op.TTL))
+			err = wb.SetEntry(badgerdb.NewEntry(op.Key, op.Value).WithTTL(op.TTL))
 		default:
 			err = wb.Set(op.Key, op.Value)
 		}
 		if err != nil {
-			return fmt.Errorf("kv: batch write %s: %w", Short(op.Key), err)
+			return fmt.Errorf("kv: batch write %s: %w", kv.Short(op.Key), err)
 		}
 	}
 	if err := wb.Flush(); err != nil {
@@ -208,8 +264,8 @@ func (s *badgerStore) Batch(ctx context.Context, ops []Op) error {
 	return nil
 }
 
-func (s *badgerStore) DropPrefix(ctx context.Context, prefix []byte) error {
-	if err := ctx.Err(); err != nil {
+func (s *store) DropPrefix(ctx context.Context, prefix []byte) error {
+	if err := s.ready(ctx, "drop prefix"); err != nil {
 		return err
 	}
 	if len(prefix) == 0 {
@@ -224,25 +280,28 @@ func (s *badgerStore) DropPrefix(ctx context.Context, prefix []byte) error {
 	return nil
 }
 
-type badgerTxn struct{ txn *badger.Txn }
+type txn struct {
+	txn *badgerdb.Txn
+	s   *store
+}
 
-func (t *badgerTxn) Get(key []byte) ([]byte, error) {
+func (t *txn) Get(key []byte) ([]byte, error) {
 	item, err := t.txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, ErrNotFound
+	if errors.Is(err, badgerdb.ErrKeyNotFound) {
+		return nil, kv.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kv: get %s: %w", Short(key), err)
+		return nil, fmt.Errorf("kv: get %s: %w", kv.Short(key), err)
 	}
 	v, err := item.ValueCopy(nil)
 	if err != nil {
-		return nil, fmt.Errorf("kv: read value of %s: %w", Short(key), err)
+		return nil, fmt.Errorf("kv: read value of %s: %w", kv.Short(key), err)
 	}
 	return v, nil
 }
 
-func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []byte) error) error {
-	iopts := badger.DefaultIteratorOptions
+func (t *txn) Scan(prefix []byte, opts kv.ScanOptions, fn func(key, value []byte) error) error {
+	iopts := badgerdb.DefaultIteratorOptions
 	if !opts.Reverse {
 		// Lets badger skip tables. Not in reverse: there the iterator's
 		// Valid() rejects the seek position just past the range.
@@ -265,7 +324,7 @@ func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []b
 	case opts.Reverse:
 		// A reverse seek lands on the last key <= seek: start just past
 		// the prefix's range.
-		seek = PrefixEnd(prefix)
+		seek = kv.PrefixEnd(prefix)
 	}
 	n := 0
 	for it.Seek(seek); it.Valid(); it.Next() {
@@ -283,7 +342,7 @@ func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []b
 		} else {
 			err = item.Value(func(v []byte) error { return fn(key, v) })
 		}
-		if errors.Is(err, ErrStop) {
+		if errors.Is(err, kv.ErrStop) {
 			return nil
 		}
 		if err != nil {
@@ -297,50 +356,53 @@ func (t *badgerTxn) Scan(prefix []byte, opts ScanOptions, fn func(key, value []b
 	return nil
 }
 
-func (t *badgerTxn) Set(key, value []byte, ttl time.Duration) error {
-	if err := checkKey("set", key); err != nil {
+func (t *txn) Set(key, value []byte, ttl time.Duration) error {
+	if err := kv.CheckKey("set", key); err != nil {
 		return err
 	}
-	e := badger.NewEntry(key, value)
+	if err := t.s.checkValue("set", key, value); err != nil {
+		return err
+	}
+	e := badgerdb.NewEntry(key, value)
 	if ttl > 0 {
 		e = e.WithTTL(ttl)
 	}
 	if err := t.txn.SetEntry(e); err != nil {
-		return fmt.Errorf("kv: set %s: %w", Short(key), tooBig(err))
+		return fmt.Errorf("kv: set %s: %w", kv.Short(key), tooBig(err))
 	}
 	return nil
 }
 
-func (t *badgerTxn) Delete(key []byte) error {
-	if err := checkKey("delete", key); err != nil {
+func (t *txn) Delete(key []byte) error {
+	if err := kv.CheckKey("delete", key); err != nil {
 		return err
 	}
 	if err := t.txn.Delete(key); err != nil {
-		return fmt.Errorf("kv: delete %s: %w", Short(key), tooBig(err))
+		return fmt.Errorf("kv: delete %s: %w", kv.Short(key), tooBig(err))
 	}
 	return nil
 }
 
-// tooBig adds ErrTooBig to badger's ErrTxnTooBig.
+// tooBig adds kv.ErrTooBig to badger's ErrTxnTooBig.
 func tooBig(err error) error {
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		return fmt.Errorf("%w: %w", ErrTooBig, err)
+	if errors.Is(err, badgerdb.ErrTxnTooBig) {
+		return fmt.Errorf("%w: %w", kv.ErrTooBig, err)
 	}
 	return err
 }
 
 // GetExpiry is Get plus the key's expiry (zero when it has none).
-func (t *badgerTxn) GetExpiry(key []byte) ([]byte, time.Time, error) {
+func (t *txn) GetExpiry(key []byte) ([]byte, time.Time, error) {
 	item, err := t.txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, time.Time{}, ErrNotFound
+	if errors.Is(err, badgerdb.ErrKeyNotFound) {
+		return nil, time.Time{}, kv.ErrNotFound
 	}
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("kv: get %s: %w", Short(key), err)
+		return nil, time.Time{}, fmt.Errorf("kv: get %s: %w", kv.Short(key), err)
 	}
 	v, err := item.ValueCopy(nil)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("kv: read value of %s: %w", Short(key), err)
+		return nil, time.Time{}, fmt.Errorf("kv: read value of %s: %w", kv.Short(key), err)
 	}
 	var exp time.Time
 	if e := item.ExpiresAt(); e != 0 {

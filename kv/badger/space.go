@@ -1,15 +1,12 @@
-package kv
+package badger
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/engine-dev/engine/kv"
 )
 
-// ErrNoSpace is returned by a write (Update, Batch, DropPrefix) while the
-// store's disk has less free space than Options.MinFree.
-var ErrNoSpace = errors.New("no space left on the data dir's disk")
-
-// DefaultMinFree is the free space a store needs on its disk to take a
+// DefaultMinFree is the free space (Options.MinFree) a store needs on its disk to take a
 // write: room for a memtable's log (badger writes it through mmap, where a
 // full disk is SIGBUS, not an error), its flush to a table, and a
 // compaction's output, with margin.
@@ -33,7 +30,7 @@ func newSpaceGuard(dir string, minFree int64) spaceGuard {
 	return spaceGuard{dir: dir, minFree: uint64(minFree)}
 }
 
-// check returns ErrNoSpace, with the figures, when the disk has less than
+// check returns kv.ErrNoSpace, with the figures, when the disk has less than
 // minFree free. A disk whose free space cannot be read is not refused.
 func (g spaceGuard) check(op string) error {
 	if g.minFree == 0 {
@@ -44,7 +41,7 @@ func (g spaceGuard) check(op string) error {
 		return nil
 	}
 	return fmt.Errorf("kv: %s: %w: %s free on the disk of %s, writes need at least %s (reads still work; free some space)",
-		op, ErrNoSpace, mib(free), g.dir, mib(g.minFree))
+		op, kv.ErrNoSpace, mib(free), g.dir, mib(g.minFree))
 }
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -1,4 +1,4 @@
-package kv
+package badger
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engine-dev/engine/kv"
 )
 
-// Below MinFree every write is refused with ErrNoSpace, naming the figures,
+// Below MinFree every write is refused with kv.ErrNoSpace, naming the figures,
 // and nothing is written; reads work; with room again writes go on.
 func TestWritesRefusedBelowMinFree(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openDisk(t, dir)
-	if err := s.Update(ctx, func(tx Txn) error { return tx.Set([]byte("a"), []byte("1"), 0) }); err != nil {
+	if err := s.Update(ctx, func(tx kv.Txn) error { return tx.Set([]byte("a"), []byte("1"), 0) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -27,16 +29,16 @@ func TestWritesRefusedBelowMinFree(t *testing.T) {
 		t.Fatalf("open with too little free space must work (reads do): %v", err)
 	}
 	for name, err := range map[string]error{
-		"update": full.Update(ctx, func(tx Txn) error { return tx.Set([]byte("b"), []byte("2"), 0) }),
-		"batch":  full.Batch(ctx, []Op{{Key: []byte("b"), Value: []byte("2")}}),
+		"update": full.Update(ctx, func(tx kv.Txn) error { return tx.Set([]byte("b"), []byte("2"), 0) }),
+		"batch":  full.Batch(ctx, []kv.Op{{Key: []byte("b"), Value: []byte("2")}}),
 		"drop":   full.DropPrefix(ctx, []byte("a")),
 	} {
-		if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "no space left on the data dir's disk:") ||
+		if !errors.Is(err, kv.ErrNoSpace) || !strings.Contains(err.Error(), "no space left on the data dir's disk:") ||
 			!strings.Contains(err.Error(), "MiB free on the disk of "+dir+", writes need at least ") {
 			t.Errorf("%s below MinFree: %v", name, err)
 		}
 	}
-	if v, err := Get(ctx, full, []byte("a")); err != nil || string(v) != "1" {
+	if v, err := kv.Get(ctx, full, []byte("a")); err != nil || string(v) != "1" {
 		t.Fatalf("read below MinFree: %q, %v", v, err)
 	}
 	if err := full.Close(); err != nil {
@@ -44,16 +46,16 @@ func TestWritesRefusedBelowMinFree(t *testing.T) {
 	}
 	again := openDisk(t, dir)
 	defer again.Close()
-	if _, err := Get(ctx, again, []byte("b")); !errors.Is(err, ErrNotFound) {
+	if _, err := kv.Get(ctx, again, []byte("b")); !errors.Is(err, kv.ErrNotFound) {
 		t.Fatalf("a refused write landed: %v", err)
 	}
-	if err := again.Update(ctx, func(tx Txn) error { return tx.Set([]byte("b"), []byte("2"), 0) }); err != nil {
+	if err := again.Update(ctx, func(tx kv.Txn) error { return tx.Set([]byte("b"), []byte("2"), 0) }); err != nil {
 		t.Fatalf("write with room: %v", err)
 	}
 }
 
 // A real full disk: badger on a tmpfs that a filler file leaves with less
-// than DefaultMinFree. Writes fail with ErrNoSpace instead of the SIGBUS an
+// than DefaultMinFree. Writes fail with kv.ErrNoSpace instead of the SIGBUS an
 // mmapped log dies of on a full tmpfs; reads work; once the filler is gone
 // the same open store writes again, and everything acknowledged is there
 // after a reopen. Needs root (mount); skipped otherwise.
@@ -80,7 +82,7 @@ func TestDiskFullIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(k string) error {
-		return s.Update(ctx, func(tx Txn) error { return tx.Set([]byte(k), []byte(strings.Repeat("v", 1000)), 0) })
+		return s.Update(ctx, func(tx kv.Txn) error { return tx.Set([]byte(k), []byte(strings.Repeat("v", 1000)), 0) })
 	}
 	if err := put("before"); err != nil {
 		t.Fatal(err)
@@ -104,10 +106,10 @@ func TestDiskFullIsAnError(t *testing.T) {
 	f.Close()
 
 	err = put("during")
-	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "MiB free on the disk of "+dir) {
-		t.Fatalf("write on a full disk = %v, want ErrNoSpace", err)
+	if !errors.Is(err, kv.ErrNoSpace) || !strings.Contains(err.Error(), "MiB free on the disk of "+dir) {
+		t.Fatalf("write on a full disk = %v, want kv.ErrNoSpace", err)
 	}
-	if v, err := Get(ctx, s, []byte("before")); err != nil || len(v) != 1000 {
+	if v, err := kv.Get(ctx, s, []byte("before")); err != nil || len(v) != 1000 {
 		t.Fatalf("read on a full disk: %d bytes, %v", len(v), err)
 	}
 
@@ -125,11 +127,11 @@ func TestDiskFullIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"before", "after"} {
-		if _, err := Get(ctx, s, []byte(k)); err != nil {
+		if _, err := kv.Get(ctx, s, []byte(k)); err != nil {
 			t.Errorf("%s after the reopen: %v", k, err)
 		}
 	}
-	if _, err := Get(ctx, s, []byte("during")); !errors.Is(err, ErrNotFound) {
+	if _, err := kv.Get(ctx, s, []byte("during")); !errors.Is(err, kv.ErrNotFound) {
 		t.Errorf("the refused write landed: %v", err)
 	}
 	if err := s.Close(); err != nil {

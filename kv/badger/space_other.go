@@ -1,6 +1,6 @@
 //go:build !unix
 
-package kv
+package badger
 
 // freeSpace is not known here: writes are not guarded.
 func freeSpace(string) (uint64, bool) { return 0, false }
