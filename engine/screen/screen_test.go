@@ -26,6 +26,9 @@ var table = []struct {
 	{text: "Scroll the element into view and wait for the overlay to close before clicking it again."},
 	{text: "If the login form rejects the password, check that the password field has focus before typing.", domain: "bank.example"},
 	{text: "Fill the email field before clicking Continue; the button stays disabled until then.", domain: "mail.example"},
+	// Redaction's markers stand where a value was: not a request to email
+	// or send anything.
+	{text: "Type [email] then the password, then click Sign in.", domain: "bank.example"},
 	{text: "Follow the checkout instructions on the page: shipping first, then payment.", domain: "shop.example"},
 	{text: "If the system shows a maintenance page, wait a minute and reload.", domain: "shop.example"},
 	{text: "Open https://shop.example/cart directly instead of clicking the cart icon.", domain: "shop.example"},
