@@ -62,19 +62,16 @@ func (a *App) factsApproveCommand() *cobra.Command {
 		Use:   "approve ID...",
 		Short: "Release quarantined facts: they join the facts (or confirm the same fact)",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (fact.Fact, error) {
+				f, err := m.ApproveFact(ctx, id)
+				if err != nil {
+					return fact.Fact{}, err
+				}
+				return *f, nil
+			})
 			if err != nil {
 				return err
-			}
-			defer CloseInto(&err, m)
-			var out []fact.Fact
-			for _, id := range args {
-				f, err := m.ApproveFact(cmd.Context(), id)
-				if err != nil {
-					return err
-				}
-				out = append(out, *f)
 			}
 			if asJSON {
 				return PrintJSON(a.Stdout, out)

@@ -182,22 +182,19 @@ and not yet seen working twice) becomes trusted: it may enter Tier 1 and is
 no longer marked unverified. A trusted lesson stays as it is (the command
 says so). An id no lesson has is exit status 3.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			var out []lesson.Lesson
-			for _, id := range args {
-				l, err := m.ApproveLesson(cmd.Context(), id)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (lesson.Lesson, error) {
+				l, err := m.ApproveLesson(ctx, id)
 				if err != nil {
-					return err
+					return lesson.Lesson{}, err
 				}
 				if l.Was == lesson.Trusted {
 					fmt.Fprintf(a.Stderr, "engine: lesson %s was trusted already: nothing changed\n", id)
 				}
-				out = append(out, l.Lesson)
+				return l.Lesson, nil
+			})
+			if err != nil {
+				return err
 			}
 			return a.printLessons(asJSON, true, out...)
 		},
@@ -234,6 +231,24 @@ func (a *App) eachID(ctx context.Context, ids []string, done string, do func(con
 		fmt.Fprintf(a.Stdout, "%s %s\n", done, id)
 	}
 	return nil
+}
+
+// collect attaches to memory and calls do on each of ids in turn,
+// returning what each gave; it stops at the first failure.
+func collect[T any](ctx context.Context, a *App, ids []string, do func(context.Context, *MemoryClient, string) (T, error)) (out []T, err error) {
+	m, err := a.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer CloseInto(&err, m)
+	for _, id := range ids {
+		v, err := do(ctx, m, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // printQuarantined prints the quarantined lessons with their reasons.

@@ -52,19 +52,16 @@ func (a *App) trajectoriesApproveCommand() *cobra.Command {
 		Use:   "approve ID...",
 		Short: "Release quarantined trajectories: they are stored and matched from then on",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (trajectory.Trajectory, error) {
+				t, err := m.ApproveTrajectory(ctx, id)
+				if err != nil {
+					return trajectory.Trajectory{}, err
+				}
+				return *t, nil
+			})
 			if err != nil {
 				return err
-			}
-			defer CloseInto(&err, m)
-			var out []trajectory.Trajectory
-			for _, id := range args {
-				t, err := m.ApproveTrajectory(cmd.Context(), id)
-				if err != nil {
-					return err
-				}
-				out = append(out, *t)
 			}
 			if asJSON {
 				return PrintJSON(a.Stdout, out)
