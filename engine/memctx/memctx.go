@@ -209,10 +209,10 @@ type Dropped struct {
 
 // Result is the built context.
 type Result struct {
-	Domain   string    `json:"domain"`
-	Goal     string    `json:"goal"`
-	Budget   int       `json:"budget"`
-	Tokens   int       `json:"tokens"`
+	Domain string `json:"domain"`
+	Goal   string `json:"goal"`
+	Budget int    `json:"budget"`
+	Tokens int    `json:"tokens"`
 	// Text is the memory block of the step's message, exactly as the
 	// run sends it (every kept section but error_tips).
 	Text string `json:"text"`
@@ -220,7 +220,7 @@ type Result struct {
 	// appends it to the failed action's error; "" when none was kept.
 	ErrorTips string    `json:"error_tips,omitempty"`
 	Sections  []Section `json:"sections"` // kept, in priority order (Text's, with error_tips)
-	Dropped  []Dropped `json:"dropped"`
+	Dropped   []Dropped `json:"dropped"`
 	// Match is the reference trajectory with its bindings and rewritten
 	// steps, for an agent that replays it; nil when none matched (or its
 	// section was dropped).
