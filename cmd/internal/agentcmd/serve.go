@@ -84,8 +84,18 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 		return err
 	}
 	defer cli.CloseInto(&err, m)
+	// Requests without an Engine-Namespace header (and /mcp, the
+	// inspector) use --namespace's; a request naming one uses that.
+	ns, err := a.Namespace()
+	if err != nil {
+		return err
+	}
+	served, err := m.WithNamespace(ctx, ns)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
+	h := api.Handler(served, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
