@@ -49,7 +49,7 @@ Environment:
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.DataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
 	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
-	pf.StringVar(&a.namespace, "namespace", "", "the namespace of memory to use (`NAME`; - the default; env ENGINE_NAMESPACE)")
+	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
 		root.AddCommand(add(a)...)
