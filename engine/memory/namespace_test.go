@@ -82,6 +82,22 @@ func TestWithNamespace(t *testing.T) {
 		t.Errorf("namespaces: %+v, want - %d keys, team-a_1 %d keys 1 site", ns, inDefault, inA)
 	}
 
+	// The default's whole-store passes (doctor's check and repair, the
+	// list index a migration builds) count only its own lessons.
+	seeds := len(lesson.Seeds())
+	if h, err := m.Lessons.Check(ctx); err != nil || !h.OK() || h.Records != seeds {
+		t.Errorf("default's check with a namespace beside it: %+v, %v", h, err)
+	}
+	if h, err := m.Lessons.Repair(ctx); err != nil || !h.OK() || h.Records != seeds {
+		t.Errorf("default's repair with a namespace beside it: %+v, %v", h, err)
+	}
+	if n, err := m.Lessons.BuildListIndex(ctx); err != nil || n != seeds {
+		t.Errorf("default's list index: %d lessons, %v", n, err)
+	}
+	if h, err := a.Lessons.Check(ctx); err != nil || !h.OK() || h.Records != seeds+1 {
+		t.Errorf("a's check after the default's repair: %+v, %v", h, err)
+	}
+
 	for _, bad := range []string{"A", "a b", "a/b", "ns/x", strings.Repeat("x", 64), "."} {
 		if _, err := m.WithNamespace(ctx, bad); !engine.IsInvalid(err) {
 			t.Errorf("namespace %q: %v", bad, err)
