@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,52 @@ func TestNamespaceRecoversItsJournal(t *testing.T) {
 	}
 	if err := kv.Apply(ctx, view, []kv.Op{{Key: []byte("k"), Value: []byte("v")}}, kv.ApplyOptions{}); err != nil {
 		t.Errorf("an Apply after the namespace recovered: %v", err)
+	}
+}
+
+// Recall and record in a named namespace beside the same in the default,
+// on one store holding 1,000 lessons in each (the site's 200 matching
+// the error).
+func BenchmarkNamespace(b *testing.B) {
+	ctx := context.Background()
+	db := kvtest.Open(b)
+	m := memory.New(db, memory.Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	a, err := m.WithNamespace(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, mem := range map[string]*memory.Memory{"default": m, "namespace": a} {
+		for i := range 1000 {
+			site := "shop.example"
+			if i%5 != 0 {
+				site = "other" + strconv.Itoa(i%50) + ".example"
+			}
+			if _, _, err := mem.Lessons.Record(ctx, lesson.Lesson{Lesson: "lesson " + strconv.Itoa(i), Category: lesson.SiteSpecific, FailedCommand: "click", ErrorPattern: "covered " + strconv.Itoa(i), Domain: site}, site); err != nil {
+				b.Fatal(name, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		mem  *memory.Memory
+	}{{"default", m}, {"namespace", a}} {
+		b.Run("recall-error/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.mem.Lessons.RecallError(ctx, "click e3", "element covered 5 by another", "www.shop.example"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("record/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				if _, _, err := c.mem.Lessons.Record(ctx, lesson.Lesson{Lesson: "new " + strconv.Itoa(i), Category: lesson.SiteSpecific, FailedCommand: "fill", ErrorPattern: "fresh " + strconv.Itoa(i), Domain: "shop.example"}, "shop.example"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -100,7 +99,7 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
 	defer cli.CloseInto(&err, local)
-	runsDir := filepath.Join(dir, "runs")
+	runsDir := cli.RunsDir(dir, ns)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
 	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}))

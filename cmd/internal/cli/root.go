@@ -96,6 +96,16 @@ func (a *App) Namespace() (string, error) {
 	return name, nil
 }
 
+// RunsDir is where the runs of namespace ns keep their folders in dataDir:
+// <data-dir>/runs for the default ("" or "-"), <data-dir>/ns/<name>/runs
+// for a named one, so two namespaces' runs never share a folder.
+func RunsDir(dataDir, ns string) string {
+	if ns == "" || ns == memory.DefaultNamespace {
+		return filepath.Join(dataDir, "runs")
+	}
+	return filepath.Join(dataDir, "ns", ns, "runs")
+}
+
 // now returns the clock: ENGINE_NOW when set, else the system time.
 func (a *App) Now() (func() time.Time, error) {
 	v := os.Getenv("ENGINE_NOW")
