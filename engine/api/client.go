@@ -38,6 +38,10 @@ type ClientOptions struct {
 	// Engine-Run, Engine-Model and Engine-Source headers): the stores stamp
 	// it on what the requests write.
 	Provenance engine.Provenance
+	// Namespace names the namespace every request runs in (the
+	// Engine-Namespace header; "-" the default); "" leaves it to the
+	// server.
+	Namespace string
 }
 
 // NewClient returns a client of the API at base (e.g. http://engine for a
@@ -60,6 +64,14 @@ func (c *Client) WithEvents(events event.Func) *Client {
 func (c *Client) WithProvenance(p engine.Provenance) *Client {
 	opts := c.opts
 	opts.Provenance = p
+	return &Client{hc: c.hc, base: c.base, opts: opts}
+}
+
+// WithNamespace returns a client that shares c's connection and options
+// but runs its requests in the namespace name ("-": the default).
+func (c *Client) WithNamespace(name string) *Client {
+	opts := c.opts
+	opts.Namespace = name
 	return &Client{hc: c.hc, base: c.base, opts: opts}
 }
 
@@ -129,6 +141,9 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 		setIf(hr.Header, HeaderRun, p.Run)
 		setIf(hr.Header, HeaderModel, p.Model)
 		setIf(hr.Header, HeaderSource, string(p.Source))
+	}
+	if c.opts.Namespace != "" {
+		hr.Header.Set(HeaderNamespace, c.opts.Namespace)
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {

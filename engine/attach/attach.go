@@ -57,6 +57,10 @@ type Options struct {
 	// is opened here (api.Options.Redact; ENGINE_KEEP_CONTACTS); a server
 	// redacts by its own.
 	Redact redact.Options
+	// Namespace names the namespace of the store every request runs in
+	// (--namespace, ENGINE_NAMESPACE; the Engine-Namespace header); ""
+	// is the default namespace, or a server's own.
+	Namespace string
 }
 
 // Memory is a process's attachment to a data dir's memory: an API client
@@ -68,7 +72,7 @@ type Memory struct {
 
 // Open attaches to the memory of dataDir (or of opts.Server).
 func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
-	copts := api.ClientOptions{Events: opts.Events, Now: opts.Now}
+	copts := api.ClientOptions{Events: opts.Events, Now: opts.Now, Namespace: opts.Namespace}
 	if opts.Server != "" {
 		sc, err := service.DialRemote(opts.Server, opts.Token)
 		if err != nil {

@@ -63,6 +63,12 @@ type Memory struct {
 	db    kv.Store
 	owned bool // Close closes db
 	opts  Options
+	// root is the whole store (db is a view of it in a named namespace);
+	// ns is the namespace ("" the default); spaces is shared by every
+	// memory derived from one New.
+	root   kv.Store
+	ns     string
+	spaces *namespaces
 
 	Lessons      *lesson.Store
 	Facts        *fact.Store
@@ -153,6 +159,20 @@ func New(db kv.Store, opts Options) *Memory {
 	if opts.Provenance.Source == "" {
 		opts.Provenance.Source = engine.SourceAPI
 	}
+	m := newOver(db, opts)
+	m.root, m.spaces = db, &namespaces{ready: map[string]bool{}}
+	return m
+}
+
+// derive is the same memory (store, namespace) with other options.
+func (m *Memory) derive(opts Options) *Memory {
+	d := newOver(m.db, opts)
+	d.root, d.ns, d.spaces = m.root, m.ns, m.spaces
+	return d
+}
+
+// newOver builds the stores over db.
+func newOver(db kv.Store, opts Options) *Memory {
 	now, ev, pv := opts.Now, opts.Events, opts.Provenance
 	return &Memory{
 		db: db, opts: opts,
@@ -172,7 +192,7 @@ func New(db kv.Store, opts Options) *Memory {
 func (m *Memory) With(events event.Func) *Memory {
 	opts := m.opts
 	opts.Events = events
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // WithProvenance returns the same memory whose stores stamp p on the
@@ -180,7 +200,7 @@ func (m *Memory) With(events event.Func) *Memory {
 func (m *Memory) WithProvenance(p engine.Provenance) *Memory {
 	opts := m.opts
 	opts.Provenance = p
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // Provenance is who writes through this memory.
@@ -190,7 +210,7 @@ func (m *Memory) Provenance() engine.Provenance { return m.opts.Provenance }
 func (m *Memory) WithClock(now func() time.Time) *Memory {
 	opts := m.opts
 	opts.Now = now
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // Weighted returns the same memory with trajectory matches ranked by the
@@ -201,7 +221,7 @@ func (m *Memory) Weighted(on bool) *Memory {
 	}
 	opts := m.opts
 	opts.Weighted = on
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // DB is the store under the memory.

@@ -333,7 +333,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		Browser: browser, Model: model, ModelName: strings.TrimSuffix(provider+"/"+name, "/"), Memory: mem.Client, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
-		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
+		Replay: f.replay, RunsDir: cli.RunsDir(dataDir, aopts.Namespace), LLM: f.llmPolicy(),
 		Redact: redact.Options{KeepContacts: f.keepContacts},
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory"
 )
 
 // App holds what every command shares: the standard streams and the global
@@ -21,6 +22,7 @@ type App struct {
 
 	DataDir    string // --data-dir, ENGINE_DATA_DIR, or the default
 	eventsPath string // --events: append memory events here as JSONL
+	namespace  string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent
 }
@@ -36,6 +38,7 @@ sessions and runs. It keeps them in an embedded database in the data dir.
 Environment:
   ENGINE_DATA_DIR   data dir when --data-dir is not given
                     (default: $XDG_DATA_HOME/engine or ~/.local/share/engine)
+  ENGINE_NAMESPACE  namespace when --namespace is not given
   ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -46,6 +49,7 @@ Environment:
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.DataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
 	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
+	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
 		root.AddCommand(add(a)...)
@@ -76,6 +80,30 @@ func (a *App) ResolveDataDir() (string, error) {
 		return "", fmt.Errorf("no data dir: set --data-dir or ENGINE_DATA_DIR (%v)", err)
 	}
 	return filepath.Join(home, ".local", "share", "engine"), nil
+}
+
+// Namespace returns the namespace commands use: --namespace, then
+// ENGINE_NAMESPACE; "" is the default (a server's own), "-" the default
+// namespace by name. A name outside the rule is bad input.
+func (a *App) Namespace() (string, error) {
+	name, from := a.namespace, "--namespace"
+	if name == "" {
+		name, from = os.Getenv("ENGINE_NAMESPACE"), "ENGINE_NAMESPACE"
+	}
+	if err := memory.CheckNamespace(name); err != nil {
+		return "", Usagef("%s: %q: a namespace name is %s", from, name, memory.NamespaceRule)
+	}
+	return name, nil
+}
+
+// RunsDir is where the runs of namespace ns keep their folders in dataDir:
+// <data-dir>/runs for the default ("" or "-"), <data-dir>/ns/<name>/runs
+// for a named one, so two namespaces' runs never share a folder.
+func RunsDir(dataDir, ns string) string {
+	if ns == "" || ns == memory.DefaultNamespace {
+		return filepath.Join(dataDir, "runs")
+	}
+	return filepath.Join(dataDir, "ns", ns, "runs")
 }
 
 // now returns the clock: ENGINE_NOW when set, else the system time.
