@@ -532,4 +532,3 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 	}
 	return nil
 }
-
