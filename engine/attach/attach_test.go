@@ -236,23 +236,42 @@ func TestReadOnlyUntilAWrite(t *testing.T) {
 	}
 }
 
-// A data dir with work due on opening (here: the seeds) is not read
-// read-only: the read-write open that does the work is.
+// A data dir with work due on opening — seeds to write, an interrupted
+// import's journal to roll back — is not read read-only: the read-write
+// open that does the work is.
 func TestReadOnlyNotWhenDue(t *testing.T) {
-	dir := t.TempDir()
-	m, err := memory.Open(context.Background(), dir, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The seeds' marker gone: a read-write open would write them.
-	if err := m.DB().Update(context.Background(), func(tx kv.Txn) error { return tx.Delete(keyspace.Seeded()) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	a := open(t, dir, attach.Options{})
-	if a.Where() != "held here" {
-		t.Fatalf("a data dir with seeds due: %s; want it read-write", a.Where())
+	ctx := context.Background()
+	for name, leave := range map[string]func(db kv.Store) error{
+		"seeds": func(db kv.Store) error {
+			return db.Update(ctx, func(tx kv.Txn) error { return tx.Delete(keyspace.Seeded()) })
+		},
+		"journal": func(db kv.Store) error {
+			j, err := kv.Begin(ctx, db, kv.ApplyOptions{})
+			if err != nil {
+				return err
+			}
+			return j.Write(ctx, []kv.Op{{Key: []byte("half/written"), Value: []byte("x")}})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := memory.Open(ctx, dir, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := leave(m.DB()); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			a := open(t, dir, attach.Options{})
+			if a.Where() != "held here" {
+				t.Fatalf("a data dir with %s due: %s; want it read-write", name, a.Where())
+			}
+			if _, err := a.RecallError(ctx, "click e1", "element not visible", "shop.example"); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
