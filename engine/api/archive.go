@@ -83,18 +83,7 @@ func archiveRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
-				d, err := archive.ParseFile(b, source)
-				if err != nil {
-					return nil, err
-				}
-				sum := sha256.Sum256(b)
-				opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
-				var res *archive.Result
-				err = c.exclusive(func() (err error) {
-					res, err = archive.New(c.m, opts).Import(c.ctx, d, source)
-					return err
-				})
-				return res, err
+				return c.importWhole(b, source, file, trust)
 			}},
 		{Method: http.MethodPost, Path: "/v1/forget", Summary: "Drop everything memory holds about one site (its registrable domain), of every kind",
 			Query: []Param{
@@ -178,11 +167,40 @@ func writeDocument(w io.Writer, d *archive.Document) error {
 // of whole: a smaller one keeps the whole-file messages (line numbers).
 const StreamImport = 1 << 20
 
+// importWhole imports b, a whole export document or memory.json.
+func (c *call) importWhole(b []byte, source, file string, trust bool) (any, error) {
+	d, err := archive.ParseFile(b, source)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
+	var res *archive.Result
+	err = c.exclusive(func() (err error) {
+		res, err = archive.New(c.m, opts).Import(c.ctx, d, source)
+		return err
+	})
+	return res, err
+}
+
 // importStream imports the body as it is read (archive.ImportStream),
 // hashing it on the way; a digest other than want rolls it back.
 func (c *call) importStream(source, file, want string, trust bool) (any, error) {
 	h := sha256.New()
-	body := io.TeeReader(http.MaxBytesReader(c.w, c.r.Body, c.limit), h)
+	br := bufio.NewReaderSize(io.TeeReader(http.MaxBytesReader(c.w, c.r.Body, c.limit), h), 64<<10)
+	// Only an export document streams; a memory.json (no "format") is
+	// read whole.
+	if head, _ := br.Peek(4 << 10); !bytes.Contains(head, []byte(`"format"`)) {
+		b, err := io.ReadAll(br)
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.importWhole(b, source, file, trust)
+	}
 	check := func() error {
 		if got := hex.EncodeToString(h.Sum(nil)); got != want {
 			return fmt.Errorf("the body's SHA-256 is %s, not the %s announced", got, want)
@@ -192,7 +210,7 @@ func (c *call) importStream(source, file, want string, trust bool) (any, error) 
 	opts := archive.Options{Trust: trust, File: file, SHA256: want, Redactor: c.red, Check: check}
 	var res *archive.Result
 	err := c.exclusive(func() (err error) {
-		res, err = archive.New(c.m, opts).ImportStream(c.ctx, body, source)
+		res, err = archive.New(c.m, opts).ImportStream(c.ctx, br, source)
 		return err
 	})
 	var tooBig *http.MaxBytesError
