@@ -83,6 +83,8 @@ type request struct {
 	json         any
 	raw          []byte
 	rawType      string
+	body         io.Reader // sent as it is read (size bytes), typed rawType
+	size         int64
 }
 
 // do sends req and decodes the JSON answer into out (nil: discard it).
@@ -123,10 +125,15 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 		body, ctype = bytes.NewReader(b), "application/json"
 	case req.raw != nil:
 		body, ctype = bytes.NewReader(req.raw), req.rawType
+	case req.body != nil:
+		body, ctype = req.body, req.rawType
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
 		return nil, err
+	}
+	if req.body != nil {
+		hr.ContentLength = req.size
 	}
 	if ctype != "" {
 		hr.Header.Set("Content-Type", ctype)

@@ -10,6 +10,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -45,6 +46,10 @@ type Options struct {
 	// ReadOnly opens an existing store without writing: no schema stamp,
 	// no seeds (Open fails when there is no store yet).
 	ReadOnly bool
+	// SettledOnly makes a read-only open fail with ErrOpenDue unless the
+	// store is settled — schema current, seeds in — so that reading it
+	// read-only answers what a read-write open would.
+	SettledOnly bool
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
@@ -57,6 +62,11 @@ type Options struct {
 	// whose migration is unfinished), so lesson lists scan.
 	unindexed bool
 }
+
+// ErrOpenDue is a read-only open (Options.ReadOnly with SettledOnly)
+// refused because a read-write open would write on opening: a schema to
+// stamp or migrate, or seed lessons to write.
+var ErrOpenDue = errors.New("memory: a read-write open has work due (schema or seeds)")
 
 // Memory is every memory store over one kv.Store.
 type Memory struct {
@@ -102,6 +112,9 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		var current bool
 		current, err = keyspace.Check(ctx, db)
 		opts.unindexed = !current
+		if err == nil && opts.SettledOnly {
+			err = settled(ctx, db, current)
+		}
 	} else {
 		err = keyspace.Init(ctx, db)
 	}
@@ -122,6 +135,19 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// settled returns ErrOpenDue unless the schema is current and the seeds
+// are in: what a read-write open would otherwise write.
+func settled(ctx context.Context, db kv.Store, current bool) error {
+	if !current {
+		return ErrOpenDue
+	}
+	_, err := kv.Get(ctx, db, keyspace.Seeded())
+	if errors.Is(err, kv.ErrNotFound) {
+		return ErrOpenDue
+	}
+	return err
 }
 
 // migrate finishes a migration keyspace.Init started (see
