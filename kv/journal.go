@@ -124,48 +124,16 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	// (1) Save the current values: one undo record per ChunkOps keys (or
 	// ChunkBytes of keys and values), so the journal adds few entries.
 	var undo []Op
-	var rec []byte
-	inRec := 0
-	flush := func() {
-		if inRec > 0 {
-			k := binary.BigEndian.AppendUint64(bytes.Clone(undoPrefix), uint64(len(undo)))
-			undo = append(undo, Op{Key: k, Value: rec})
-			rec, inRec = nil, 0
-		}
-	}
-	seen := map[string]bool{}
+	var seq uint64
 	err := s.View(ctx, func(r Reader) error {
 		if _, err := r.Get(journalActive); err == nil {
 			return ErrRecoveryPending
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		er, _ := r.(expiryReader)
-		for _, op := range ops {
-			if seen[string(op.Key)] {
-				continue
-			}
-			seen[string(op.Key)] = true
-			var v []byte
-			var exp time.Time
-			var err error
-			if er != nil {
-				v, exp, err = er.GetExpiry(op.Key)
-			} else {
-				v, err = r.Get(op.Key)
-			}
-			present := err == nil
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
-				flush()
-			}
-			rec = appendUndo(rec, op.Key, present, exp, v)
-			inRec++
-		}
-		flush()
-		return nil
+		var err error
+		undo, err = undoOps(r, ops, undoPrefix, &seq, opts)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("kv: apply: save current values: %w", err)
@@ -205,6 +173,51 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	// (5) Best effort: Recover deletes what is left.
 	_ = clearPrefix(context.WithoutCancel(ctx), s, undoPrefix, opts)
 	return nil
+}
+
+// undoOps reads, in r, the current value (and expiry) of every key ops
+// write, each key once, and returns the undo records that hold them: one
+// per ChunkOps keys (or ChunkBytes of keys and values), so a journal adds
+// few entries, keyed prefix + big-endian *seq, which it advances.
+func undoOps(r Reader, ops []Op, prefix []byte, seq *uint64, opts ApplyOptions) ([]Op, error) {
+	var undo []Op
+	var rec []byte
+	inRec := 0
+	flush := func() {
+		if inRec > 0 {
+			k := binary.BigEndian.AppendUint64(bytes.Clone(prefix), *seq)
+			*seq++
+			undo = append(undo, Op{Key: k, Value: rec})
+			rec, inRec = nil, 0
+		}
+	}
+	er, _ := r.(expiryReader)
+	seen := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		if seen[string(op.Key)] {
+			continue
+		}
+		seen[string(op.Key)] = true
+		var v []byte
+		var exp time.Time
+		var err error
+		if er != nil {
+			v, exp, err = er.GetExpiry(op.Key)
+		} else {
+			v, err = r.Get(op.Key)
+		}
+		present := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
+			flush()
+		}
+		rec = appendUndo(rec, op.Key, present, exp, v)
+		inRec++
+	}
+	flush()
+	return undo, nil
 }
 
 // Recover finishes what an interrupted Apply left: a journal marked active
@@ -425,44 +438,10 @@ func (j *Journal) Write(ctx context.Context, ops []Op) error {
 		return fmt.Errorf("kv: journal %s: write after its end", j.id)
 	}
 	var undo []Op
-	var rec []byte
-	inRec := 0
-	flush := func() {
-		if inRec > 0 {
-			k := binary.BigEndian.AppendUint64(bytes.Clone(j.undoPrefix), j.seq)
-			j.seq++
-			undo = append(undo, Op{Key: k, Value: rec})
-			rec, inRec = nil, 0
-		}
-	}
-	seen := make(map[string]bool, len(ops))
 	err := j.s.View(ctx, func(r Reader) error {
-		er, _ := r.(expiryReader)
-		for _, op := range ops {
-			if seen[string(op.Key)] {
-				continue
-			}
-			seen[string(op.Key)] = true
-			var v []byte
-			var exp time.Time
-			var err error
-			if er != nil {
-				v, exp, err = er.GetExpiry(op.Key)
-			} else {
-				v, err = r.Get(op.Key)
-			}
-			present := err == nil
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			if inRec >= j.opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > j.opts.ChunkBytes {
-				flush()
-			}
-			rec = appendUndo(rec, op.Key, present, exp, v)
-			inRec++
-		}
-		flush()
-		return nil
+		var err error
+		undo, err = undoOps(r, ops, j.undoPrefix, &j.seq, j.opts)
+		return err
 	})
 	if err == nil {
 		err = writeChunks(ctx, j.s, undo, j.opts)
