@@ -306,7 +306,7 @@ func (l *link) hold(ctx context.Context) (*holder, error) {
 	var err error
 	if readOnly {
 		ro := opts
-		ro.ReadOnly, ro.SettledOnly = true, true
+		ro.ReadOnly, ro.SettledOnly, ro.SettledNamespace = true, true, l.opts.Namespace
 		m, err = memory.Open(ctx, l.dir, ro)
 		var locked *badger.LockedError
 		if err != nil && (errors.As(err, &locked) || ctx.Err() != nil) {

@@ -50,6 +50,10 @@ type Options struct {
 	// store is settled — schema current, seeds in — so that reading it
 	// read-only answers what a read-write open would.
 	SettledOnly bool
+	// SettledNamespace, with SettledOnly, names a namespace whose seeds
+	// must be in as well: the one the process's requests will use (a
+	// read-only memory cannot seed a namespace on its first use).
+	SettledNamespace string
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
@@ -113,7 +117,7 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		current, err = keyspace.Check(ctx, db)
 		opts.unindexed = !current
 		if err == nil && opts.SettledOnly {
-			err = settled(ctx, db, current)
+			err = settled(ctx, db, current, opts.SettledNamespace)
 		}
 	} else {
 		err = keyspace.Init(ctx, db)
@@ -138,16 +142,29 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 }
 
 // settled returns ErrOpenDue unless the schema is current and the seeds
-// are in: what a read-write open would otherwise write.
-func settled(ctx context.Context, db kv.Store, current bool) error {
+// are in, in the default namespace and in ns (when named): what a
+// read-write open, or a namespace's first use, would otherwise write.
+func settled(ctx context.Context, db kv.Store, current bool, ns string) error {
 	if !current {
 		return ErrOpenDue
 	}
-	_, err := kv.Get(ctx, db, keyspace.Seeded())
-	if errors.Is(err, kv.ErrNotFound) {
-		return ErrOpenDue
+	stores := []kv.Store{db}
+	if ns != "" && ns != DefaultNamespace {
+		if err := CheckNamespace(ns); err != nil {
+			return err
+		}
+		stores = append(stores, kv.Prefixed(db, keyspace.Namespace(ns)))
 	}
-	return err
+	for _, s := range stores {
+		_, err := kv.Get(ctx, s, keyspace.Seeded())
+		if errors.Is(err, kv.ErrNotFound) {
+			return ErrOpenDue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrate finishes a migration keyspace.Init started (see

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,4 +192,34 @@ func BenchmarkNamespace(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSettledOnlyNeedsTheNamespaceSeeded: a read-only open that must need
+// no writes refuses a namespace never used before (its seeds are a write),
+// so the first command in a new namespace opens read-write and seeds it.
+func TestSettledOnlyNeedsTheNamespaceSeeded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	ro := memory.Options{ReadOnly: true, SettledOnly: true, SettledNamespace: "b"}
+	if _, err := memory.Open(ctx, dir, ro); !errors.Is(err, memory.ErrOpenDue) {
+		t.Fatalf("read-only open for an unseeded namespace: %v, want ErrOpenDue", err)
+	}
+	m, err = memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WithNamespace(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	m, err = memory.Open(ctx, dir, ro)
+	if err != nil {
+		t.Fatalf("read-only open once b is seeded: %v", err)
+	}
+	m.Close()
 }
