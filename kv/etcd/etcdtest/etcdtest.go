@@ -1,0 +1,118 @@
+// Package etcdtest runs a real, single-member etcd server inside a test
+// process (go.etcd.io/etcd/server/v3/embed) on loopback, with free ports and
+// a temp dir, stopped when the test ends. Only test code imports it: the
+// engine's binaries do not link etcd's server.
+package etcdtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Server is a running single-member etcd.
+type Server struct {
+	// Endpoints are the client URLs (http://127.0.0.1:PORT).
+	Endpoints []string
+	e         *embed.Etcd
+	stopped   bool
+}
+
+// Start runs an etcd server for tb and returns its client endpoints.
+func Start(tb testing.TB) []string {
+	tb.Helper()
+	return StartServer(tb).Endpoints
+}
+
+// StartServer runs an etcd server for tb, stopped at cleanup (or by Stop).
+func StartServer(tb testing.TB) *Server {
+	tb.Helper()
+	var lastErr error
+	for range 5 { // a free port can be taken between the pick and the listen
+		s, err := start(tb.TempDir())
+		if err == nil {
+			tb.Cleanup(s.Stop)
+			return s
+		}
+		lastErr = err
+	}
+	tb.Fatalf("etcdtest: start etcd: %v", lastErr)
+	return nil
+}
+
+func start(dir string) (*Server, error) {
+	cport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	curl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cport))
+	purl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pport))
+	cfg := embed.NewConfig()
+	cfg.Name = "test"
+	cfg.Dir = dir
+	cfg.ListenClientUrls = []url.URL{*curl}
+	cfg.AdvertiseClientUrls = []url.URL{*curl}
+	cfg.ListenPeerUrls = []url.URL{*purl}
+	cfg.AdvertisePeerUrls = []url.URL{*purl}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.UnsafeNoFsync = true // a test's data need not survive a power cut
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, err
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("etcd in %s not ready after 60 s", dir)
+	}
+	return &Server{Endpoints: []string{curl.String()}, e: e}, nil
+}
+
+// Stop stops the server (a partition, as its clients see it); stopping
+// twice is harmless.
+func (s *Server) Stop() {
+	if !s.stopped {
+		s.stopped = true
+		s.e.Close()
+	}
+}
+
+// Wipe deletes every key on the server at endpoints.
+func Wipe(tb testing.TB, endpoints []string) {
+	tb.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cli.Delete(ctx, "\x00", clientv3.WithFromKey()); err != nil {
+		tb.Fatalf("etcdtest: wipe: %v", err)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
