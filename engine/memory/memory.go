@@ -45,6 +45,11 @@ type Options struct {
 	// ReadOnly opens an existing store without writing: no schema stamp,
 	// no seeds (Open fails when there is no store yet).
 	ReadOnly bool
+	// OpenStore, when set, opens the store Open uses instead of the data
+	// dir's badger database: a store several processes share (etcd), so
+	// the data dir is not locked (run folders still live in it). Close
+	// closes the store.
+	OpenStore func(ctx context.Context) (kv.Store, error)
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
@@ -88,7 +93,13 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	case wait < 0:
 		wait = 0
 	}
-	db, err := badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	var db kv.Store
+	var err error
+	if opts.OpenStore != nil {
+		db, err = opts.OpenStore(ctx)
+	} else {
+		db, err = badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	}
 	if err != nil {
 		return nil, err
 	}

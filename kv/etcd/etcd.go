@@ -113,11 +113,15 @@ func Open(ctx context.Context, opts Options) (kv.Store, error) {
 		return nil, fmt.Errorf("kv: open etcd %s: %w", eps, err)
 	}
 	s := &store{cli: cli, opts: opts, maxBytes: opts.MaxRequestBytes - 64<<10, endpoints: eps}
-	// The dial does not prove the cluster serves: one read does.
-	cctx, cancel := s.callCtx(ctx)
+	// The dial does not prove the cluster serves: one read does, within
+	// the dial timeout.
+	cctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	if _, err := cli.Get(cctx, "kv/ping", clientv3.WithCountOnly()); err != nil {
 		cli.Close()
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("kv: open etcd %s: no answer within %v (is etcd running and reachable?): %w", eps, opts.DialTimeout, err)
+		}
 		return nil, fmt.Errorf("kv: open etcd %s: %w", eps, mapErr(err))
 	}
 	return s, nil

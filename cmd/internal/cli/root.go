@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/kv"
 )
 
 // App holds what every command shares: the standard streams and the global
@@ -21,6 +23,12 @@ type App struct {
 
 	DataDir    string // --data-dir, ENGINE_DATA_DIR, or the default
 	eventsPath string // --events: append memory events here as JSONL
+	store      string // --store: the shared store's URL (StoreURL)
+
+	// OpenStore opens a shared store from its URL (etcd://...); engine-agent
+	// sets it (agentcmd), and without it a command on a shared store is
+	// handed to engine-agent.
+	OpenStore func(ctx context.Context, url string) (kv.Store, error)
 
 	args []string // the command line, for handing a command to engine-agent
 }
@@ -36,6 +44,9 @@ sessions and runs. It keeps them in an embedded database in the data dir.
 Environment:
   ENGINE_DATA_DIR   data dir when --data-dir is not given
                     (default: $XDG_DATA_HOME/engine or ~/.local/share/engine)
+  ENGINE_STORE      shared store when --store is not given (etcd://HOST:PORT,...;
+                    ENGINE_ETCD_USER, ENGINE_ETCD_PASSWORD, and for etcds://
+                    ENGINE_ETCD_CA, ENGINE_ETCD_CERT, ENGINE_ETCD_KEY)
   ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -46,6 +57,8 @@ Environment:
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.DataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
 	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
+	pf.StringVar(&a.store, "store", "", "keep memory in the shared store at `URL` (etcd://HOST:PORT[,HOST:PORT...]) instead of the data dir (env ENGINE_STORE)")
+	root.PersistentPreRunE = a.checkStore
 
 	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
 		root.AddCommand(add(a)...)
