@@ -4,10 +4,13 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
 )
@@ -113,4 +116,48 @@ func TestEtcdDownFailsClearly(t *testing.T) {
 		t.Errorf("the error does not name the store:\n%s", out)
 	}
 	t.Logf("%s", out)
+}
+
+// onEtcd matches the scripts TestScriptsOnEtcd runs: the memory commands.
+// The agent's, the plugins', doctor's (which inspects the data dir's
+// database) and the binaries' scripts are about what runs, not where
+// memory is kept.
+var onEtcd = regexp.MustCompile(`^(lessons|knowledge|runs|exit_status)_?.*\.txtar$`)
+
+// notOnEtcd are the memory scripts that cannot run on one shared store,
+// with why.
+var notOnEtcd = map[string]string{
+	"runs_archive.txtar": "imports into a second data dir as an empty memory; on etcd every data dir shares one memory",
+}
+
+// TestScriptsOnEtcd runs the memory scripts with memory in etcd (one
+// server per script, ENGINE_STORE): output, exit codes and --events files
+// must be the same as on the data dir's own database.
+func TestScriptsOnEtcd(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scriptDir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scriptParams()
+	for _, f := range files {
+		if onEtcd.MatchString(filepath.Base(f)) && notOnEtcd[filepath.Base(f)] == "" {
+			p.Files = append(p.Files, f)
+		}
+	}
+	p.Dir = ""
+	p.UpdateScripts = false
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		srv, err := etcdtest.New(filepath.Join(env.WorkDir, "..", filepath.Base(env.WorkDir)+"-etcd"))
+		if err != nil {
+			return err
+		}
+		env.Defer(srv.Stop)
+		env.Setenv("ENGINE_STORE", etcdURL(srv.Endpoints))
+		return nil
+	}
+	testscript.Run(t, p)
 }

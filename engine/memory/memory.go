@@ -11,6 +11,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -96,6 +97,11 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	var db kv.Store
 	var err error
 	if opts.OpenStore != nil {
+		// The data dir still holds run folders and the memory server's
+		// socket: make it as badger.Open would.
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("memory: data dir: %w", err)
+		}
 		db, err = opts.OpenStore(ctx)
 	} else {
 		db, err = badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})

@@ -15,7 +15,7 @@ func ParseURL(u string) (Options, error) {
 	var o Options
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok || (scheme != "etcd" && scheme != "etcds") {
-		return o, fmt.Errorf("store %q: want etcd://HOST:PORT[,HOST:PORT...] or etcds://...", u)
+		return o, fmt.Errorf("store %q: want etcd://HOST:PORT[,HOST:PORT...] or etcds://HOST:PORT[,...]", u)
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	web := "http://"

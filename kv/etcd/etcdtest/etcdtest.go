@@ -34,17 +34,26 @@ func Start(tb testing.TB) []string {
 // StartServer runs an etcd server for tb, stopped at cleanup (or by Stop).
 func StartServer(tb testing.TB) *Server {
 	tb.Helper()
+	s, err := New(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// New runs an etcd server keeping its data in dir; the caller stops it
+// (for harnesses without a testing.TB, such as testscript's Setup).
+func New(dir string) (*Server, error) {
 	var lastErr error
-	for range 5 { // a free port can be taken between the pick and the listen
-		s, err := start(tb.TempDir())
+	for i := range 5 { // a free port can be taken between the pick and the listen
+		s, err := start(fmt.Sprintf("%s/etcd%d", dir, i))
 		if err == nil {
-			tb.Cleanup(s.Stop)
-			return s
+			return s, nil
 		}
 		lastErr = err
 	}
-	tb.Fatalf("etcdtest: start etcd: %v", lastErr)
-	return nil
+	return nil, fmt.Errorf("etcdtest: start etcd: %w", lastErr)
 }
 
 func start(dir string) (*Server, error) {
