@@ -367,11 +367,7 @@ func (r *reader) get(key []byte) (*mvccpb.KeyValue, error) {
 	}
 	cctx, cancel := r.s.callCtx(r.ctx)
 	defer cancel()
-	var opts []clientv3.OpOption
-	if r.rev > 0 {
-		opts = append(opts, clientv3.WithRev(r.rev))
-	}
-	resp, err := r.s.cli.Get(cctx, string(key), opts...)
+	resp, err := r.range_(cctx, string(key))
 	if err != nil {
 		return nil, r.s.wrap(r.ctx, "get "+kv.Short(key), err)
 	}
@@ -389,6 +385,25 @@ func (r *reader) get(key []byte) (*mvccpb.KeyValue, error) {
 		r.reads[string(key)] = kvp.ModRevision
 	}
 	return kvp, nil
+}
+
+// range_ reads key (with opts) at r's revision. The first read of a
+// transaction is linearizable (it sees every commit acknowledged before
+// it) and fixes the revision; later ones read that revision from the
+// member's own state (serializable: no round of consensus), which holds
+// it once the first read returned — unless the client switched to a
+// member that has not applied it yet, which answers "future revision"
+// and is asked again linearizably.
+func (r *reader) range_(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if r.rev == 0 {
+		return r.s.cli.Get(ctx, key, opts...)
+	}
+	opts = append(opts, clientv3.WithRev(r.rev))
+	resp, err := r.s.cli.Get(ctx, key, append(opts, clientv3.WithSerializable())...)
+	if errors.Is(err, rpctypes.ErrFutureRev) {
+		return r.s.cli.Get(ctx, key, opts...)
+	}
+	return resp, err
 }
 
 func (r *reader) Get(key []byte) ([]byte, error) {
@@ -491,12 +506,9 @@ func (it *remote) fetch() error {
 	if it.keysOnly {
 		opts = append(opts, clientv3.WithKeysOnly())
 	}
-	if r.rev > 0 {
-		opts = append(opts, clientv3.WithRev(r.rev))
-	}
 	cctx, cancel := r.s.callCtx(r.ctx)
 	defer cancel()
-	resp, err := r.s.cli.Get(cctx, string(it.lo), opts...)
+	resp, err := r.range_(cctx, string(it.lo), opts...)
 	if err != nil {
 		return r.s.wrap(r.ctx, fmt.Sprintf("scan %q", it.lo), err)
 	}
