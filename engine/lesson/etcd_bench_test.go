@@ -10,25 +10,29 @@ import (
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
 )
 
-// The same lessons on badger and on a single local etcd member (in this
-// process, over loopback gRPC): recall on error, recall by domain and record,
-// side by side, for the ratios in ARCHITECTURE.md "etcd".
+// The same lessons on badger, on a single etcd member and on a 3-member
+// etcd cluster (in this process, over loopback gRPC): recall on error,
+// recall by domain and record, side by side, for the ratios in
+// ARCHITECTURE.md "etcd".
 func BenchmarkStores(b *testing.B) {
-	eps := etcdtest.Start(b)
-	for _, n := range []int{1_000, 10_000} {
-		onBadger := benchStore(b, n, false)
+	single := etcdtest.Start(b)
+	three := etcdtest.StartCluster(b, 3).Endpoints
+	onEtcd := func(eps []string, from *Store) *Store {
 		etcdtest.Wipe(b, eps)
 		db, err := etcd.Open(context.Background(), etcd.Options{Endpoints: eps})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { db.Close() })
-		copyStore(b, onBadger.db, db)
-		onEtcd := New(db, onBadger.opts)
+		copyStore(b, from.db, db)
+		return New(db, from.opts)
+	}
+	for _, n := range []int{1_000, 10_000} {
+		onBadger := benchStore(b, n, false)
 		for _, st := range []struct {
 			name string
 			s    *Store
-		}{{"badger", onBadger}, {"etcd", onEtcd}} {
+		}{{"badger", onBadger}, {"etcd", onEtcd(single, onBadger)}, {"etcd3", onEtcd(three, onBadger)}} {
 			ctx := context.Background()
 			sites := max(n/20, 1)
 			b.Run(fmt.Sprintf("RecallError/%s/n=%d", st.name, n), func(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,40 +58,91 @@ func New(dir string) (*Server, error) {
 }
 
 func start(dir string) (*Server, error) {
-	cport, err := freePort()
+	c, err := startCluster(dir, 1)
 	if err != nil {
 		return nil, err
 	}
-	pport, err := freePort()
-	if err != nil {
-		return nil, err
+	return &Server{Endpoints: c.Endpoints, e: c.members[0]}, nil
+}
+
+// Cluster is a running etcd cluster of several members on loopback.
+type Cluster struct {
+	// Endpoints are every member's client URL.
+	Endpoints []string
+	members   []*embed.Etcd
+}
+
+// StartCluster runs an n-member etcd cluster for tb, stopped at cleanup.
+func StartCluster(tb testing.TB, n int) *Cluster {
+	tb.Helper()
+	var c *Cluster
+	var err error
+	for i := range 5 { // a free port can be taken between the pick and the listen
+		if c, err = startCluster(fmt.Sprintf("%s/try%d", tb.TempDir(), i), n); err == nil {
+			tb.Cleanup(c.Stop)
+			return c
+		}
 	}
-	curl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cport))
-	purl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pport))
-	cfg := embed.NewConfig()
-	cfg.Name = "test"
-	cfg.Dir = dir
-	cfg.ListenClientUrls = []url.URL{*curl}
-	cfg.AdvertiseClientUrls = []url.URL{*curl}
-	cfg.ListenPeerUrls = []url.URL{*purl}
-	cfg.AdvertisePeerUrls = []url.URL{*purl}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.UnsafeNoFsync = true // a test's data need not survive a power cut
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
+	tb.Fatalf("etcdtest: start a cluster of %d: %v", n, err)
+	return nil
+}
+
+// Stop stops every member.
+func (c *Cluster) Stop() {
+	for _, e := range c.members {
 		e.Close()
-		return nil, err
-	case <-time.After(60 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("etcd in %s not ready after 60 s", dir)
 	}
-	return &Server{Endpoints: []string{curl.String()}, e: e}, nil
+}
+
+func startCluster(dir string, n int) (*Cluster, error) {
+	var cfgs []*embed.Config
+	var initial []string
+	c := &Cluster{}
+	for i := range n {
+		cport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		curl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cport))
+		purl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pport))
+		cfg := embed.NewConfig()
+		cfg.Name = fmt.Sprintf("m%d", i)
+		cfg.Dir = fmt.Sprintf("%s/m%d", dir, i)
+		cfg.ListenClientUrls = []url.URL{*curl}
+		cfg.AdvertiseClientUrls = []url.URL{*curl}
+		cfg.ListenPeerUrls = []url.URL{*purl}
+		cfg.AdvertisePeerUrls = []url.URL{*purl}
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		cfg.UnsafeNoFsync = true // a test's data need not survive a power cut
+		cfgs = append(cfgs, cfg)
+		initial = append(initial, cfg.Name+"="+purl.String())
+		c.Endpoints = append(c.Endpoints, curl.String())
+	}
+	for _, cfg := range cfgs {
+		cfg.InitialCluster = strings.Join(initial, ",")
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.members = append(c.members, e)
+	}
+	for _, e := range c.members {
+		select {
+		case <-e.Server.ReadyNotify():
+		case err := <-e.Err():
+			c.Stop()
+			return nil, err
+		case <-time.After(60 * time.Second):
+			c.Stop()
+			return nil, fmt.Errorf("etcd in %s not ready after 60 s", dir)
+		}
+	}
+	return c, nil
 }
 
 // Stop stops the server (a partition, as its clients see it); stopping
