@@ -70,6 +70,7 @@ type Cluster struct {
 	// Endpoints are every member's client URL.
 	Endpoints []string
 	members   []*embed.Etcd
+	stopped   map[int]bool
 }
 
 // StartCluster runs an n-member etcd cluster for tb, stopped at cleanup.
@@ -87,17 +88,33 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	return nil
 }
 
-// Stop stops every member.
+// StopLeader stops the member that leads the cluster now and returns its
+// index in Endpoints.
+func (c *Cluster) StopLeader() (int, error) {
+	for i, e := range c.members {
+		if !c.stopped[i] && e.Server.Leader() == e.Server.MemberID() {
+			c.stopped[i] = true
+			e.Close()
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("etcdtest: no member leads")
+}
+
+// Stop stops every member (again for one already stopped: harmless).
 func (c *Cluster) Stop() {
-	for _, e := range c.members {
-		e.Close()
+	for i, e := range c.members {
+		if !c.stopped[i] {
+			c.stopped[i] = true
+			e.Close()
+		}
 	}
 }
 
 func startCluster(dir string, n int) (*Cluster, error) {
 	var cfgs []*embed.Config
 	var initial []string
-	c := &Cluster{}
+	c := &Cluster{stopped: map[int]bool{}}
 	for i := range n {
 		cport, err := freePort()
 		if err != nil {
