@@ -135,48 +135,16 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	// (1) Save the current values: one undo record per ChunkOps keys (or
 	// ChunkBytes of keys and values), so the journal adds few entries.
 	var undo []Op
-	var rec []byte
-	inRec := 0
-	flush := func() {
-		if inRec > 0 {
-			k := binary.BigEndian.AppendUint64(bytes.Clone(undoPrefix), uint64(len(undo)))
-			undo = append(undo, Op{Key: k, Value: rec})
-			rec, inRec = nil, 0
-		}
-	}
-	seen := map[string]bool{}
+	var seq uint64
 	err := s.View(ctx, func(r Reader) error {
 		if _, err := r.Get(journalActive); err == nil {
 			return ErrRecoveryPending
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		er, _ := r.(expiryReader)
-		for _, op := range ops {
-			if seen[string(op.Key)] {
-				continue
-			}
-			seen[string(op.Key)] = true
-			var v []byte
-			var exp time.Time
-			var err error
-			if er != nil {
-				v, exp, err = er.GetExpiry(op.Key)
-			} else {
-				v, err = r.Get(op.Key)
-			}
-			present := err == nil
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
-				flush()
-			}
-			rec = appendUndo(rec, op.Key, present, exp, v)
-			inRec++
-		}
-		flush()
-		return nil
+		var err error
+		undo, err = undoOps(r, ops, undoPrefix, &seq, opts)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("kv: apply: save current values: %w", err)
@@ -216,6 +184,51 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	// (5) Best effort: Recover deletes what is left.
 	_ = clearPrefix(context.WithoutCancel(ctx), s, undoPrefix, opts)
 	return nil
+}
+
+// undoOps reads, in r, the current value (and expiry) of every key ops
+// write, each key once, and returns the undo records that hold them: one
+// per ChunkOps keys (or ChunkBytes of keys and values), so a journal adds
+// few entries, keyed prefix + big-endian *seq, which it advances.
+func undoOps(r Reader, ops []Op, prefix []byte, seq *uint64, opts ApplyOptions) ([]Op, error) {
+	var undo []Op
+	var rec []byte
+	inRec := 0
+	flush := func() {
+		if inRec > 0 {
+			k := binary.BigEndian.AppendUint64(bytes.Clone(prefix), *seq)
+			*seq++
+			undo = append(undo, Op{Key: k, Value: rec})
+			rec, inRec = nil, 0
+		}
+	}
+	er, _ := r.(expiryReader)
+	seen := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		if seen[string(op.Key)] {
+			continue
+		}
+		seen[string(op.Key)] = true
+		var v []byte
+		var exp time.Time
+		var err error
+		if er != nil {
+			v, exp, err = er.GetExpiry(op.Key)
+		} else {
+			v, err = r.Get(op.Key)
+		}
+		present := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
+			flush()
+		}
+		rec = appendUndo(rec, op.Key, present, exp, v)
+		inRec++
+	}
+	flush()
+	return undo, nil
 }
 
 // Recover finishes what an interrupted Apply left: a journal marked active
@@ -262,6 +275,17 @@ func rollback(ctx context.Context, s Store, id string, opts ApplyOptions) error 
 	if err != nil {
 		return err
 	}
+	// A key saved twice (a Journal's Writes both wrote it) goes back to
+	// its earliest saved value: the one before the first write.
+	seen := make(map[string]bool, len(restore))
+	kept := restore[:0]
+	for _, op := range restore {
+		if !seen[string(op.Key)] {
+			seen[string(op.Key)] = true
+			kept = append(kept, op)
+		}
+	}
+	restore = kept
 	if err := writeChunks(ctx, s, restore, opts); err != nil {
 		return err
 	}
@@ -370,4 +394,109 @@ func decodeUndo(ops []Op, b []byte) ([]Op, error) {
 		ops = append(ops, op)
 	}
 	return ops, nil
+}
+
+// Journal is an Apply written in parts, for a job too large to hold in
+// memory at once (a streamed import): Begin marks the journal active,
+// each Write saves the current values of its keys as undo records and
+// then writes its ops, Commit deletes the marker (the commit point) and
+// Abort rolls every Write back. A crash before Commit leaves the marker,
+// and the store's next open (Recover) rolls back every Write. A key
+// written by several Writes is restored to its value before the first:
+// rollback keeps the earliest saved value of each key. Like Apply it is
+// atomic, not isolated.
+type Journal struct {
+	s          Store
+	id         string
+	undoPrefix []byte
+	seq        uint64
+	opts       ApplyOptions
+	done       bool
+}
+
+// Begin starts a Journal on s; it fails with ErrRecoveryPending while an
+// earlier atomic write is not rolled back.
+func Begin(ctx context.Context, s Store, opts ApplyOptions) (*Journal, error) {
+	if opts.ChunkOps <= 0 {
+		opts.ChunkOps = 512
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = 1 << 20
+	}
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	id := hex.EncodeToString(idb[:])
+	j := &Journal{s: s, id: id, undoPrefix: append(append(bytes.Clone(journalUndo), id...), '/'), opts: opts}
+	err := s.Update(ctx, func(tx Txn) error {
+		if _, err := tx.Get(journalActive); err == nil {
+			return ErrRecoveryPending
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return tx.Set(journalActive, []byte(id), 0)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kv: journal: mark active: %w", err)
+	}
+	return j, nil
+}
+
+// Write saves the current value of every key ops write, then writes ops.
+// On a failure it rolls the whole journal back and returns the error; the
+// journal is then done.
+func (j *Journal) Write(ctx context.Context, ops []Op) error {
+	if j.done {
+		return fmt.Errorf("kv: journal %s: write after its end", j.id)
+	}
+	var undo []Op
+	err := j.s.View(ctx, func(r Reader) error {
+		var err error
+		undo, err = undoOps(r, ops, j.undoPrefix, &j.seq, j.opts)
+		return err
+	})
+	if err == nil {
+		err = writeChunks(ctx, j.s, undo, j.opts)
+	}
+	if err == nil {
+		err = writeChunks(ctx, j.s, ops, j.opts)
+	}
+	if err != nil {
+		return j.fail(ctx, err)
+	}
+	return nil
+}
+
+// fail rolls the journal back after err.
+func (j *Journal) fail(ctx context.Context, err error) error {
+	j.done = true
+	if rerr := rollback(context.WithoutCancel(ctx), j.s, j.id, j.opts); rerr != nil {
+		return fmt.Errorf("kv: journal: %w; rolling back failed too: %w: %w", err, rerr, ErrRecoveryPending)
+	}
+	return fmt.Errorf("kv: journal: %w (rolled back: nothing written)", err)
+}
+
+// Commit makes every Write permanent: it deletes the marker, then (best
+// effort) the undo records.
+func (j *Journal) Commit(ctx context.Context) error {
+	if j.done {
+		return fmt.Errorf("kv: journal %s: commit after its end", j.id)
+	}
+	if err := j.s.Update(ctx, func(tx Txn) error { return tx.Delete(journalActive) }); err != nil {
+		return j.fail(ctx, fmt.Errorf("commit: %w", err))
+	}
+	j.done = true
+	_ = clearPrefix(context.WithoutCancel(ctx), j.s, j.undoPrefix, j.opts)
+	return nil
+}
+
+// Abort rolls back every Write (nothing when the journal has ended).
+func (j *Journal) Abort(ctx context.Context) error {
+	if j.done {
+		return nil
+	}
+	j.done = true
+	if err := rollback(context.WithoutCancel(ctx), j.s, j.id, j.opts); err != nil {
+		return fmt.Errorf("kv: journal: roll back: %w: %w", err, ErrRecoveryPending)
+	}
+	return nil
 }

@@ -122,7 +122,7 @@ func TestEtcdDownFailsClearly(t *testing.T) {
 // The agent's, the plugins', doctor's (which inspects the data dir's
 // database) and the binaries' scripts are about what runs, not where
 // memory is kept.
-var onEtcd = regexp.MustCompile(`^(lessons|knowledge|runs|exit_status)_?.*\.txtar$`)
+var onEtcd = regexp.MustCompile(`^(lessons|knowledge|runs|exit_status|namespaces)_?.*\.txtar$`)
 
 // notOnEtcd are the memory scripts that cannot run on one shared store,
 // with why.

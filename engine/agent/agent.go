@@ -298,6 +298,7 @@ type runner struct {
 	// outcome to be credited.
 	shownLessons    []string
 	shownTrajectory string
+	shownSelectors  []memctx.Shown // the selectors the step's context offered
 	lastOrigin      string
 	attributions    []attribution
 
@@ -729,6 +730,9 @@ func (r *runner) failed(ctx context.Context, step int, rec record, desc string, 
 	rec.Error = errText(err)
 	rec.Origin = originOf(err)
 	rec.OK = false
+	if err := r.selectorFailed(ctx, rec); err != nil {
+		r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
+	}
 	if png, serr := r.cfg.Browser.Screenshot(ctx); serr == nil {
 		rec.Screenshot = r.art.screenshot(fmt.Sprintf("error-step-%02d.png", step), png)
 	}

@@ -18,9 +18,11 @@ import (
 )
 
 // memoryPhase is a step's visit to memory: attribution for the previous
-// step, Trigger A for its error, the manifest's progress, the memory
-// context for this step (with Trigger B when the domain changed). Each is
-// one request to the memory API; nothing is opened or closed.
+// step, the manifest's progress, then one context request for this step
+// (memctx builds it, as `engine query context` does): the memory block,
+// the site's tips when the domain changed (Trigger B) and, after a failure
+// on the page's side, the tips for its error (Trigger A) that the message
+// appends to the error. Nothing is opened or closed.
 func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, error) {
 	host, _ := domain.Host(r.page.URL)
 	changed := host != r.lastHost
@@ -34,26 +36,13 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		return nil, nil
 	}
 	r.attribute()
-	r.lastTips = ""
-	var tipIDs []string
-	if r.lastErr != "" && r.lastCommand != "" {
-		// Trigger A is not taken from the context: its tips are appended
-		// to the error itself, as the design draws.
-		tips, err := r.mem.RecallError(ctx, r.red.String(r.lastCommand), r.red.String(r.lastErr), host)
-		if err != nil {
-			return nil, err
-		}
-		r.lastTips = lesson.Render(lesson.ErrorTipsHeading, tips)
-		for _, l := range tips {
-			tipIDs = append(tipIDs, l.ID)
-		}
-	}
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{
-		URL: r.red.String(r.page.URL), Goal: r.goal, Step: step, Budget: r.cfg.Budget, SkipDomainTips: !changed}})
+	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: r.contextRequest(step, changed)})
 	if err != nil {
 		return nil, err
 	}
-	r.shownLessons = append(tipIDs, mc.Lessons...)
+	r.lastTips = mc.ErrorTips
+	r.shownSelectors = mc.Selectors
+	r.shownLessons = mc.Lessons
 	r.shownTrajectory = ""
 	if mc.Match != nil {
 		r.shownTrajectory = mc.Match.Trajectory.ID
@@ -67,6 +56,38 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		}
 	}
 	return mc, nil
+}
+
+// contextRequest is the step's state as memory is told it: the page, the
+// goal, whether the domain was just entered, and the last command and its
+// error when it failed on the page's side (lastCommand is "" otherwise:
+// tips about the page are no help with the model's own mistake).
+func (r *runner) contextRequest(step int, entered bool) memctx.Request {
+	req := memctx.Request{URL: r.red.String(r.page.URL), Goal: r.goal, Step: step, Budget: r.cfg.Budget, SkipDomainTips: !entered}
+	if r.lastErr != "" && r.lastCommand != "" {
+		req.LastCommand, req.LastError = r.red.String(r.lastCommand), r.red.String(r.lastErr)
+	}
+	return req
+}
+
+// selectorFailed records a failure of the selector memory offered for
+// rec's element, when the action failed on the page's side: a stale
+// selector's score drops. A failure of engine origin (a ref or name the
+// page does not have, a malformed action) says nothing about the selector.
+func (r *runner) selectorFailed(ctx context.Context, rec record) error {
+	if rec.Origin != lesson.OriginBrowser || rec.Role == "" || rec.Name == "" || !run.WebURL(rec.URL) {
+		return nil
+	}
+	for _, s := range r.shownSelectors {
+		if !strings.EqualFold(s.Role, rec.Role) || oneLine(s.Name) != oneLine(rec.Name) {
+			continue
+		}
+		obs := api.SelectorObservation{Domain: rec.URL, Path: s.Path, Role: s.Role, Name: s.Name, Selector: s.Selector, Failed: true}
+		r.red.Value(&obs)
+		_, err := r.mem.RecordSelector(ctx, obs)
+		return err
+	}
+	return nil
 }
 
 // attribution is what one step showed and whether it counts as help.

@@ -17,7 +17,9 @@
 // events the request caused, sent back in the "Engine-Events" trailer as a
 // JSON array; "Engine-Now" (RFC 3339) fixes the clock for one request, and
 // only a handler built with AllowClock (a server started with ENGINE_NOW,
-// for tests) honours it.
+// for tests) honours it. "Engine-Namespace: NAME" runs the request in that
+// namespace of the store (memory.WithNamespace; "-" the default), else in
+// the handler's own.
 package api
 
 import (
@@ -53,6 +55,9 @@ const (
 	HeaderRun    = "Engine-Run"
 	HeaderModel  = "Engine-Model"
 	HeaderSource = "Engine-Source"
+	// HeaderNamespace names the namespace a request reads and writes
+	// ("-": the default); without it, the handler's memory's namespace.
+	HeaderNamespace = "Engine-Namespace"
 )
 
 // Body limits: a request body past its route's limit is refused with 413.
@@ -129,6 +134,14 @@ type call struct {
 func (h *handler) serve(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := h.m
+		if v := r.Header.Get(HeaderNamespace); v != "" {
+			nm, err := m.WithNamespace(r.Context(), v)
+			if err != nil {
+				writeProblem(w, statusOf(err), fmt.Sprintf("%s: %v", HeaderNamespace, err))
+				return
+			}
+			m = nm
+		}
 		if v := r.Header.Get(HeaderNow); v != "" {
 			if !h.opts.AllowClock {
 				writeProblem(w, http.StatusBadRequest, HeaderNow+": this server keeps its own clock (start it with ENGINE_NOW to fix it)")

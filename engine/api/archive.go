@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,6 +60,7 @@ func archiveRoutes() []Route {
 		{Method: http.MethodPost, Path: "/v1/import", Summary: "Merge an export document or a two-tier memory.json into memory, all or nothing",
 			Query: []Param{{Name: "source", Type: "string",
 				Description: "the name of the input (a file name) in error messages and notes, and its base name in the lessons' provenance; default \"" + DefaultImportSource + "\""},
+				{Name: "sha256", Type: "string", Description: "the body's SHA-256 (hex), for the lessons' provenance: with it a body over " + fmt.Sprint(StreamImport) + " bytes is imported as it streams in (memory bounded by a chunk of lessons; a digest that does not match rolls it back)"},
 				{Name: "trust", Type: "boolean", Description: "keep the trust, source and provenance the file gives each lesson (a lesson without trust is trusted); without it every lesson is a candidate of source imported. The screen applies either way"}},
 			Body: archive.Document{}, Limit: MaxUpload, Response: archive.Result{}, Exclusive: true,
 			handle: func(c *call) (any, error) {
@@ -74,22 +76,14 @@ func archiveRoutes() []Route {
 				if c.r.ContentLength > c.limit { // refused before reading it
 					return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, &http.MaxBytesError{Limit: c.limit})
 				}
+				if want := c.query("sha256"); want != "" && c.r.ContentLength > StreamImport {
+					return c.importStream(source, file, want, trust)
+				}
 				b, err := c.raw()
 				if err != nil {
 					return nil, err
 				}
-				d, err := archive.ParseFile(b, source)
-				if err != nil {
-					return nil, err
-				}
-				sum := sha256.Sum256(b)
-				opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
-				var res *archive.Result
-				err = c.exclusive(func() (err error) {
-					res, err = archive.New(c.m, opts).Import(c.ctx, d, source)
-					return err
-				})
-				return res, err
+				return c.importWhole(b, source, file, trust)
 			}},
 		{Method: http.MethodPost, Path: "/v1/forget", Summary: "Drop everything memory holds about one site (its registrable domain), of every kind",
 			Query: []Param{
@@ -166,6 +160,78 @@ func writeDocument(w io.Writer, d *archive.Document) error {
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()
+}
+
+// StreamImport is the body size past which an import that announces its
+// digest (sha256) is read as it streams in (archive.ImportStream) instead
+// of whole: a smaller one keeps the whole-file messages (line numbers).
+const StreamImport = 1 << 20
+
+// importWhole imports b, a whole export document or memory.json.
+func (c *call) importWhole(b []byte, source, file string, trust bool) (any, error) {
+	d, err := archive.ParseFile(b, source)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	opts := archive.Options{Trust: trust, File: file, SHA256: hex.EncodeToString(sum[:]), Redactor: c.red}
+	var res *archive.Result
+	err = c.exclusive(func() (err error) {
+		res, err = archive.New(c.m, opts).Import(c.ctx, d, source)
+		return err
+	})
+	return res, err
+}
+
+// importStream imports the body as it is read (archive.ImportStream),
+// hashing it on the way; a digest other than want rolls it back.
+func (c *call) importStream(source, file, want string, trust bool) (any, error) {
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(http.MaxBytesReader(c.w, c.r.Body, c.limit), h), 64<<10)
+	// Only an export document streams; a memory.json (no "format") is
+	// read whole.
+	if head, _ := br.Peek(4 << 10); !bytes.Contains(head, []byte(`"format"`)) {
+		b, err := io.ReadAll(br)
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.importWhole(b, source, file, trust)
+	}
+	check := func() error {
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return fmt.Errorf("the body's SHA-256 is %s, not the %s announced", got, want)
+		}
+		return nil
+	}
+	opts := archive.Options{Trust: trust, File: file, SHA256: want, Redactor: c.red, Check: check}
+	var res *archive.Result
+	err := c.exclusive(func() (err error) {
+		res, err = archive.New(c.m, opts).ImportStream(c.ctx, br, source)
+		return err
+	})
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, tooBig)
+	}
+	return res, err
+}
+
+// ImportFrom is Import with the body read from r as it is sent (size
+// bytes, its SHA-256 given as sum): a server imports a large one as it
+// streams in.
+func (c *Client) ImportFrom(ctx context.Context, r io.Reader, size int64, sum, source string, trust bool) (*archive.Result, error) {
+	q := url.Values{}
+	set(q, "source", source)
+	set(q, "sha256", sum)
+	if trust {
+		q.Set("trust", "true")
+	}
+	var out archive.Result
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/import", query: q, body: r, size: size, rawType: "application/json"}, &out)
 }
 
 // Export is GET /v1/export.

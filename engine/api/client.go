@@ -38,6 +38,10 @@ type ClientOptions struct {
 	// Engine-Run, Engine-Model and Engine-Source headers): the stores stamp
 	// it on what the requests write.
 	Provenance engine.Provenance
+	// Namespace names the namespace every request runs in (the
+	// Engine-Namespace header; "-" the default); "" leaves it to the
+	// server.
+	Namespace string
 }
 
 // NewClient returns a client of the API at base (e.g. http://engine for a
@@ -63,6 +67,14 @@ func (c *Client) WithProvenance(p engine.Provenance) *Client {
 	return &Client{hc: c.hc, base: c.base, opts: opts}
 }
 
+// WithNamespace returns a client that shares c's connection and options
+// but runs its requests in the namespace name ("-": the default).
+func (c *Client) WithNamespace(name string) *Client {
+	opts := c.opts
+	opts.Namespace = name
+	return &Client{hc: c.hc, base: c.base, opts: opts}
+}
+
 // request is one call: the route's method and path (already filled), its
 // query, and a JSON body (or raw bytes with a content type).
 type request struct {
@@ -71,6 +83,8 @@ type request struct {
 	json         any
 	raw          []byte
 	rawType      string
+	body         io.Reader // sent as it is read (size bytes), typed rawType
+	size         int64
 }
 
 // do sends req and decodes the JSON answer into out (nil: discard it).
@@ -111,10 +125,15 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 		body, ctype = bytes.NewReader(b), "application/json"
 	case req.raw != nil:
 		body, ctype = bytes.NewReader(req.raw), req.rawType
+	case req.body != nil:
+		body, ctype = req.body, req.rawType
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
 		return nil, err
+	}
+	if req.body != nil {
+		hr.ContentLength = req.size
 	}
 	if ctype != "" {
 		hr.Header.Set("Content-Type", ctype)
@@ -129,6 +148,9 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 		setIf(hr.Header, HeaderRun, p.Run)
 		setIf(hr.Header, HeaderModel, p.Model)
 		setIf(hr.Header, HeaderSource, string(p.Source))
+	}
+	if c.opts.Namespace != "" {
+		hr.Header.Set(HeaderNamespace, c.opts.Namespace)
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {

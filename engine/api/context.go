@@ -25,14 +25,14 @@ func init() { routeSets = append(routeSets, contextRoutes) }
 
 func contextRoutes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/v1/context", Summary: "The memory part of the LLM's per-step context, fitted into a token budget by priority",
+		{Method: http.MethodGet, Path: "/v1/context", Summary: "What a run sends the model from memory at a step (the memory block, and the tips for the last error), fitted into a token budget by priority",
 			Query: []Param{
 				{Name: "url", Type: "string", Required: true, Description: "the page the agent is on (or the start URL, or a host)"},
 				{Name: "goal", Type: "string", Required: true, Description: "the run's goal"},
 				{Name: "budget", Type: "integer", Description: "token budget (default " + strconv.Itoa(memctx.DefaultBudget) + "; a token is about 4 characters)"},
 				{Name: "step", Type: "integer", Description: "the step number (default 1; for the context_built event)"},
 				{Name: "last_command", Type: "string", Description: "the previous command, when it failed (needs last_error)"},
-				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it"},
+				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it (Trigger A), returned apart in error_tips, as a run appends them to the error"},
 				{Name: "weighted", Type: "boolean", Description: "rank reference trajectories by the weighted blend"},
 				{Name: "domain_tips", Type: "boolean", Description: "include the site's tips, Trigger B (default true; an agent asks for them on the step it enters a domain)"},
 			},

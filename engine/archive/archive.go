@@ -70,6 +70,10 @@ type Options struct {
 	// screen and the stores) and every record an export writes (memory
 	// stored before redaction existed); nil leaves records as they are.
 	Redactor *redact.Redactor
+	// Check, when set, is called by ImportStream once the whole input is
+	// read and before the commit: an error rolls the import back (the API
+	// checks the body's digest against the one the client announced).
+	Check func() error
 }
 
 // Archive moves whole memory in and out of one Memory.
@@ -79,11 +83,12 @@ type Archive struct {
 	trust        bool
 	file, sha256 string
 	red          *redact.Redactor
+	check        func() error
 }
 
 // New returns the archive over m.
 func New(m *memory.Memory, opts Options) *Archive {
-	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256, red: opts.Redactor}
+	return &Archive{Memory: m, apply: opts.Apply, trust: opts.Trust, file: opts.File, sha256: opts.SHA256, red: opts.Redactor, check: opts.Check}
 }
 
 // redact redacts every record of d in place, when the archive redacts.

@@ -65,6 +65,10 @@ type Options struct {
 	// is opened here (api.Options.Redact; ENGINE_KEEP_CONTACTS); a server
 	// redacts by its own.
 	Redact redact.Options
+	// Namespace names the namespace of the store every request runs in
+	// (--namespace, ENGINE_NAMESPACE; the Engine-Namespace header); ""
+	// is the default namespace, or a server's own.
+	Namespace string
 }
 
 // Memory is a process's attachment to a data dir's memory: an API client
@@ -76,7 +80,7 @@ type Memory struct {
 
 // Open attaches to the memory of dataDir (or of opts.Server).
 func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
-	copts := api.ClientOptions{Events: opts.Events, Now: opts.Now}
+	copts := api.ClientOptions{Events: opts.Events, Now: opts.Now, Namespace: opts.Namespace}
 	if opts.Server != "" {
 		sc, err := service.DialRemote(opts.Server, opts.Token)
 		if err != nil {
@@ -95,8 +99,8 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	return &Memory{Client: api.NewClient(&http.Client{Transport: l}, baseURL, copts), link: l}, nil
 }
 
-// Where says where the memory is held: "served by <socket>", "held here"
-// or "held here and served on <socket>".
+// Where says where the memory is held: "served by <socket>", "held here",
+// "held here read-only" or "held here and served on <socket>".
 func (m *Memory) Where() string {
 	m.link.mu.Lock()
 	defer m.link.mu.Unlock()
@@ -129,6 +133,12 @@ type holder struct {
 	rt    http.RoundTripper
 	where string
 	close func() error
+	// readOnly: the data dir is opened here read-only (see hold); busy
+	// keeps it open while a request is served, so a write waiting to reopen
+	// it read-write does not close it under a read.
+	readOnly bool
+	busy     sync.RWMutex
+	reopened bool // closed by reopenForWrites (under busy)
 }
 
 // link is the http.RoundTripper of an attachment: it sends each request to
@@ -139,24 +149,33 @@ type link struct {
 	mu     sync.Mutex
 	cur    *holder
 	closed bool
+	// writes: a request that writes was made, so the data dir is opened
+	// read-write from then on.
+	writes bool
 }
 
 // errDetached is a request after Close.
 var errDetached = errors.New("memory: detached (closed)")
 
 func (l *link) RoundTrip(r *http.Request) (*http.Response, error) {
-	h, err := l.current(r.Context())
+	h, err := l.holderFor(r)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.rt.RoundTrip(r)
+	resp, err := h.send(r)
+	for errors.Is(err, errReopened) {
+		if h, err = l.holderFor(r); err != nil {
+			return nil, err
+		}
+		resp, err = h.send(r)
+	}
 	if err == nil || l.dir == "" || !notConnected(err) || (r.Body != nil && r.GetBody == nil) {
 		return resp, err
 	}
 	// The server went away before it got the request: find the memory
 	// again and send it there.
 	l.drop(h)
-	h, err2 := l.current(r.Context())
+	h, err2 := l.holderFor(r)
 	if err2 != nil {
 		return nil, fmt.Errorf("%w; finding memory again: %w", err, err2)
 	}
@@ -166,7 +185,65 @@ func (l *link) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err2
 		}
 	}
-	return h.rt.RoundTrip(r2)
+	return h.send(r2)
+}
+
+// holderFor returns the holder to send r to: the current one, unless r
+// writes and the data dir is held here read-only, which is then reopened
+// read-write.
+func (l *link) holderFor(r *http.Request) (*holder, error) {
+	if !reads(r) {
+		l.mu.Lock()
+		l.writes = true
+		l.mu.Unlock()
+	}
+	h, err := l.current(r.Context())
+	if err != nil || !h.readOnly || reads(r) {
+		return h, err
+	}
+	l.reopenForWrites(h)
+	return l.current(r.Context())
+}
+
+// errReopened is a request that reached a read-only holder a write had
+// just closed: it was not sent, and goes to the next holder.
+var errReopened = errors.New("memory: reopened for writes")
+
+// send sends r to h; a data dir held here read-only stays open until the
+// answer is back.
+func (h *holder) send(r *http.Request) (*http.Response, error) {
+	if h.readOnly {
+		h.busy.RLock()
+		defer h.busy.RUnlock()
+		if h.reopened {
+			return nil, errReopened
+		}
+	}
+	return h.rt.RoundTrip(r)
+}
+
+// reads reports whether r only reads memory: a GET, or the error recall
+// (a POST only because the error text is its body).
+func reads(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead ||
+		(r.Method == http.MethodPost && r.URL.Path == "/v1/recall/error")
+}
+
+// reopenForWrites closes h, a data dir held here read-only, once no read
+// uses it, so the next holder found opens it read-write. Between the two
+// the lock is free: another process may take the data dir, and the write
+// then waits for it (LockWait) or goes through its socket.
+func (l *link) reopenForWrites(h *holder) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur != h {
+		return
+	}
+	h.busy.Lock()
+	h.close()
+	h.reopened = true
+	h.busy.Unlock()
+	l.cur = nil
 }
 
 // notConnected reports whether err is a failure to connect: the request
@@ -221,14 +298,41 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 }
 
 // hold opens the data dir here; with Serve it also serves it on its socket.
+//
+// A process that does not serve, and has made no write yet, opens it
+// read-only when that answers the same (a settled store: schema current,
+// seeds in; see memory.Options.SettledOnly): a read-only badger open
+// creates no write-ahead log and no memtable, starts no compactor and
+// writes nothing, which halves the CPU of a short read command. Its first
+// write reopens the data dir read-write (reopenForWrites). A store that
+// cannot be read that way (new, older schema, a log a kill left to
+// replay, an import's journal to roll back) is opened read-write at once.
 func (l *link) hold(ctx context.Context) (*holder, error) {
-	m, err := memory.Open(ctx, l.dir, memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait, OpenStore: l.opts.OpenStore})
-	if err != nil {
-		return nil, err
+	opts := memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait, OpenStore: l.opts.OpenStore}
+	readOnly := !l.opts.Serve && !l.writes
+	var m *memory.Memory
+	var err error
+	if readOnly {
+		ro := opts
+		ro.ReadOnly, ro.SettledOnly = true, true
+		m, err = memory.Open(ctx, l.dir, ro)
+		var locked *badger.LockedError
+		if err != nil && (errors.As(err, &locked) || ctx.Err() != nil) {
+			return nil, err
+		}
+	}
+	if m == nil {
+		readOnly = false
+		if m, err = memory.Open(ctx, l.dir, opts); err != nil {
+			return nil, err
+		}
 	}
 	h := api.Handler(m, api.Options{AllowClock: !l.opts.Now.IsZero(), Logger: l.opts.Logger, Redact: l.opts.Redact})
 	local := api.Local(h, api.ClientOptions{})
-	held := &holder{rt: local.RoundTripper(), where: "held here"}
+	held := &holder{rt: local.RoundTripper(), where: "held here", readOnly: readOnly}
+	if readOnly {
+		held.where = "held here read-only"
+	}
 	if !l.opts.Serve {
 		held.close = func() error { return errors.Join(local.Close(), m.Close()) }
 		return held, nil

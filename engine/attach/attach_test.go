@@ -13,9 +13,11 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/attach"
+	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/kv"
 )
 
 func open(t *testing.T, dir string, opts attach.Options) *attach.Memory {
@@ -183,4 +185,93 @@ func TestErrorsKeepTheirClass(t *testing.T) {
 
 func isNotFound(err error) bool {
 	return errors.Is(err, engine.ErrNotFound) && strings.Contains(err.Error(), "no such lesson")
+}
+
+// A process that only reads a settled data dir opens it read-only; its
+// first write reopens it read-write, and what it wrote is there for the
+// next reader. A new data dir is opened read-write at once (the schema
+// and seeds are due).
+func TestReadOnlyUntilAWrite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := open(t, dir, attach.Options{})
+	if first.Where() != "held here" {
+		t.Fatalf("a new data dir: %s; want it opened read-write", first.Where())
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m := open(t, dir, attach.Options{})
+	if m.Where() != "held here read-only" {
+		t.Fatalf("a settled data dir: %s; want it read-only", m.Where())
+	}
+	before, err := m.RecallError(ctx, "click e1", "element not visible", "shop.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Where() != "held here read-only" {
+		t.Fatalf("after a recall: %s; want it still read-only", m.Where())
+	}
+	if _, err := m.RecordLesson(ctx, shared); err != nil {
+		t.Fatalf("a write after reads: %v", err)
+	}
+	if m.Where() != "held here" {
+		t.Fatalf("after a write: %s; want it read-write", m.Where())
+	}
+	after, err := m.RecallError(ctx, "click e1", "element not visible", "shop.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before)+1 {
+		t.Fatalf("recall after recording a lesson: %d tips, before %d; want one more", len(after), len(before))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, dir, attach.Options{})
+	got, err := again.RecallError(ctx, "click e1", "element not visible", "shop.example")
+	if err != nil || len(got) != len(after) {
+		t.Fatalf("a reader after the writer: %d tips, %v; want %d", len(got), err, len(after))
+	}
+}
+
+// A data dir with work due on opening — seeds to write, an interrupted
+// import's journal to roll back — is not read read-only: the read-write
+// open that does the work is.
+func TestReadOnlyNotWhenDue(t *testing.T) {
+	ctx := context.Background()
+	for name, leave := range map[string]func(db kv.Store) error{
+		"seeds": func(db kv.Store) error {
+			return db.Update(ctx, func(tx kv.Txn) error { return tx.Delete(keyspace.Seeded()) })
+		},
+		"journal": func(db kv.Store) error {
+			j, err := kv.Begin(ctx, db, kv.ApplyOptions{})
+			if err != nil {
+				return err
+			}
+			return j.Write(ctx, []kv.Op{{Key: []byte("half/written"), Value: []byte("x")}})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := memory.Open(ctx, dir, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := leave(m.DB()); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			a := open(t, dir, attach.Options{})
+			if a.Where() != "held here" {
+				t.Fatalf("a data dir with %s due: %s; want it read-write", name, a.Where())
+			}
+			if _, err := a.RecallError(ctx, "click e1", "element not visible", "shop.example"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

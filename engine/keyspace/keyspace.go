@@ -62,6 +62,8 @@
 //
 //	kv/journal/                              ── reserved for kv's undo journal (kv.Apply);
 //	                                            no store writes there
+//	ns/<name>/                               ── a named namespace: every key above again,
+//	                                            meta/schema excepted (see namespace.go)
 //
 // Secondary indexes outside the site ranges (id/, due/, list/, runidx/) are kept in the same
 // transaction as the record they point at; forgetting a site deletes its

@@ -16,7 +16,9 @@ const pruneBatch = 500
 // Prune removes stale learned lessons: last used more than maxAgeDays days
 // ago (default 90) and used fewer than 5 times. Seeds are never pruned. It
 // reads only candidates, through an index of learned lessons by last use,
-// and reports how many it removed and how many lessons remain.
+// and reports how many it removed and how many lessons remain. The
+// lessons_pruned event is emitted when it removed any, as the seed's does
+// (its example event log of a run, which loads and so prunes, has none).
 func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining int, err error) {
 	if maxAgeDays <= 0 {
 		maxAgeDays = DefaultPruneAgeDays
@@ -72,6 +74,8 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 	if err != nil {
 		return pruned, 0, fmt.Errorf("lesson: prune: count: %w", err)
 	}
-	s.opts.Events.Emit(event.LessonsPruned, map[string]any{"pruned_count": pruned, "remaining_count": remaining})
+	if pruned > 0 {
+		s.opts.Events.Emit(event.LessonsPruned, map[string]any{"pruned_count": pruned, "remaining_count": remaining})
+	}
 	return pruned, remaining, nil
 }

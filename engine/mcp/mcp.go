@@ -210,7 +210,7 @@ func (t *tools) add(s *sdk.Server) {
 			if err != nil {
 				return "", nil, err
 			}
-			text := r.Text
+			text := r.Prompt() // the memory block, then the tips for the last error
 			if strings.TrimSpace(text) == "" {
 				text = "Memory holds nothing for this page and goal yet."
 			}

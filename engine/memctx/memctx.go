@@ -27,6 +27,13 @@
 // higher one was trimmed. The Result lists every trimmed or dropped
 // section, and Build emits a context_built event that says the same.
 //
+// What a run sends: the memory block (Result.Text) goes into the step's
+// message, and the error tips (Result.ErrorTips, Trigger A) follow the
+// failed action's error, as the design draws; both come from this one
+// Build, and Result.Prompt joins them as `engine query context` prints
+// them. The error tips compete for the budget at their priority like any
+// section; they are only placed elsewhere.
+//
 // Tokens are estimated as one per four characters (runes), rounded up.
 package memctx
 
@@ -172,6 +179,15 @@ type Request struct {
 	SkipDomainTips bool
 }
 
+// Shown is a selector the context offered: what an agent needs to record
+// the selector's failure when the element it names then fails.
+type Shown struct {
+	Role     string `json:"role"`
+	Name     string `json:"name"`
+	Selector string `json:"selector"`
+	Path     string `json:"path,omitempty"`
+}
+
 // Section is one part of the built context.
 type Section struct {
 	Name     string `json:"name"`
@@ -193,20 +209,42 @@ type Dropped struct {
 
 // Result is the built context.
 type Result struct {
-	Domain   string    `json:"domain"`
-	Goal     string    `json:"goal"`
-	Budget   int       `json:"budget"`
-	Tokens   int       `json:"tokens"`
-	Text     string    `json:"text"`     // exactly what goes into the prompt
-	Sections []Section `json:"sections"` // kept, in the order of Text
-	Dropped  []Dropped `json:"dropped"`
+	Domain string `json:"domain"`
+	Goal   string `json:"goal"`
+	Budget int    `json:"budget"`
+	Tokens int    `json:"tokens"`
+	// Text is the memory block of the step's message, exactly as the
+	// run sends it (every kept section but error_tips).
+	Text string `json:"text"`
+	// ErrorTips is the error_tips section (Trigger A), exactly as the run
+	// appends it to the failed action's error; "" when none was kept.
+	ErrorTips string    `json:"error_tips,omitempty"`
+	Sections  []Section `json:"sections"` // kept, in priority order (Text's, with error_tips)
+	Dropped   []Dropped `json:"dropped"`
 	// Match is the reference trajectory with its bindings and rewritten
 	// steps, for an agent that replays it; nil when none matched (or its
 	// section was dropped).
 	Match *trajectory.Match `json:"match,omitempty"`
-	// Lessons are the ids of the lessons in Text (tips kept under the
-	// budget, in order), for an agent that attributes success to them.
+	// Lessons are the ids of the lessons shown (tips kept under the
+	// budget, error tips first, in order), for an agent that attributes
+	// success to them.
 	Lessons []string `json:"lessons,omitempty"`
+	// Selectors are the selectors shown (kept under the budget), for an
+	// agent that records a failure of one.
+	Selectors []Shown `json:"selectors,omitempty"`
+}
+
+// Prompt is everything the run sends the model from memory at this step,
+// as `engine query context` prints it: the memory block, then (after a
+// blank line) the error tips.
+func (r *Result) Prompt() string {
+	switch {
+	case r.ErrorTips == "":
+		return r.Text
+	case r.Text == "":
+		return r.ErrorTips
+	}
+	return r.Text + sep + r.ErrorTips
 }
 
 // Tokens estimates the tokens of s: one per four runes, rounded up.
@@ -219,6 +257,8 @@ type candidate struct {
 	items   []string
 	// ids are the lessons behind items, one each (lesson sections only).
 	ids []string
+	// shown are the selectors behind items, one each (selectors only).
+	shown []Shown
 	// more renders the note for n cut items.
 	more func(n int) string
 }
@@ -259,11 +299,12 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 
 	left := budget
 	var texts []string
+	placed := false // the error tips were placed (outside Text)
 	for i := range cands {
 		c := &cands[i]
 		p := b.prio[c.name]
 		cost := 0
-		if len(texts) > 0 {
+		if len(texts) > 0 || placed {
 			cost = Tokens(sep)
 		}
 		full := c.render(len(c.items))
@@ -287,17 +328,25 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 		}
 		t := Tokens(text)
 		left -= cost + t
-		texts = append(texts, text)
+		if c.name == ErrorTips {
+			res.ErrorTips = text
+			placed = true // its separator was counted, as if it were in Text
+		} else {
+			texts = append(texts, text)
+		}
 		res.Sections = append(res.Sections, Section{Name: c.name, Priority: p, Text: text, Tokens: t, Items: k, Trimmed: len(c.items) - k})
 		if c.ids != nil {
 			res.Lessons = append(res.Lessons, c.ids[:k]...)
+		}
+		if c.shown != nil {
+			res.Selectors = append(res.Selectors, c.shown[:k]...)
 		}
 		if c.name == Trajectory {
 			res.Match = match
 		}
 	}
 	res.Text = strings.Join(texts, sep)
-	res.Tokens = Tokens(res.Text)
+	res.Tokens = Tokens(res.Prompt())
 
 	kept := make([]string, len(res.Sections))
 	for i, s := range res.Sections {
@@ -309,8 +358,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 	}
 	fields := map[string]any{
 		"domain": host, "goal": req.Goal, "step": req.Step, "budget": budget, "tokens": res.Tokens,
-		"sections": kept, "dropped": dropped,
+		"sections": kept, "dropped": dropped, "domain_tips": !req.SkipDomainTips,
 	}
+
 	if match != nil {
 		fields["trajectory_id"] = match.Trajectory.ID
 	}
@@ -486,6 +536,7 @@ func selectorSection(ss []selector.Selector) candidate {
 			line += " on " + s.Path
 		}
 		c.items = append(c.items, line)
+		c.shown = append(c.shown, Shown{Role: s.Role, Name: s.Name, Selector: s.Selector, Path: s.Path})
 	}
 	return c
 }

@@ -109,13 +109,12 @@ func TestFullContext(t *testing.T) {
 	if got := names(r.Sections); got != "sessions error_tips trajectory domain_tips knowledge selectors" {
 		t.Fatalf("sections %q", got)
 	}
-	if len(r.Dropped) != 0 || r.Tokens > r.Budget || r.Tokens != Tokens(r.Text) {
+	if len(r.Dropped) != 0 || r.Tokens > r.Budget || r.Tokens != Tokens(r.Prompt()) {
 		t.Fatalf("dropped %+v, tokens %d of %d", r.Dropped, r.Tokens, r.Budget)
 	}
 	for _, want := range []string{
 		SessionsHeading + "\n1. [2026-03-12 12:00] \"add a racket to the cart\": succeeded (session s3)",
 		"3. [2026-03-12 10:00] \"find a padel racket\": succeeded: done: find a padel racket",
-		lesson.ErrorTipsHeading + "\n- (unverified) \"Scroll the element into view before clicking",
 		TrajectoryHeading + "\nGoal: \"search padel rackets\" (similarity 1.00, recorded 2026-03-12)\nAdapted to your goal: \"padel rackets\" → \"tennis balls\"",
 		"1. type \"tennis balls\" into searchbox \"Search\" [#q] [verified]",
 		"3. type {{secret}} (a secret: fill it in yourself) into textbox \"Password\"",
@@ -126,6 +125,15 @@ func TestFullContext(t *testing.T) {
 		if !strings.Contains(r.Text, want) {
 			t.Errorf("context lacks %q:\n%s", want, r.Text)
 		}
+	}
+	// The error tips follow the error, not the memory block; Prompt is
+	// the two as a run sends them.
+	if !strings.HasPrefix(r.ErrorTips, lesson.ErrorTipsHeading+"\n- (unverified) \"Scroll the element into view before clicking") ||
+		strings.Contains(r.Text, lesson.ErrorTipsHeading) || r.Prompt() != r.Text+"\n\n"+r.ErrorTips {
+		t.Errorf("error tips %q, text:\n%s", r.ErrorTips, r.Text)
+	}
+	if len(r.Selectors) != 1 || r.Selectors[0] != (Shown{Role: "button", Name: "Search", Selector: "[data-testid=search]"}) {
+		t.Errorf("selectors shown: %+v", r.Selectors)
 	}
 	if strings.Contains(r.Text, "not confident") || strings.Contains(r.Text, "hunter2") {
 		t.Errorf("context holds an unconfident fact or a secret:\n%s", r.Text)

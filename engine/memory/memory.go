@@ -10,6 +10,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,6 +52,10 @@ type Options struct {
 	// the data dir is not locked (run folders still live in it). Close
 	// closes the store.
 	OpenStore func(ctx context.Context) (kv.Store, error)
+	// SettledOnly makes a read-only open fail with ErrOpenDue unless the
+	// store is settled — schema current, seeds in — so that reading it
+	// read-only answers what a read-write open would.
+	SettledOnly bool
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
@@ -64,11 +69,22 @@ type Options struct {
 	unindexed bool
 }
 
+// ErrOpenDue is a read-only open (Options.ReadOnly with SettledOnly)
+// refused because a read-write open would write on opening: a schema to
+// stamp or migrate, or seed lessons to write.
+var ErrOpenDue = errors.New("memory: a read-write open has work due (schema or seeds)")
+
 // Memory is every memory store over one kv.Store.
 type Memory struct {
 	db    kv.Store
 	owned bool // Close closes db
 	opts  Options
+	// root is the whole store (db is a view of it in a named namespace);
+	// ns is the namespace ("" the default); spaces is shared by every
+	// memory derived from one New.
+	root   kv.Store
+	ns     string
+	spaces *namespaces
 
 	Lessons      *lesson.Store
 	Facts        *fact.Store
@@ -113,6 +129,9 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		var current bool
 		current, err = keyspace.Check(ctx, db)
 		opts.unindexed = !current
+		if err == nil && opts.SettledOnly {
+			err = settled(ctx, db, current)
+		}
 	} else {
 		err = keyspace.Init(ctx, db)
 	}
@@ -133,6 +152,19 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// settled returns ErrOpenDue unless the schema is current and the seeds
+// are in: what a read-write open would otherwise write.
+func settled(ctx context.Context, db kv.Store, current bool) error {
+	if !current {
+		return ErrOpenDue
+	}
+	_, err := kv.Get(ctx, db, keyspace.Seeded())
+	if errors.Is(err, kv.ErrNotFound) {
+		return ErrOpenDue
+	}
+	return err
 }
 
 // migrate finishes a migration keyspace.Init started (see
@@ -170,6 +202,20 @@ func New(db kv.Store, opts Options) *Memory {
 	if opts.Provenance.Source == "" {
 		opts.Provenance.Source = engine.SourceAPI
 	}
+	m := newOver(db, opts)
+	m.root, m.spaces = db, &namespaces{ready: map[string]bool{}}
+	return m
+}
+
+// derive is the same memory (store, namespace) with other options.
+func (m *Memory) derive(opts Options) *Memory {
+	d := newOver(m.db, opts)
+	d.root, d.ns, d.spaces = m.root, m.ns, m.spaces
+	return d
+}
+
+// newOver builds the stores over db.
+func newOver(db kv.Store, opts Options) *Memory {
 	now, ev, pv := opts.Now, opts.Events, opts.Provenance
 	return &Memory{
 		db: db, opts: opts,
@@ -189,7 +235,7 @@ func New(db kv.Store, opts Options) *Memory {
 func (m *Memory) With(events event.Func) *Memory {
 	opts := m.opts
 	opts.Events = events
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // WithProvenance returns the same memory whose stores stamp p on the
@@ -197,7 +243,7 @@ func (m *Memory) With(events event.Func) *Memory {
 func (m *Memory) WithProvenance(p engine.Provenance) *Memory {
 	opts := m.opts
 	opts.Provenance = p
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // Provenance is who writes through this memory.
@@ -207,7 +253,7 @@ func (m *Memory) Provenance() engine.Provenance { return m.opts.Provenance }
 func (m *Memory) WithClock(now func() time.Time) *Memory {
 	opts := m.opts
 	opts.Now = now
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // Weighted returns the same memory with trajectory matches ranked by the
@@ -218,7 +264,7 @@ func (m *Memory) Weighted(on bool) *Memory {
 	}
 	opts := m.opts
 	opts.Weighted = on
-	return New(m.db, opts)
+	return m.derive(opts)
 }
 
 // DB is the store under the memory.

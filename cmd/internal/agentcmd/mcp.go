@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -58,7 +57,7 @@ a remote memory server instead.`,
 			fmt.Fprintf(a.Stderr, "engine: serving MCP on stdio, memory %s\n", m.Where())
 			mo := mcp.Options{Version: cli.ReadBuildInfo().Version}
 			if dir != "" {
-				mo.RunsDir = filepath.Join(dir, "runs")
+				mo.RunsDir = cli.RunsDir(dir, opts.Namespace)
 			}
 			return mcp.ServeStdio(ctx, m.Client, mo, a.Stdin, a.Stdout)
 		},

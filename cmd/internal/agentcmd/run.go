@@ -333,7 +333,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		Browser: browser, Model: model, ModelName: strings.TrimSuffix(provider+"/"+name, "/"), Memory: mem.Client, NoMemory: f.noMemory,
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
-		Replay: f.replay, RunsDir: filepath.Join(dataDir, "runs"), LLM: f.llmPolicy(),
+		Replay: f.replay, RunsDir: cli.RunsDir(dataDir, aopts.Namespace), LLM: f.llmPolicy(),
 		Redact: redact.Options{KeepContacts: f.keepContacts},
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {
@@ -451,7 +451,7 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 		return err
 	}
 	suiteID := time.Now().UTC().Format("20060102T150405")
-	tty := isTerminal(a.Stdout)
+	tty := cli.IsTerminal(a.Stdout)
 	type row struct {
 		c   suiteCase
 		res *agent.Result
@@ -475,7 +475,7 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 			dir = filepath.Join(base, "isolated", suiteID, fmt.Sprintf("%02d-%s", i+1, c.Name))
 		}
 		if tty {
-			fmt.Fprintf(a.Stdout, "\r%s %d/%d %s", bar(i, len(cases), 20), i, len(cases), cli.Truncate(c.Name, 30))
+			fmt.Fprintf(a.Stdout, "\r%s %d/%d %s", cli.Bar(i, len(cases), 20), i, len(cases), cli.Truncate(c.Name, 30))
 		}
 		res, err := a.runOnce(ctx, cf, dir)
 		rows = append(rows, row{c, res, err, dir})
@@ -491,7 +491,7 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 			status = fmt.Sprintf("completed (%d steps, %d errors, %d LLM calls)", res.Steps, res.Errors, res.LLMCalls)
 		}
 		if tty {
-			fmt.Fprintf(a.Stdout, "\r%s %d/%d %-30s\n", bar(i+1, len(cases), 20), i+1, len(cases), cli.Truncate(c.Name, 30))
+			fmt.Fprintf(a.Stdout, "\r%s %d/%d %-30s\n", cli.Bar(i+1, len(cases), 20), i+1, len(cases), cli.Truncate(c.Name, 30))
 		} else {
 			fmt.Fprintf(a.Stdout, "case %d/%d %s: %s\n", i+1, len(cases), c.Name, status)
 		}
@@ -531,21 +531,4 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 		return fmt.Errorf("%d of %d cases failed", failed, len(rows))
 	}
 	return nil
-}
-
-func bar(done, total, width int) string {
-	n := 0
-	if total > 0 {
-		n = done * width / total
-	}
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

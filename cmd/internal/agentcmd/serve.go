@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -84,13 +83,23 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 		return err
 	}
 	defer cli.CloseInto(&err, m)
+	// Requests without an Engine-Namespace header (and /mcp, the
+	// inspector) use --namespace's; a request naming one uses that.
+	ns, err := a.Namespace()
+	if err != nil {
+		return err
+	}
+	served, err := m.WithNamespace(ctx, ns)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	h := api.Handler(m, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
+	h := api.Handler(served, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
 	defer cli.CloseInto(&err, local)
-	runsDir := filepath.Join(dir, "runs")
+	runsDir := cli.RunsDir(dir, ns)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
 	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}))

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/archive"
 )
 
@@ -111,11 +116,19 @@ Either way a lesson whose text fails the screen is quarantined.`,
 			// The file is read here and parsed by the importer; a directory
 			// is read and checked here and sent as an export document. Both
 			// go by their name in messages, as when read in one step.
-			body, notes, err := archive.ReadInput(args[0])
-			if err != nil {
-				return err
+			// A large file is sent as it is read, with its digest: the
+			// importer takes it record by record (memory bounded by a chunk).
+			var res *archive.Result
+			var notes []string
+			if fi, serr := os.Stat(args[0]); serr == nil && fi.Mode().IsRegular() && fi.Size() > api.StreamImport && fi.Size() <= engine.MaxInputFile {
+				res, err = a.importStream(cmd, m, args[0], fi.Size(), trust)
+			} else {
+				var body []byte
+				if body, notes, err = archive.ReadInput(args[0]); err != nil {
+					return err
+				}
+				res, err = m.Import(ctx, body, args[0], trust)
 			}
-			res, err := m.Import(ctx, body, args[0], trust)
 			if err != nil {
 				return err
 			}
@@ -133,4 +146,27 @@ Either way a lesson whose text fails the screen is quarantined.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was imported as JSON")
 	c.Flags().BoolVar(&trust, "trust", false, "keep the lessons' trust as the file gives it (default: every lesson a candidate)")
 	return c
+}
+
+// importStream sends the file at path (size bytes) to the importer as it
+// is read, after reading it once for its SHA-256; on a terminal, stderr
+// shows a bar of the bytes sent.
+func (a *App) importStream(cmd *cobra.Command, m *MemoryClient, path string, size int64, trust bool) (*archive.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, engine.MarkInvalid(fmt.Errorf("%s: %w", path, err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var body io.Reader = f
+	if IsTerminal(a.Stderr) {
+		body = &progressReader{r: f, w: a.Stderr, what: filepath.Base(path), total: size, shown: -1}
+	}
+	return m.ImportFrom(cmd.Context(), body, size, hex.EncodeToString(h.Sum(nil)), path, trust)
 }

@@ -43,7 +43,8 @@ func (a *App) Client(ctx context.Context) (*MemoryClient, error) {
 
 // attachOptions are the options of attaching to memory: ENGINE_SERVER and
 // ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), the
-// fixed clock of ENGINE_NOW and the redaction of ENGINE_KEEP_CONTACTS.
+// fixed clock of ENGINE_NOW, the redaction of ENGINE_KEEP_CONTACTS and the
+// namespace (--namespace, ENGINE_NAMESPACE).
 func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	var opts attach.Options
 	now, err := a.Now()
@@ -54,6 +55,9 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 		opts.Now, opts.Clock = now(), now
 	}
 	opts.Redact = RedactOptions()
+	if opts.Namespace, err = a.Namespace(); err != nil {
+		return opts, "", err
+	}
 	opts.Server, opts.Token = os.Getenv("ENGINE_SERVER"), os.Getenv("ENGINE_TOKEN")
 	if opts.Server != "" {
 		return opts, "", nil

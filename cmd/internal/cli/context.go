@@ -18,16 +18,22 @@ func (a *App) queryContextCommand() *cobra.Command {
 		req      memctx.Request
 		weighted bool
 		asJSON   bool
+		entered  bool
+		sameSite bool
 	)
 	c := &cobra.Command{
-		Use:   "context --url URL --goal TEXT [--budget N]",
+		Use:   "context --url URL --goal TEXT [--step N] [--last-command C --last-error E] [--entered|--same-site] [--budget N]",
 		Short: "Print exactly the memory context a run would get at this step",
-		Long: `Print the memory part of the LLM's per-step context for a page and goal,
-exactly as a run would get it: session history (priority 50), tips for the
-last error (45, with --last-error), a reference trajectory (40), tips for
-the site (35), app knowledge (30) and known selectors (25), fitted into the
-token budget by priority. What was trimmed or dropped goes to stderr
-(and to --json's "dropped").`,
+		Long: `Print byte for byte what a run sends the model from memory at a step, built
+by the same function: the memory block of the step's message (session
+history, priority 50; a reference trajectory, 40; tips for the site, 35,
+only on the step the run enters the site; app knowledge, 30; known
+selectors, 25) and then, after a blank line, the tips for the last error
+(45, with --last-error) that the run appends to the error. Everything is
+fitted into the token budget by priority. The default is a run's step 1:
+it has just entered the site (--entered); --same-site is a later step on
+the same site. What was trimmed or dropped goes to stderr (and to --json's
+"dropped").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if req.Budget < 0 {
@@ -36,6 +42,10 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			if req.LastCommand != "" && req.LastError == "" {
 				return Usagef("--last-command needs --last-error")
 			}
+			if entered && sameSite {
+				return Usagef("--entered and --same-site exclude each other")
+			}
+			req.SkipDomainTips = sameSite
 			k, err := a.Client(cmd.Context())
 			if err != nil {
 				return err
@@ -48,8 +58,8 @@ token budget by priority. What was trimmed or dropped goes to stderr
 			if asJSON {
 				return PrintJSON(a.Stdout, r)
 			}
-			if r.Text != "" {
-				fmt.Fprintln(a.Stdout, r.Text)
+			if p := r.Prompt(); p != "" {
+				fmt.Fprintln(a.Stdout, p)
 			}
 			fmt.Fprintf(a.Stderr, "engine: %d of %d tokens", r.Tokens, r.Budget)
 			if len(r.Sections) == 0 && len(r.Dropped) == 0 {
@@ -72,7 +82,9 @@ token budget by priority. What was trimmed or dropped goes to stderr
 	f.IntVar(&req.Budget, "budget", memctx.DefaultBudget, "token budget (a token is about 4 characters)")
 	f.IntVar(&req.Step, "step", 1, "the step number")
 	f.StringVar(&req.LastCommand, "last-command", "", "the previous command, when it failed")
-	f.StringVar(&req.LastError, "last-error", "", "the previous command's error: adds tips for it")
+	f.StringVar(&req.LastError, "last-error", "", "the previous command's error, when it failed on the page's side: adds tips for it")
+	f.BoolVar(&entered, "entered", false, "the step enters the site: with its tips (the default)")
+	f.BoolVar(&sameSite, "same-site", false, "a later step on the same site: without the site's tips")
 	f.BoolVar(&weighted, "weighted", false, "rank reference trajectories by the weighted blend")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("url")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -29,6 +30,7 @@ type App struct {
 	// sets it (agentcmd), and without it a command on a shared store is
 	// handed to engine-agent.
 	OpenStore func(ctx context.Context, url string) (kv.Store, error)
+	namespace string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent
 }
@@ -47,6 +49,7 @@ Environment:
   ENGINE_STORE      shared store when --store is not given (etcd://HOST:PORT,...;
                     ENGINE_ETCD_USER, ENGINE_ETCD_PASSWORD, and for etcds://
                     ENGINE_ETCD_CA, ENGINE_ETCD_CERT, ENGINE_ETCD_KEY)
+  ENGINE_NAMESPACE  namespace when --namespace is not given
   ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -59,6 +62,7 @@ Environment:
 	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
 	pf.StringVar(&a.store, "store", "", "keep memory in the shared store at `URL` (etcd://HOST:PORT[,HOST:PORT...]) instead of the data dir (env ENGINE_STORE)")
 	root.PersistentPreRunE = a.checkStore
+	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
 		root.AddCommand(add(a)...)
@@ -89,6 +93,30 @@ func (a *App) ResolveDataDir() (string, error) {
 		return "", fmt.Errorf("no data dir: set --data-dir or ENGINE_DATA_DIR (%v)", err)
 	}
 	return filepath.Join(home, ".local", "share", "engine"), nil
+}
+
+// Namespace returns the namespace commands use: --namespace, then
+// ENGINE_NAMESPACE; "" is the default (a server's own), "-" the default
+// namespace by name. A name outside the rule is bad input.
+func (a *App) Namespace() (string, error) {
+	name, from := a.namespace, "--namespace"
+	if name == "" {
+		name, from = os.Getenv("ENGINE_NAMESPACE"), "ENGINE_NAMESPACE"
+	}
+	if err := memory.CheckNamespace(name); err != nil {
+		return "", Usagef("%s: %q: a namespace name is %s", from, name, memory.NamespaceRule)
+	}
+	return name, nil
+}
+
+// RunsDir is where the runs of namespace ns keep their folders in dataDir:
+// <data-dir>/runs for the default ("" or "-"), <data-dir>/ns/<name>/runs
+// for a named one, so two namespaces' runs never share a folder.
+func RunsDir(dataDir, ns string) string {
+	if ns == "" || ns == memory.DefaultNamespace {
+		return filepath.Join(dataDir, "runs")
+	}
+	return filepath.Join(dataDir, "ns", ns, "runs")
 }
 
 // now returns the clock: ENGINE_NOW when set, else the system time.

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+		return []*cobra.Command{a.namespacesCommand()}
+	})
+}
+
+func (a *App) namespacesCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "namespaces",
+		Short: "The namespaces of the store (--namespace NAME keeps memory apart)",
+		Long: `Memory can be kept in namespaces of one store: --namespace NAME (or
+ENGINE_NAMESPACE) makes a command read and write only that namespace's
+memory; without it, commands use the default namespace (shown as -), which
+holds a data dir's memory from before namespaces. forget, export and import
+act within the one namespace given.`,
+		Args: cobra.NoArgs,
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every namespace (the default as -) with how many keys and sites it holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			ctx := cmd.Context()
+			m, err := a.Client(ctx)
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			ns, err := m.Namespaces(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return PrintJSON(a.Stdout, ns)
+			}
+			t := NewTable(a.Stdout, "NAMESPACE", "KEYS", "SITES")
+			for _, n := range ns {
+				t.Row(n.Name, n.Keys, n.Sites)
+			}
+			return t.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the namespaces as JSON")
+	c.AddCommand(list)
+	return c
+}
