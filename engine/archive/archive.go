@@ -19,7 +19,6 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
-	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
@@ -397,30 +396,15 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 		}
 		in.Trajectories = append(in.Trajectories, t)
 	}
-	// The stores write into a kv.Staging over the store, which Commit
-	// writes in one step, all or nothing (kv.Apply): a store error or a
+	// The stores write into a kv.Staging over the store, whose ops are
+	// written in one step, all or nothing (kv.Apply): a store error or a
 	// crash part way leaves the memory as it was. Their events wait for the
 	// commit.
-	stage := kv.NewStaging(m.DB())
-	var events []event.Event
-	prov := m.Provenance()
-	prov.Source, prov.File, prov.SHA256 = engine.SourceImported, m.file, m.sha256
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov}),
-		Options{Trust: m.trust})
-	commits := make([]func(context.Context) error, len(kinds))
-	for i, k := range kinds {
-		commit, err := k.prepare(sm, &in)
-		if err != nil {
-			return nil, invalidIn(source, err)
-		}
-		commits[i] = commit
+	ops, events, err := m.stage(ctx, &in, source, 0)
+	if err != nil {
+		return nil, err
 	}
-	for i, commit := range commits {
-		if err := commit(ctx); err != nil {
-			return nil, fmt.Errorf("import %s: %w (nothing written)", kinds[i].name, err)
-		}
-	}
-	if err := stage.Commit(ctx, m.apply); err != nil {
+	if err := kv.Apply(ctx, m.DB(), ops, m.apply); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	for _, e := range events {

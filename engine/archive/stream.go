@@ -55,6 +55,7 @@ func (m *Archive) ImportStream(ctx context.Context, r io.Reader, source string) 
 				return fmt.Errorf("import: %w", err)
 			}
 		}
+		m.redact(d)
 		ops, evs, err := m.stage(ctx, d, source, offset)
 		if err != nil {
 			return err
@@ -179,11 +180,11 @@ func (m *Archive) ImportStream(ctx context.Context, r io.Reader, source string) 
 	return res, nil
 }
 
-// stage runs every kind's prepare and write for d into a kv.Staging over
-// the store, as Import does, and returns the staged ops and the events;
-// offset is the index of d's first lesson in the file, for errors.
+// stage runs every kind's prepare and write for d (already redacted) into
+// a kv.Staging over the store and returns the staged ops and the events,
+// for Import and ImportStream to write; offset is the index of d's first
+// lesson in the file, for errors.
 func (m *Archive) stage(ctx context.Context, d *Document, source string, offset int) ([]kv.Op, []event.Event, error) {
-	m.redact(d)
 	stage := kv.NewStaging(m.DB())
 	var events []event.Event
 	prov := m.Provenance()
