@@ -162,3 +162,20 @@ func TestScriptsOnEtcd(t *testing.T) {
 	}
 	testscript.Run(t, p)
 }
+
+// An import far past etcd's 128 operations per transaction lands whole:
+// it is journaled (kv.Journal writes in batches the store splits) instead
+// of failing as one transaction.
+func TestImportOnEtcd(t *testing.T) {
+	store := etcdURL(etcdtest.Start(t))
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, exportOf(t, "bulk", 400), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", output(t, etcdCmd(t, dir, store, "import", file)))
+	out := output(t, etcdCmd(t, t.TempDir(), store, "query", "lessons", "--json"))
+	if n := strings.Count(out, `"lesson": "`); n < 400 {
+		t.Errorf("%d lessons after importing 400", n)
+	}
+}
