@@ -37,14 +37,22 @@ var (
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
 	// MaxTxnOps is the most ops written in one transaction: a larger Apply
-	// goes through the undo journal. Zero means no limit other than the
-	// store's own (ErrTooBig).
+	// goes through the undo journal. Zero means the store's own limit when
+	// it says one (Limits), else none other than ErrTooBig.
 	MaxTxnOps int
 	// ChunkOps is how many ops the journaled path writes per batch; zero
 	// means 512.
 	ChunkOps int
 	// ChunkBytes bounds the keys and values of one batch; zero means 1 MiB.
 	ChunkBytes int
+}
+
+// Limits is implemented by a store that commits at most MaxTxnOps writes
+// in one transaction (etcd: 128 by default); Apply consults it when
+// ApplyOptions.MaxTxnOps is zero, so a large Apply goes through the
+// journal instead of failing.
+type Limits interface {
+	MaxTxnOps() int
 }
 
 // expiryReader is implemented by readers that can say when a key expires,
@@ -86,6 +94,9 @@ func Apply(ctx context.Context, s Store, ops []Op, opts ApplyOptions) error {
 	}
 	if opts.ChunkBytes <= 0 {
 		opts.ChunkBytes = 1 << 20
+	}
+	if l, ok := s.(Limits); ok && opts.MaxTxnOps == 0 {
+		opts.MaxTxnOps = l.MaxTxnOps()
 	}
 	if opts.MaxTxnOps <= 0 || len(ops) <= opts.MaxTxnOps {
 		err := s.Update(ctx, func(tx Txn) error {

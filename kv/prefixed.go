@@ -137,3 +137,13 @@ func (t prefixedTxn) Set(key, value []byte, ttl time.Duration) error {
 }
 
 func (t prefixedTxn) Delete(key []byte) error { return t.tx.Delete(t.s.key(key)) }
+
+// MaxTxnOps passes on the base store's operation limit (Limits), so
+// Apply through a view journals as it would on the base; 0 when the base
+// has none.
+func (s *prefixed) MaxTxnOps() int {
+	if l, ok := s.base.(Limits); ok {
+		return l.MaxTxnOps()
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,10 +38,33 @@ func TestEngineLeavesOutTheAgent(t *testing.T) {
 			"github.com/tmc/langchaingo",
 			"cloud.google.com/",
 			"google.golang.org/grpc",
+			"go.etcd.io/", // a command on etcd is engine-agent's (cli.App.OpenStore)
 		} {
 			if strings.HasPrefix(d, banned) {
 				t.Errorf("cmd/engine links %s", d)
 			}
+		}
+	}
+}
+
+// engine-agent links etcd's client (kv/etcd) but not its server: the
+// embedded etcd (~3 MB) is for tests only (kv/etcd/etcdtest).
+func TestAgentLeavesOutTheEtcdServer(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "github.com/engine-dev/engine/cmd/engine-agent", "github.com/engine-dev/engine/cmd/engine").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/engine-dev/engine/kv/etcd") {
+		t.Fatalf("engine-agent does not link kv/etcd: %d packages", len(deps))
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "go.etcd.io/etcd/server/") || strings.HasPrefix(d, "github.com/engine-dev/engine/kv/etcd/etcdtest") {
+			t.Errorf("a binary links %s", d)
 		}
 	}
 }

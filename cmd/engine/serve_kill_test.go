@@ -63,7 +63,13 @@ type serveProc struct {
 // says it serves (it prints that once its socket is in place).
 func startServe(t *testing.T, dataDir string, args ...string) *serveProc {
 	t.Helper()
-	p := &serveProc{cmd: engineCmd(t, dataDir, append([]string{"serve"}, args...)...), lines: make(chan string, 64), exited: make(chan struct{})}
+	return startServeCmd(t, engineCmd(t, dataDir, append([]string{"serve"}, args...)...))
+}
+
+// startServeCmd is startServe of a prepared `engine serve` command.
+func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveProc {
+	t.Helper()
+	p := &serveProc{cmd: cmd, lines: make(chan string, 64), exited: make(chan struct{})}
 	out, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
 )
 
@@ -53,6 +54,13 @@ type Options struct {
 	Serve bool
 	// Logger receives the serving side's log lines (nil: discarded).
 	Logger *slog.Logger
+	// OpenStore, when set, opens the shared store memory lives in (etcd;
+	// memory.Options.OpenStore) when this process holds memory itself
+	// instead of the data dir's database: no lock is taken, so processes
+	// on other data dirs (other machines) hold the same memory at once. A
+	// server on the data dir's socket is still used as it is (it was
+	// started with its own store).
+	OpenStore func(ctx context.Context) (kv.Store, error)
 	// Redact configures the redaction of what is written when the data dir
 	// is opened here (api.Options.Redact; ENGINE_KEEP_CONTACTS); a server
 	// redacts by its own.
@@ -300,7 +308,7 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 // cannot be read that way (new, older schema, a log a kill left to
 // replay, an import's journal to roll back) is opened read-write at once.
 func (l *link) hold(ctx context.Context) (*holder, error) {
-	opts := memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait}
+	opts := memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait, OpenStore: l.opts.OpenStore}
 	readOnly := !l.opts.Serve && !l.writes
 	var m *memory.Memory
 	var err error

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -46,6 +47,11 @@ type Options struct {
 	// ReadOnly opens an existing store without writing: no schema stamp,
 	// no seeds (Open fails when there is no store yet).
 	ReadOnly bool
+	// OpenStore, when set, opens the store Open uses instead of the data
+	// dir's badger database: a store several processes share (etcd), so
+	// the data dir is not locked (run folders still live in it). Close
+	// closes the store.
+	OpenStore func(ctx context.Context) (kv.Store, error)
 	// SettledOnly makes a read-only open fail with ErrOpenDue unless the
 	// store is settled — schema current, seeds in — so that reading it
 	// read-only answers what a read-write open would.
@@ -108,7 +114,18 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	case wait < 0:
 		wait = 0
 	}
-	db, err := badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	var db kv.Store
+	var err error
+	if opts.OpenStore != nil {
+		// The data dir still holds run folders and the memory server's
+		// socket: make it as badger.Open would.
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("memory: data dir: %w", err)
+		}
+		db, err = opts.OpenStore(ctx)
+	} else {
+		db, err = badger.Open(ctx, Dir(dataDir), badger.Options{LockTimeout: wait, ReadOnly: opts.ReadOnly})
+	}
 	if err != nil {
 		return nil, err
 	}

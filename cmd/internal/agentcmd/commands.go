@@ -21,6 +21,7 @@ var commandSets []func(*app) []*cobra.Command
 
 // Commands makes the agent commands; engine-agent passes it to cli.Main.
 func Commands(a *cli.App) []*cobra.Command {
+	a.OpenStore = openStore
 	var out []*cobra.Command
 	for _, add := range commandSets {
 		out = append(out, add(&app{a})...)

@@ -78,7 +78,7 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 		return err
 	}
 	defer func() { err = errors.Join(err, closeEvents()) }()
-	m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit})
+	m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit, OpenStore: a.StoreOpener()})
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,7 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	if opts.Server != "" {
 		return opts, "", nil
 	}
+	opts.OpenStore = a.StoreOpener()
 	if dataDir == "" {
 		if dataDir, err = a.ResolveDataDir(); err != nil {
 			return opts, "", err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/kv"
 )
 
 // App holds what every command shares: the standard streams and the global
@@ -22,7 +24,13 @@ type App struct {
 
 	DataDir    string // --data-dir, ENGINE_DATA_DIR, or the default
 	eventsPath string // --events: append memory events here as JSONL
-	namespace  string // --namespace, else ENGINE_NAMESPACE
+	store      string // --store: the shared store's URL (StoreURL)
+
+	// OpenStore opens a shared store from its URL (etcd://...); engine-agent
+	// sets it (agentcmd), and without it a command on a shared store is
+	// handed to engine-agent.
+	OpenStore func(ctx context.Context, url string) (kv.Store, error)
+	namespace string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent
 }
@@ -38,6 +46,9 @@ sessions and runs. It keeps them in an embedded database in the data dir.
 Environment:
   ENGINE_DATA_DIR   data dir when --data-dir is not given
                     (default: $XDG_DATA_HOME/engine or ~/.local/share/engine)
+  ENGINE_STORE      shared store when --store is not given (etcd://HOST:PORT,...;
+                    ENGINE_ETCD_USER, ENGINE_ETCD_PASSWORD, and for etcds://
+                    ENGINE_ETCD_CA, ENGINE_ETCD_CERT, ENGINE_ETCD_KEY)
   ENGINE_NAMESPACE  namespace when --namespace is not given
   ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
 		SilenceUsage:  true,
@@ -49,6 +60,8 @@ Environment:
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.DataDir, "data-dir", "", "where memory lives (env ENGINE_DATA_DIR)")
 	pf.StringVar(&a.eventsPath, "events", "", "append the memory events this command causes to `FILE` as JSONL")
+	pf.StringVar(&a.store, "store", "", "keep memory in the shared store at `URL` (etcd://HOST:PORT[,HOST:PORT...]) instead of the data dir (env ENGINE_STORE)")
+	root.PersistentPreRunE = a.checkStore
 	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	for _, add := range append(commandSets[:len(commandSets):len(commandSets)], extra...) {
