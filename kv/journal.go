@@ -55,6 +55,17 @@ type Limits interface {
 	MaxTxnOps() int
 }
 
+// TxnItems is how many items fit in one transaction of s when each reads
+// or writes up to perItem keys: want, or fewer on a store whose Limits
+// allow fewer ops (at least 1).
+func TxnItems(s Store, want, perItem int) int {
+	l, ok := s.(Limits)
+	if !ok || perItem <= 0 || l.MaxTxnOps() <= 0 {
+		return want
+	}
+	return max(1, min(want, l.MaxTxnOps()/perItem))
+}
+
 // expiryReader is implemented by readers that can say when a key expires,
 // so that a rollback restores its TTL as well as its value.
 type expiryReader interface {

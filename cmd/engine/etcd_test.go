@@ -128,7 +128,6 @@ var onEtcd = regexp.MustCompile(`^(lessons|knowledge|runs|exit_status|namespaces
 // with why.
 var notOnEtcd = map[string]string{
 	"runs_archive.txtar": "imports into a second data dir as an empty memory; on etcd every data dir shares one memory",
-	"namespaces.txtar":   "fails on main's badger too (line 37: a read-only open does not seed a new namespace); add back once fixed",
 }
 
 // TestScriptsOnEtcd runs the memory scripts with memory in etcd (one

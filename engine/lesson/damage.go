@@ -214,8 +214,9 @@ func (s *Store) Repair(ctx context.Context) (Health, error) {
 		}
 		drop = drop[n:]
 	}
+	batch := kv.TxnItems(s.db, repairBatch, lessonKeys) // a record read, then moved or reindexed
 	for len(records) > 0 {
-		n := min(len(records), repairBatch)
+		n := min(len(records), batch)
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			for _, k := range records[:n] {
 				v, err := tx.Get(k)

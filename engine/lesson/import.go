@@ -15,8 +15,13 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// importBatch bounds the lessons written by one import transaction.
-const importBatch = 1000
+// importBatch bounds the lessons one import, forget or index transaction
+// writes; a store with a lower op limit (etcd) gets fewer, lessonKeys keys
+// read or written per lesson (its record, id and index entries).
+const (
+	importBatch = 1000
+	lessonKeys  = 10
+)
 
 // File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.
 type File struct {
@@ -173,8 +178,9 @@ func seedTexts() map[string]string {
 // is held in quarantine instead, whatever source or trust the file gave it. Callers validate everything they import before the first
 // write, so bad input writes nothing.
 func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
-	for start := 0; start < len(lessons); start += importBatch {
-		chunk := lessons[start:min(start+importBatch, len(lessons))]
+	batch := kv.TxnItems(s.db, importBatch, lessonKeys)
+	for start := 0; start < len(lessons); start += batch {
+		chunk := lessons[start:min(start+batch, len(lessons))]
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			for i := range chunk {
 				l := chunk[i]
@@ -208,13 +214,14 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 		return 0, engine.Invalid("lesson", "forgetting needs a site")
 	}
 	total := 0
+	batch := kv.TxnItems(s.db, importBatch, lessonKeys)
 	for {
 		n := 0
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			n = 0
 			var ls []*Lesson
 			var damaged [][]byte
-			err := tx.Scan(keyspace.Lessons(site), kv.ScanOptions{Limit: importBatch}, func(k, v []byte) error {
+			err := tx.Scan(keyspace.Lessons(site), kv.ScanOptions{Limit: batch}, func(k, v []byte) error {
 				l, err := decode(v, keyspace.LastPart(k))
 				if err != nil {
 					// Forgotten all the same; its entries outside the site's
@@ -245,7 +252,7 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 			return total, fmt.Errorf("lesson: forget %s: %w", site, err)
 		}
 		total += n
-		if n < importBatch {
+		if n < batch {
 			break
 		}
 	}

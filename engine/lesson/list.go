@@ -326,18 +326,19 @@ func (s *Store) listScan(r kv.Reader, f filter, after string, n int, dmg *damage
 func (s *Store) BuildListIndex(ctx context.Context) (int, error) {
 	total := 0
 	var start []byte
+	batch := kv.TxnItems(s.db, importBatch, lessonKeys)
 	for {
 		n := 0
 		var last []byte
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			n, last = 0, nil
 			var ls []*Lesson
-			opts := kv.ScanOptions{Start: start, Limit: importBatch + 1}
+			opts := kv.ScanOptions{Start: start, Limit: batch + 1}
 			err := tx.Scan(keyspace.LessonIDPrefix(), opts, func(k, site []byte) error {
 				if start != nil && bytes.Equal(k, start) {
 					return nil
 				}
-				if len(ls) == importBatch {
+				if len(ls) == batch {
 					return kv.ErrStop
 				}
 				l, err := loadAt(tx, string(site), keyspace.LastPart(k))
@@ -365,7 +366,7 @@ func (s *Store) BuildListIndex(ctx context.Context) (int, error) {
 			return total, fmt.Errorf("lesson: build list index after %q: %w", start, err)
 		}
 		total += n
-		if n < importBatch {
+		if n < batch {
 			return total, nil
 		}
 		start = last

@@ -10,8 +10,13 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// pruneBatch bounds the deletes of one prune transaction.
-const pruneBatch = 500
+// pruneBatch bounds the lessons one prune transaction removes; a store
+// with a lower op limit (etcd) gets fewer (pruneKeys keys read or written
+// per lesson: its due entry, id and record, and its index entries).
+const (
+	pruneBatch = 500
+	pruneKeys  = 10
+)
 
 // Prune removes stale learned lessons: last used more than maxAgeDays days
 // ago (default 90) and used fewer than 5 times. Seeds are never pruned. It
@@ -24,6 +29,7 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 		maxAgeDays = DefaultPruneAgeDays
 	}
 	cutoff := s.opts.Now().UTC().AddDate(0, 0, -maxAgeDays).Format(time.DateOnly)
+	batch := kv.TxnItems(s.db, pruneBatch, pruneKeys)
 	for {
 		n := 0
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
@@ -32,7 +38,7 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 			err := tx.Scan(keyspace.LessonDuePrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 				// due/lesson/<yyyy-mm-dd>/<id>: stop at the first day not before the cutoff.
 				day := string(k[len(keyspace.LessonDuePrefix()):][:len(time.DateOnly)])
-				if day >= cutoff || len(stale) == pruneBatch {
+				if day >= cutoff || len(stale) == batch {
 					return kv.ErrStop
 				}
 				l, err := load(tx, keyspace.LastPart(k))
@@ -60,7 +66,7 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 			return pruned, 0, fmt.Errorf("lesson: prune: %w", err)
 		}
 		pruned += n
-		if n < pruneBatch {
+		if n < batch {
 			break
 		}
 	}

@@ -10,8 +10,13 @@ import (
 	"github.com/engine-dev/engine/kv"
 )
 
-// importBatch bounds the manifests one import transaction writes.
-const importBatch = 500
+// importBatch bounds the manifests one import or forget transaction
+// writes; a store with a lower op limit (etcd) gets fewer, runKeys keys
+// read or written per run (its manifest and index entries).
+const (
+	importBatch = 500
+	runKeys     = 8
+)
 
 // All returns every manifest, newest started first (for export).
 func (s *Store) All(ctx context.Context) ([]Manifest, error) { return s.List(ctx, Filter{}) }
@@ -38,8 +43,9 @@ func (s *Store) Prepare(ms []Manifest) ([]Manifest, error) {
 // Import writes manifests prepared by Prepare, replacing stored runs with
 // the same id.
 func (s *Store) Import(ctx context.Context, ms []Manifest) error {
-	for start := 0; start < len(ms); start += importBatch {
-		chunk := ms[start:min(start+importBatch, len(ms))]
+	batch := kv.TxnItems(s.db, importBatch, runKeys)
+	for start := 0; start < len(ms); start += batch {
+		chunk := ms[start:min(start+batch, len(ms))]
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			for i := range chunk {
 				old, err := load(tx, chunk[i].RunID)
@@ -67,12 +73,13 @@ func (s *Store) ForgetSite(ctx context.Context, site string) ([]string, error) {
 		return nil, engine.Invalid("run", "forgetting needs a site")
 	}
 	var all []string
+	batch := kv.TxnItems(s.db, importBatch, runKeys)
 	for {
 		var ids []string
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			ids = ids[:0]
 			var stale [][]byte
-			err := tx.Scan(keyspace.SiteRuns(site), kv.ScanOptions{Limit: importBatch}, func(k, _ []byte) error {
+			err := tx.Scan(keyspace.SiteRuns(site), kv.ScanOptions{Limit: batch}, func(k, _ []byte) error {
 				ids = append(ids, keyspace.LastPart(k))
 				stale = append(stale, append([]byte(nil), k...))
 				return nil
@@ -104,7 +111,7 @@ func (s *Store) ForgetSite(ctx context.Context, site string) ([]string, error) {
 			return all, fmt.Errorf("run: forget %s: %w", site, err)
 		}
 		all = append(all, ids...)
-		if len(ids) < importBatch {
+		if len(ids) < batch {
 			return all, nil
 		}
 	}
