@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -93,7 +94,21 @@ type Selector struct {
 	// Refused says why a selector was not stored: its accessible name or
 	// selector failed the screen (see Record); "" for a stored one.
 	Refused string `json:"refused,omitempty"`
+	// Shown, Used and Helped count the run steps whose context offered the
+	// selector, those whose action then used its element, and those used
+	// ones whose action worked in a successful run (see Attribute).
+	Shown  int `json:"shown,omitempty"`
+	Used   int `json:"used,omitempty"`
+	Helped int `json:"helped,omitempty"`
 }
+
+// UnhelpfulAfter is how many times a selector is shown without ever
+// helping before Known ranks it below the ones that have not earned that.
+const UnhelpfulAfter = 10
+
+// Unhelpful reports whether the selector was shown UnhelpfulAfter times
+// or more and never helped.
+func (s *Selector) Unhelpful() bool { return s.Shown >= UnhelpfulAfter && s.Helped == 0 }
 
 // Score ranks selectors: successes − FailureWeight·failures.
 func (s *Selector) Score() int { return s.Successes - FailureWeight*s.Failures }
@@ -409,6 +424,8 @@ func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selecto
 			out = append(out, sl)
 		}
 	}
+	// Shown often and never of help: after the rest, in their order.
+	sort.SliceStable(out, func(i, j int) bool { return !out[i].Unhelpful() && out[j].Unhelpful() })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -547,4 +564,84 @@ func listPos(s *Selector) string {
 // without a host, and sorts them.
 func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Selector], error) {
 	return page.SlicePage(CursorKind, req, 40, listPos, func() ([]Selector, error) { return s.List(ctx, host) })
+}
+
+// Attribution is what runs' steps did with one selector: how many showed
+// it, used its element, and were helped by it.
+type Attribution struct {
+	Domain   string `json:"domain"`         // host or URL
+	Path     string `json:"path,omitempty"` // the selector's path scope
+	Role     string `json:"role"`
+	Name     string `json:"name"`
+	Selector string `json:"selector"`
+	Shown    int    `json:"shown"`
+	Used     int    `json:"used"`
+	Helped   int    `json:"helped"`
+}
+
+// Attribute adds each attribution's counts to its selector, all in one
+// transaction, and returns how many selectors it updated: a selector no
+// longer kept (deleted, or never stored) is skipped, not an error.
+func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
+	type upd struct {
+		key  []byte
+		site string
+		a    Attribution
+	}
+	var ups []upd
+	for _, a := range as {
+		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
+			return 0, engine.Invalid("selector attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		}
+		host, role, _, nameKey, sel, err := normalise(a.Domain, a.Role, a.Name, a.Selector)
+		if err != nil {
+			return 0, err
+		}
+		path, err := checkedPath(a.Path)
+		if err != nil {
+			return 0, err
+		}
+		site := domain.Site(host)
+		ups = append(ups, upd{keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel)), site, a})
+	}
+	n := 0
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		n = 0
+		sites := map[string]bool{}
+		for _, u := range ups {
+			v, err := tx.Get(u.key)
+			if errors.Is(err, kv.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var sl Selector
+			if err := json.Unmarshal(v, &sl); err != nil {
+				return fmt.Errorf("decode %s: %w", u.key, err)
+			}
+			sl.Shown += u.a.Shown
+			sl.Used += u.a.Used
+			sl.Helped += u.a.Helped
+			b, err := json.Marshal(sl)
+			if err != nil {
+				return err
+			}
+			if err := tx.Set(u.key, b, 0); err != nil {
+				return err
+			}
+			sites[u.site] = true
+			n++
+		}
+		for site := range sites {
+			if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("selector: attribute %d selectors: %w", len(as), err)
+	}
+	return n, nil
 }
