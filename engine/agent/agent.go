@@ -32,6 +32,7 @@ import (
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/runfiles"
+	"github.com/engine-dev/engine/engine/trajectory"
 )
 
 // Mode is how the loop decides.
@@ -298,7 +299,8 @@ type runner struct {
 	// outcome to be credited.
 	shownLessons    []string
 	shownTrajectory string
-	shownSelectors  []memctx.Shown // the selectors the step's context offered
+	shownSteps      []trajectory.Step // the reference trajectory's steps, shown with it
+	shownSelectors  []memctx.Shown    // the selectors the step's context offered
 	lastOrigin      string
 	attributions    []attribution
 
@@ -617,6 +619,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	}
 	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
 		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
+		selectors: r.shownSelectors, refSteps: r.shownSteps,
 		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""

@@ -8,9 +8,11 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/runfiles"
+	"github.com/engine-dev/engine/engine/trajectory"
 )
 
 // Artifact file names in a run's folder: engine/runfiles, which reads
@@ -47,8 +49,10 @@ type record struct {
 	Trajectory string   `json:"trajectory_shown,omitempty"` // reference trajectory shown at this step
 
 	attributed  bool
-	afterEngine bool // the record before it was a failure of engine origin
-	secret      bool // Value was typed into a secret field
+	selectors   []memctx.Shown    // the selectors this step's context offered
+	refSteps    []trajectory.Step // the reference trajectory's steps shown at this step
+	afterEngine bool              // the record before it was a failure of engine origin
+	secret      bool              // Value was typed into a secret field
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.

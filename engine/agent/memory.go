@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -43,9 +44,9 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	r.lastTips = mc.ErrorTips
 	r.shownSelectors = mc.Selectors
 	r.shownLessons = mc.Lessons
-	r.shownTrajectory = ""
+	r.shownTrajectory, r.shownSteps = "", nil
 	if mc.Match != nil {
-		r.shownTrajectory = mc.Match.Trajectory.ID
+		r.shownTrajectory, r.shownSteps = mc.Match.Trajectory.ID, mc.Match.Steps
 	}
 	if step == 1 && r.cfg.Replay && mc.Match != nil {
 		r.startReplay(mc.Match)
@@ -90,32 +91,43 @@ func (r *runner) selectorFailed(ctx context.Context, rec record) error {
 	return nil
 }
 
-// attribution is what one step showed and whether it counts as help.
+// attribution is what one step showed, what its action used of it, and
+// whether it counts as help.
 type attribution struct {
 	step       int
 	lessons    []string
 	trajectory string
+	trajUsed   bool // the action is a step of the reference trajectory
+	selectors  []memctx.Shown
+	selUsed    []bool // selectors[i]'s element is the action's
 	ok         bool
 	host       string
-	why        string // why the lessons are not credited; "" when they are
+	why        string // why the memory shown is not credited; "" when it is
 }
 
-// attribute notes whether the lessons shown at the previous step helped:
+// attribute notes what the previous step's action did with the memory its
+// context showed: which selectors and whether the reference trajectory it
+// used (usedSelector, usedStep), and whether they and the lessons helped:
 // its action succeeded after they were shown, and it was not the model's
 // recovery from its own mistake (a failure of engine origin: an unknown
 // ref or name, a malformed action). The credit itself waits for the end of
-// the run (credit): only a successful run credits a lesson.
+// the run (credit): only a successful run credits memory.
 func (r *runner) attribute() {
 	if len(r.actions) == 0 {
 		return
 	}
 	last := &r.actions[len(r.actions)-1]
-	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "") {
+	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "" && len(last.selectors) == 0) {
 		return
 	}
 	last.attributed = true
 	host, _ := domain.Host(last.URL)
-	a := attribution{step: last.Step, lessons: last.Lessons, trajectory: last.Trajectory, ok: last.OK, host: host}
+	a := attribution{step: last.Step, lessons: last.Lessons, trajectory: last.Trajectory, ok: last.OK, host: host,
+		selectors: last.selectors, selUsed: make([]bool, len(last.selectors))}
+	for i, s := range last.selectors {
+		a.selUsed[i] = usedSelector(s, *last)
+	}
+	a.trajUsed = last.Trajectory != "" && usedStep(last.refSteps, *last)
 	switch {
 	case !last.OK:
 		a.why = "the action failed"
@@ -125,12 +137,38 @@ func (r *runner) attribute() {
 	r.attributions = append(r.attributions, a)
 }
 
+// usedSelector reports whether rec's action used the shown selector: it
+// acted on the selector's element (role, case aside, and accessible name,
+// spacing aside).
+func usedSelector(s memctx.Shown, rec record) bool {
+	return rec.Role != "" && strings.EqualFold(s.Role, rec.Role) && oneLine(s.Name) == oneLine(rec.Name)
+}
+
+// usedStep reports whether rec's action followed the reference
+// trajectory: it is one of its steps (the same verb on the same element;
+// a step without an element matches by verb alone).
+func usedStep(steps []trajectory.Step, rec record) bool {
+	for _, st := range steps {
+		if st.Action == rec.Action && strings.EqualFold(st.Role, rec.Role) && oneLine(st.Name) == oneLine(rec.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 // credit ends attribution: in a successful run, each lesson shown before
 // an action that helped gets lesson.Helped; in any other run none does.
-// Every step that showed memory gets its attribution event
-// {step, lessons, trajectory, ok, helped[, why]}.
+// The selectors and the reference trajectory shown get their counts
+// (shown, used, helped: used by an action that helped) in one request
+// per kind. Every step that showed memory gets its attribution event
+// {step, lessons, trajectory, ok, helped, selectors_shown,
+// selectors_used, trajectory_used[, why]}.
 func (r *runner) credit(ctx context.Context) error {
 	r.attribute()
+	sels := map[string]*selector.Attribution{}
+	var order []string
+	trajs := map[string]*api.TrajectoryUse{}
+	var trajOrder []string
 	for _, a := range r.attributions {
 		if a.why == "" && !r.res.Success {
 			a.why = "the run did not succeed"
@@ -145,13 +183,70 @@ func (r *runner) credit(ctx context.Context) error {
 				r.res.Helped++
 			}
 		}
-		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped}
+		used := 0
+		for i, s := range a.selectors {
+			k := a.host + "\x00" + s.Path + "\x00" + s.Role + "\x00" + s.Name + "\x00" + s.Selector
+			t := sels[k]
+			if t == nil {
+				t = &selector.Attribution{Domain: a.host, Path: s.Path, Role: s.Role, Name: s.Name, Selector: s.Selector}
+				sels[k] = t
+				order = append(order, k)
+			}
+			t.Shown++
+			if a.selUsed[i] {
+				used++
+				t.Used++
+				if a.why == "" {
+					t.Helped++
+				}
+			}
+		}
+		if a.trajectory != "" && a.host != "" {
+			t := trajs[a.trajectory]
+			if t == nil {
+				t = &api.TrajectoryUse{Domain: a.host, ID: a.trajectory}
+				trajs[a.trajectory] = t
+				trajOrder = append(trajOrder, a.trajectory)
+			}
+			t.Shown++
+			if a.trajUsed {
+				t.Used++
+				if a.why == "" {
+					t.Helped++
+				}
+			}
+		}
+		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped,
+			"selectors_shown": len(a.selectors), "selectors_used": used, "trajectory_used": a.trajUsed}
 		if a.why != "" {
 			fields["why"] = a.why
 		}
 		r.emit("attribution", fields)
 	}
 	r.attributions = nil
+	if len(order) > 0 {
+		in := api.SelectorAttribution{}
+		for _, k := range order {
+			if s := sels[k]; s.Domain != "" {
+				in.Selectors = append(in.Selectors, *s)
+			}
+		}
+		r.red.Value(&in)
+		if len(in.Selectors) > 0 {
+			if _, err := r.mem.AttributeSelectors(ctx, in); err != nil {
+				return err
+			}
+		}
+	}
+	if len(trajOrder) > 0 {
+		in := api.TrajectoryAttribution{}
+		for _, id := range trajOrder {
+			in.Trajectories = append(in.Trajectories, *trajs[id])
+		}
+		if _, err := r.mem.AttributeTrajectories(ctx, in); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

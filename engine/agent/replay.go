@@ -128,7 +128,7 @@ func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bo
 		}
 		c.Ref = rs.target.Ref
 	}
-	r.shownLessons, r.shownTrajectory = nil, rs.id
+	r.shownLessons, r.shownTrajectory, r.shownSteps = nil, rs.id, rs.steps
 	if !r.perform(ctx, step, c, true) {
 		if r.stopped {
 			return true

@@ -105,6 +105,16 @@ func trajectoryRoutes() []Route {
 				}
 				return TrajectoryMatch{Match: m, Threshold: trajectory.DefaultThreshold}, nil
 			}},
+		{Method: http.MethodPost, Path: "/v1/trajectories/attribution", Summary: "Add a run's shown/used/helped counts to its reference trajectories (one request per run)",
+			Body: TrajectoryAttribution{}, Response: AttributionResult{},
+			handle: func(c *call) (any, error) {
+				var in TrajectoryAttribution
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				n, err := c.m.Trajectories.Attribute(c.ctx, in.Trajectories)
+				return AttributionResult{Updated: n}, err
+			}},
 	}
 }
 
@@ -143,4 +153,18 @@ func (c *Client) MatchTrajectory(ctx context.Context, r MatchRequest) (*Trajecto
 	}
 	var out TrajectoryMatch
 	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/recall/trajectory", query: q}, &out)
+}
+
+// TrajectoryUse is what a run's steps did with one trajectory.
+type TrajectoryUse = trajectory.Attribution
+
+// TrajectoryAttribution is POST /v1/trajectories/attribution's body.
+type TrajectoryAttribution struct {
+	Trajectories []TrajectoryUse `json:"trajectories"`
+}
+
+// AttributeTrajectories is POST /v1/trajectories/attribution.
+func (c *Client) AttributeTrajectories(ctx context.Context, in TrajectoryAttribution) (*AttributionResult, error) {
+	var out AttributionResult
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/trajectories/attribution", json: in}, &out)
 }

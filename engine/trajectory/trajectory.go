@@ -93,6 +93,13 @@ type Trajectory struct {
 	// Quarantine is why a held trajectory is kept out of every match (see
 	// Quarantined); "" for one that is matched.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Shown, Used and Helped count the run steps whose context showed the
+	// trajectory, those whose action was one of its steps, and those used
+	// ones whose action worked in a successful run (see Attribute). A
+	// newer run of the template that replaces the steps keeps them.
+	Shown  int `json:"shown,omitempty"`
+	Used   int `json:"used,omitempty"`
+	Helped int `json:"helped,omitempty"`
 }
 
 // VerifiedShare is the share of steps that were verified.
@@ -322,6 +329,7 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 			if err := json.Unmarshal(old, &o); err == nil {
 				replaced = true
 				stored.Runs = o.Runs + 1
+				stored.Shown, stored.Used, stored.Helped = o.Shown+t.Shown, o.Used+t.Used, o.Helped+t.Helped
 			}
 		case !errors.Is(err, kv.ErrNotFound):
 			return err
@@ -506,4 +514,73 @@ func listPos(t *Trajectory) string {
 // expire), or every site's without a host, and sorts them.
 func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Trajectory], error) {
 	return page.SlicePage(CursorKind, req, 24, listPos, func() ([]Trajectory, error) { return s.List(ctx, host) })
+}
+
+// Attribution is what runs' steps did with one trajectory: how many showed
+// it, followed one of its steps, and were helped by it.
+type Attribution struct {
+	Domain string `json:"domain"` // host or URL of its site
+	ID     string `json:"id"`
+	Shown  int    `json:"shown"`
+	Used   int    `json:"used"`
+	Helped int    `json:"helped"`
+}
+
+// Attribute adds each attribution's counts to its trajectory, all in one
+// transaction, and returns how many it updated: one no longer kept
+// (replaced by another template's, expired, deleted) is skipped. The
+// match index is untouched: the counts do not change what matches.
+func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
+	keys := make([][]byte, len(as))
+	for i, a := range as {
+		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
+			return 0, engine.Invalid("trajectory attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		}
+		h, err := domain.Host(a.Domain)
+		if err != nil {
+			return 0, engine.Invalid("trajectory attribution", fmt.Sprintf("domain: %v", err))
+		}
+		if a.ID == "" {
+			return 0, engine.Invalid("trajectory attribution", "id is empty")
+		}
+		keys[i] = keyspace.Trajectory(domain.Site(h), a.ID)
+	}
+	now := s.opts.Now()
+	n := 0
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		n = 0
+		for i, a := range as {
+			v, err := tx.Get(keys[i])
+			if errors.Is(err, kv.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var t Trajectory
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode %s: %w", keys[i], err)
+			}
+			ttl := t.ExpiresAt.Sub(now)
+			if ttl <= 0 {
+				continue
+			}
+			t.Shown += a.Shown
+			t.Used += a.Used
+			t.Helped += a.Helped
+			b, err := json.Marshal(t)
+			if err != nil {
+				return err
+			}
+			if err := tx.Set(keys[i], b, ttl); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("trajectory: attribute %d trajectories: %w", len(as), err)
+	}
+	return n, nil
 }
