@@ -232,6 +232,17 @@ type Result struct {
 	// Selectors are the selectors shown (kept under the budget), for an
 	// agent that records a failure of one.
 	Selectors []Shown `json:"selectors,omitempty"`
+	// Facts are the facts shown (kept under the budget), by identity,
+	// for an agent that attributes what a step saw.
+	Facts []ShownFact `json:"facts,omitempty"`
+}
+
+// ShownFact is a fact the context offered, by its identity (domain, type,
+// key).
+type ShownFact struct {
+	Domain string    `json:"domain"`
+	Type   fact.Type `json:"type"`
+	Key    string    `json:"key"`
 }
 
 // Prompt is everything the run sends the model from memory at this step,
@@ -259,6 +270,8 @@ type candidate struct {
 	ids []string
 	// shown are the selectors behind items, one each (selectors only).
 	shown []Shown
+	// facts are the facts behind items, one each (facts only).
+	facts []ShownFact
 	// more renders the note for n cut items.
 	more func(n int) string
 }
@@ -340,6 +353,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 		}
 		if c.shown != nil {
 			res.Selectors = append(res.Selectors, c.shown[:k]...)
+		}
+		if c.facts != nil {
+			res.Facts = append(res.Facts, c.facts[:k]...)
 		}
 		if c.name == Trajectory {
 			res.Match = match
@@ -523,6 +539,7 @@ func factSection(fs []fact.Fact) candidate {
 		}}
 	for _, f := range fs {
 		c.items = append(c.items, fmt.Sprintf("- [%s] %s: %s (confidence %.2f)", f.Type, f.Key, oneLine(f.Value), f.Confidence))
+		c.facts = append(c.facts, ShownFact{Domain: f.Domain, Type: f.Type, Key: f.Key})
 	}
 	return c
 }

@@ -135,6 +135,9 @@ func TestFullContext(t *testing.T) {
 	if len(r.Selectors) != 1 || r.Selectors[0] != (Shown{Role: "button", Name: "Search", Selector: "[data-testid=search]"}) {
 		t.Errorf("selectors shown: %+v", r.Selectors)
 	}
+	if len(r.Facts) != 1 || r.Facts[0].Type != "quirk" || r.Facts[0].Key != "modals" || r.Facts[0].Domain == "" {
+		t.Errorf("facts shown: %+v", r.Facts)
+	}
 	if strings.Contains(r.Text, "not confident") || strings.Contains(r.Text, "hunter2") {
 		t.Errorf("context holds an unconfident fact or a secret:\n%s", r.Text)
 	}
