@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -100,7 +101,22 @@ type Fact struct {
 	// Quarantine is why a held fact is kept out of every prompt (see
 	// Quarantined); "" for a fact that is shown.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Shown, Used and Helped count the run steps whose context showed the
+	// fact, those whose action named what it names (see the agent's
+	// attribution), and those used ones whose action worked in a
+	// successful run (see Attribute).
+	Shown  int `json:"shown,omitempty"`
+	Used   int `json:"used,omitempty"`
+	Helped int `json:"helped,omitempty"`
 }
+
+// UnhelpfulAfter is how many times a fact is shown without ever helping
+// before Confident ranks it below the ones that have not earned that.
+const UnhelpfulAfter = 10
+
+// Unhelpful reports whether the fact was shown UnhelpfulAfter times or
+// more and never helped.
+func (f *Fact) Unhelpful() bool { return f.Shown >= UnhelpfulAfter && f.Helped == 0 }
 
 // ParseType returns the type named s, or an engine.ErrInvalid error listing the valid
 // ones.
@@ -430,12 +446,14 @@ func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fact: recall %s: %w", host, err)
 	}
-	out := fs[:0]
+	var out []Fact
 	for _, f := range fs {
 		if f.Confidence >= s.minC {
 			out = append(out, f)
 		}
 	}
+	// Shown often and never of help: after the rest, in their order.
+	sort.SliceStable(out, func(i, j int) bool { return !out[i].Unhelpful() && out[j].Unhelpful() })
 	s.ev.Emit(EventRecall, map[string]any{"domain": host, "count": len(out), "min_confidence": s.minC})
 	return out, nil
 }
@@ -535,4 +553,79 @@ func listPos(f *Fact) string {
 // host, and sorts them.
 func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.Result[Fact], error) {
 	return page.SlicePage(CursorKind, req, 40, listPos, func() ([]Fact, error) { return s.List(ctx, host) })
+}
+
+// Attribution is what runs' steps did with one fact (named by domain,
+// type, key and value): how many showed it, used it, and were helped.
+type Attribution struct {
+	Domain string `json:"domain"` // host or URL
+	Type   Type   `json:"type"`
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Shown  int    `json:"shown"`
+	Used   int    `json:"used"`
+	Helped int    `json:"helped"`
+}
+
+// Attribute adds each attribution's counts to its fact, all in one
+// transaction, and returns how many facts it updated: one no longer kept
+// (pruned, deleted, or a value since replaced) is skipped.
+func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
+	type upd struct {
+		key  []byte
+		site string
+		a    Attribution
+	}
+	var ups []upd
+	for _, a := range as {
+		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
+			return 0, engine.Invalid("fact attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		}
+		host, typ, key, value, err := normalise(a.Domain, string(a.Type), a.Key, a.Value)
+		if err != nil {
+			return 0, err
+		}
+		site := domain.Site(host)
+		ups = append(ups, upd{keyspace.Fact(site, host, string(typ), key, valueHash(value)), site, a})
+	}
+	n := 0
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		n = 0
+		sites := map[string]bool{}
+		for _, u := range ups {
+			v, err := tx.Get(u.key)
+			if errors.Is(err, kv.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var f Fact
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("decode %s: %w", u.key, err)
+			}
+			f.Shown += u.a.Shown
+			f.Used += u.a.Used
+			f.Helped += u.a.Helped
+			b, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			if err := tx.Set(u.key, b, 0); err != nil {
+				return err
+			}
+			sites[u.site] = true
+			n++
+		}
+		for site := range sites {
+			if err := tx.Set(keyspace.FactGen(site), []byte(sitecache.Gen()), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fact: attribute %d facts: %w", len(as), err)
+	}
+	return n, nil
 }

@@ -1,0 +1,57 @@
+package fact
+
+import (
+	"context"
+	"testing"
+
+	"github.com/engine-dev/engine/kv/kvtest"
+)
+
+func TestAttributeCountsAndRanking(t *testing.T) {
+	ctx := context.Background()
+	s := New(kvtest.Open(t), Options{})
+	obs := func(key, value string, n int) {
+		t.Helper()
+		for range n {
+			if _, err := s.Observe(ctx, Observation{Domain: "shop.example", Type: Quirk, Key: key, Value: value}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	obs("search", "the search box opens suggestions", 3)
+	obs("cookies", "a banner covers the page", 2)
+	keys := func() string {
+		fs, err := s.Confident(ctx, "shop.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b string
+		for _, f := range fs {
+			b += f.Key + " "
+		}
+		return b
+	}
+	if got := keys(); got != "search cookies " {
+		t.Fatalf("before: %q", got)
+	}
+	n, err := s.Attribute(ctx, []Attribution{
+		{Domain: "shop.example", Type: Quirk, Key: "Search", Value: "the search box  opens suggestions", Shown: UnhelpfulAfter, Used: 3},
+		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "a banner covers the page", Shown: 1, Used: 1, Helped: 1},
+		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "another value", Shown: 1},
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("Attribute = %d, %v; want 2 updated", n, err)
+	}
+	if got := keys(); got != "cookies search " {
+		t.Fatalf("after: %q; want the shown-but-never-helpful fact last", got)
+	}
+	// A confirmation keeps the counts.
+	obs("cookies", "a banner covers the page", 1)
+	fs, _ := s.Confident(ctx, "shop.example")
+	if f := fs[0]; f.Shown != 1 || f.Used != 1 || f.Helped != 1 || f.Sources != 3 {
+		t.Fatalf("cookies after a confirmation: %+v", f)
+	}
+	if _, err := s.Attribute(ctx, []Attribution{{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "x", Shown: 1, Helped: 1}}); err == nil {
+		t.Fatal("helped > used accepted")
+	}
+}
