@@ -300,7 +300,8 @@ type runner struct {
 	shownLessons    []string
 	shownTrajectory string
 	shownSteps      []trajectory.Step // the reference trajectory's steps, shown with it
-	shownSelectors  []memctx.Shown    // the selectors the step's context offered
+	shownFacts      []memctx.ShownFact
+	shownSelectors  []memctx.Shown // the selectors the step's context offered
 	lastOrigin      string
 	attributions    []attribution
 
@@ -619,7 +620,7 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	}
 	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
 		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
-		selectors: r.shownSelectors, refSteps: r.shownSteps,
+		selectors: r.shownSelectors, refSteps: r.shownSteps, facts: r.shownFacts,
 		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""

@@ -49,10 +49,11 @@ type record struct {
 	Trajectory string   `json:"trajectory_shown,omitempty"` // reference trajectory shown at this step
 
 	attributed  bool
-	selectors   []memctx.Shown    // the selectors this step's context offered
-	refSteps    []trajectory.Step // the reference trajectory's steps shown at this step
-	afterEngine bool              // the record before it was a failure of engine origin
-	secret      bool              // Value was typed into a secret field
+	selectors   []memctx.Shown     // the selectors this step's context offered
+	refSteps    []trajectory.Step  // the reference trajectory's steps shown at this step
+	facts       []memctx.ShownFact // the facts this step's context showed
+	afterEngine bool               // the record before it was a failure of engine origin
+	secret      bool               // Value was typed into a secret field
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
-// TestWarmRunAttributesSelectorsAndTrajectory: the cold run records the
+// TestWarmRunAttributesSelectorsTrajectoryAndFacts: the cold run records the
 // selectors and the trajectory; the warm run is shown them at every step
 // and its actions use them, which its end counts (shown/used/helped) in
-// one request per kind.
-func TestWarmRunAttributesSelectorsAndTrajectory(t *testing.T) {
+// one request per kind; facts, once confident, likewise.
+func TestWarmRunAttributesSelectorsTrajectoryAndFacts(t *testing.T) {
 	ctx := context.Background()
 	db := openDisk(t)
 	cold := mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
@@ -64,5 +65,30 @@ searchbox "Search products" 4/2/2`
 	// the warm run's own recording replaced the steps and kept the counts.
 	if tr.Shown != 6 || tr.Used != 6 || tr.Helped != 6 || tr.Runs != 2 {
 		t.Fatalf("trajectory shown/used/helped %d/%d/%d runs %d; want 6/6/6, 2 runs", tr.Shown, tr.Used, tr.Helped, tr.Runs)
+	}
+	// Facts reach the prompt once confirmed (the warm run's sighting): a
+	// third run is shown them.
+	if third := mustRun(t, config(t, db, newShop(), &fakeModel{p: naive})); !third.Success {
+		t.Fatalf("third run: %+v", third)
+	}
+	fs, err := fact.New(db, fact.Options{}).List(ctx, "shop.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotFacts []string
+	for _, f := range fs {
+		gotFacts = append(gotFacts, fmt.Sprintf("%s %q %d/%d/%d", f.Type, f.Key, f.Shown, f.Used, f.Helped))
+	}
+	sort.Strings(gotFacts)
+	// The flow fact names the elements of every action (and "press
+	// Enter"/"press Escape"): used at each of the third run's 6 actions;
+	// the quirks are still unconfirmed (the later runs did not fail).
+	wantFacts := `pattern "flow: search for {1} and open the first result" 6/6/6
+quirk "another element would receive the click: div#cookie-banner" 0/0/0
+quirk "another element would receive the click: div#newsletter" 0/0/0
+quirk "another element would receive the click: ul#suggestions" 0/0/0
+quirk "element is not an input" 0/0/0`
+	if strings.Join(gotFacts, "\n") != wantFacts {
+		t.Fatalf("facts shown/used/helped:\n%s\nwant\n%s", strings.Join(gotFacts, "\n"), wantFacts)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
@@ -43,6 +44,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	}
 	r.lastTips = mc.ErrorTips
 	r.shownSelectors = mc.Selectors
+	r.shownFacts = mc.Facts
 	r.shownLessons = mc.Lessons
 	r.shownTrajectory, r.shownSteps = "", nil
 	if mc.Match != nil {
@@ -100,6 +102,8 @@ type attribution struct {
 	trajUsed   bool // the action is a step of the reference trajectory
 	selectors  []memctx.Shown
 	selUsed    []bool // selectors[i]'s element is the action's
+	facts      []memctx.ShownFact
+	factUsed   []bool // facts[i] names what the action did
 	ok         bool
 	host       string
 	why        string // why the memory shown is not credited; "" when it is
@@ -117,7 +121,7 @@ func (r *runner) attribute() {
 		return
 	}
 	last := &r.actions[len(r.actions)-1]
-	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "" && len(last.selectors) == 0) {
+	if last.attributed || (len(last.Lessons) == 0 && last.Trajectory == "" && len(last.selectors) == 0 && len(last.facts) == 0) {
 		return
 	}
 	last.attributed = true
@@ -126,6 +130,10 @@ func (r *runner) attribute() {
 		selectors: last.selectors, selUsed: make([]bool, len(last.selectors))}
 	for i, s := range last.selectors {
 		a.selUsed[i] = usedSelector(s, *last)
+	}
+	a.facts, a.factUsed = last.facts, make([]bool, len(last.facts))
+	for i, f := range last.facts {
+		a.factUsed[i] = usedFact(f, *last)
 	}
 	a.trajUsed = last.Trajectory != "" && usedStep(last.refSteps, *last)
 	switch {
@@ -144,6 +152,19 @@ func usedSelector(s memctx.Shown, rec record) bool {
 	return rec.Role != "" && strings.EqualFold(s.Role, rec.Role) && oneLine(s.Name) == oneLine(rec.Name)
 }
 
+// usedFact reports whether rec's action used the shown fact: the fact's
+// key or value names the action's element (its accessible name, 3
+// characters or more, case and spacing aside) or, for a key press without
+// one, says "press" and the key.
+func usedFact(f memctx.ShownFact, rec record) bool {
+	text := strings.ToLower(oneLine(f.Key + " " + f.Value))
+	if n := strings.ToLower(oneLine(rec.Name)); len(n) >= 3 {
+		return strings.Contains(text, n)
+	}
+	return rec.Name == "" && rec.Action == string(engine.ActPress) && rec.Value != "" &&
+		strings.Contains(text, "press "+strings.ToLower(oneLine(rec.Value)))
+}
+
 // usedStep reports whether rec's action followed the reference
 // trajectory: it is one of its steps (the same verb on the same element;
 // a step without an element matches by verb alone).
@@ -158,15 +179,18 @@ func usedStep(steps []trajectory.Step, rec record) bool {
 
 // credit ends attribution: in a successful run, each lesson shown before
 // an action that helped gets lesson.Helped; in any other run none does.
-// The selectors and the reference trajectory shown get their counts
+// The selectors, facts and reference trajectory shown get their counts
 // (shown, used, helped: used by an action that helped) in one request
-// per kind. Every step that showed memory gets its attribution event
-// {step, lessons, trajectory, ok, helped, selectors_shown,
-// selectors_used, trajectory_used[, why]}.
+// per kind; so do the facts. Every step that showed memory gets its
+// attribution event {step, lessons, trajectory, ok, helped,
+// selectors_shown, selectors_used, trajectory_used, facts_shown,
+// facts_used[, why]}.
 func (r *runner) credit(ctx context.Context) error {
 	r.attribute()
 	sels := map[string]*selector.Attribution{}
 	var order []string
+	facts := map[memctx.ShownFact]*fact.Attribution{}
+	var factOrder []memctx.ShownFact
 	trajs := map[string]*api.TrajectoryUse{}
 	var trajOrder []string
 	for _, a := range r.attributions {
@@ -201,6 +225,23 @@ func (r *runner) credit(ctx context.Context) error {
 				}
 			}
 		}
+		factsUsed := 0
+		for i, f := range a.facts {
+			t := facts[f]
+			if t == nil {
+				t = &fact.Attribution{Domain: f.Domain, Type: f.Type, Key: f.Key, Value: f.Value}
+				facts[f] = t
+				factOrder = append(factOrder, f)
+			}
+			t.Shown++
+			if a.factUsed[i] {
+				factsUsed++
+				t.Used++
+				if a.why == "" {
+					t.Helped++
+				}
+			}
+		}
 		if a.trajectory != "" && a.host != "" {
 			t := trajs[a.trajectory]
 			if t == nil {
@@ -217,7 +258,8 @@ func (r *runner) credit(ctx context.Context) error {
 			}
 		}
 		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped,
-			"selectors_shown": len(a.selectors), "selectors_used": used, "trajectory_used": a.trajUsed}
+			"selectors_shown": len(a.selectors), "selectors_used": used, "trajectory_used": a.trajUsed,
+			"facts_shown": len(a.facts), "facts_used": factsUsed}
 		if a.why != "" {
 			fields["why"] = a.why
 		}
@@ -236,6 +278,16 @@ func (r *runner) credit(ctx context.Context) error {
 			if _, err := r.mem.AttributeSelectors(ctx, in); err != nil {
 				return err
 			}
+		}
+	}
+	if len(factOrder) > 0 {
+		in := api.FactAttribution{}
+		for _, f := range factOrder {
+			in.Facts = append(in.Facts, *facts[f])
+		}
+		r.red.Value(&in)
+		if _, err := r.mem.AttributeFacts(ctx, in); err != nil {
+			return err
 		}
 	}
 	if len(trajOrder) > 0 {

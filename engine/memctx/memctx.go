@@ -238,11 +238,12 @@ type Result struct {
 }
 
 // ShownFact is a fact the context offered, by its identity (domain, type,
-// key).
+// key, value).
 type ShownFact struct {
 	Domain string    `json:"domain"`
 	Type   fact.Type `json:"type"`
 	Key    string    `json:"key"`
+	Value  string    `json:"value"`
 }
 
 // Prompt is everything the run sends the model from memory at this step,
@@ -539,7 +540,7 @@ func factSection(fs []fact.Fact) candidate {
 		}}
 	for _, f := range fs {
 		c.items = append(c.items, fmt.Sprintf("- [%s] %s: %s (confidence %.2f)", f.Type, f.Key, oneLine(f.Value), f.Confidence))
-		c.facts = append(c.facts, ShownFact{Domain: f.Domain, Type: f.Type, Key: f.Key})
+		c.facts = append(c.facts, ShownFact{Domain: f.Domain, Type: f.Type, Key: f.Key, Value: f.Value})
 	}
 	return c
 }
