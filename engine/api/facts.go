@@ -87,7 +87,7 @@ func factRoutes() []Route {
 				got, kept, err := c.m.Facts.Put(c.ctx, in)
 				return FactSet{Fact: got, Kept: kept}, err
 			}},
-		{Method: http.MethodPost, Path: "/v1/facts/attribution", Summary: "Add a run's shown/used/helped counts to its facts (one request per run)",
+		{Method: http.MethodPost, Path: "/v1/attribution/facts", Summary: "Add a run's shown/used/helped counts to its facts (one request per run)",
 			Body: FactAttribution{}, Response: AttributionResult{},
 			handle: func(c *call) (any, error) {
 				var in FactAttribution
@@ -123,14 +123,14 @@ func (c *Client) SetFact(ctx context.Context, f fact.Fact) (*FactSet, error) {
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/facts", json: f}, &out)
 }
 
-// FactAttribution is POST /v1/facts/attribution's body: what a run's
+// FactAttribution is POST /v1/attribution/facts's body: what a run's
 // steps did with the facts they were shown.
 type FactAttribution struct {
 	Facts []fact.Attribution `json:"facts"`
 }
 
-// AttributeFacts is POST /v1/facts/attribution.
+// AttributeFacts is POST /v1/attribution/facts.
 func (c *Client) AttributeFacts(ctx context.Context, in FactAttribution) (*AttributionResult, error) {
 	var out AttributionResult
-	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/facts/attribution", json: in}, &out)
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/attribution/facts", json: in}, &out)
 }

@@ -95,7 +95,7 @@ func selectorRoutes() []Route {
 				return c.m.Selectors.Record(c.ctx, selector.Observation{Domain: in.Domain, Path: in.Path,
 					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed})
 			}},
-		{Method: http.MethodPost, Path: "/v1/selectors/attribution", Summary: "Add a run's shown/used/helped counts to its selectors (one request per run)",
+		{Method: http.MethodPost, Path: "/v1/attribution/selectors", Summary: "Add a run's shown/used/helped counts to its selectors (one request per run)",
 			Body: SelectorAttribution{}, Response: AttributionResult{},
 			handle: func(c *call) (any, error) {
 				var in SelectorAttribution
@@ -108,7 +108,7 @@ func selectorRoutes() []Route {
 	}
 }
 
-// SelectorAttribution is POST /v1/selectors/attribution's body: what a
+// SelectorAttribution is POST /v1/attribution/selectors's body: what a
 // run's steps did with the selectors they were shown.
 type SelectorAttribution struct {
 	Selectors []selector.Attribution `json:"selectors"`
@@ -120,10 +120,10 @@ type AttributionResult struct {
 	Updated int `json:"updated"`
 }
 
-// AttributeSelectors is POST /v1/selectors/attribution.
+// AttributeSelectors is POST /v1/attribution/selectors.
 func (c *Client) AttributeSelectors(ctx context.Context, in SelectorAttribution) (*AttributionResult, error) {
 	var out AttributionResult
-	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/selectors/attribution", json: in}, &out)
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/attribution/selectors", json: in}, &out)
 }
 
 // Selectors is GET /v1/selectors.

@@ -105,7 +105,7 @@ func trajectoryRoutes() []Route {
 				}
 				return TrajectoryMatch{Match: m, Threshold: trajectory.DefaultThreshold}, nil
 			}},
-		{Method: http.MethodPost, Path: "/v1/trajectories/attribution", Summary: "Add a run's shown/used/helped counts to its reference trajectories (one request per run)",
+		{Method: http.MethodPost, Path: "/v1/attribution/trajectories", Summary: "Add a run's shown/used/helped counts to its reference trajectories (one request per run)",
 			Body: TrajectoryAttribution{}, Response: AttributionResult{},
 			handle: func(c *call) (any, error) {
 				var in TrajectoryAttribution
@@ -158,13 +158,13 @@ func (c *Client) MatchTrajectory(ctx context.Context, r MatchRequest) (*Trajecto
 // TrajectoryUse is what a run's steps did with one trajectory.
 type TrajectoryUse = trajectory.Attribution
 
-// TrajectoryAttribution is POST /v1/trajectories/attribution's body.
+// TrajectoryAttribution is POST /v1/attribution/trajectories's body.
 type TrajectoryAttribution struct {
 	Trajectories []TrajectoryUse `json:"trajectories"`
 }
 
-// AttributeTrajectories is POST /v1/trajectories/attribution.
+// AttributeTrajectories is POST /v1/attribution/trajectories.
 func (c *Client) AttributeTrajectories(ctx context.Context, in TrajectoryAttribution) (*AttributionResult, error) {
 	var out AttributionResult
-	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/trajectories/attribution", json: in}, &out)
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/attribution/trajectories", json: in}, &out)
 }
