@@ -257,14 +257,14 @@ facts approve|reject ID decides on them.`,
 			if asJSON {
 				return PrintJSON(a.Stdout, fs)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "FROM", "PROMPT")
+			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
 			for _, f := range fs {
 				prompt := "no"
 				if f.Confidence >= list.MinConfidence {
 					prompt = "yes"
 				}
 				t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-					f.Sources, f.LastSeen.Format(time.DateOnly), from(f.Provenance), prompt)
+					f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
 			}
 			return t.Flush()
 		},

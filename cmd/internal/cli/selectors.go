@@ -109,13 +109,13 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, ss)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "FROM")
+			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
 			for _, s := range ss {
 				last := "-"
 				if !s.LastSuccess.IsZero() {
 					last = s.LastSuccess.Format(time.DateOnly)
 				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, from(s.Provenance))
+				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
 			}
 			return t.Flush()
 		},
@@ -125,3 +125,6 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
+
+// counts renders a record's attribution counters as shown/used/helped.
+func counts(shown, used, helped int) string { return fmt.Sprintf("%d/%d/%d", shown, used, helped) }

@@ -386,10 +386,10 @@ reason; engine trajectories approve|reject ID decides on them.`,
 			if asJSON {
 				return PrintJSON(a.Stdout, ts)
 			}
-			t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES", "FROM")
+			t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES", "SHOWN/USED/HELPED", "FROM")
 			for _, tr := range ts {
 				t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), Truncate(tr.Template, 40), len(tr.Steps),
-					fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly), from(tr.Provenance))
+					fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly), counts(tr.Shown, tr.Used, tr.Helped), from(tr.Provenance))
 			}
 			return t.Flush()
 		},
