@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
@@ -90,5 +91,66 @@ quirk "another element would receive the click: ul#suggestions" 0/0/0
 quirk "element is not an input" 0/0/0`
 	if strings.Join(gotFacts, "\n") != wantFacts {
 		t.Fatalf("facts shown/used/helped:\n%s\nwant\n%s", strings.Join(gotFacts, "\n"), wantFacts)
+	}
+}
+
+// TestFailedRunCountsShownAndUsedNotHelped: a run that did not succeed
+// still counts what it was shown and used, but helps nothing.
+func TestFailedRunCountsShownAndUsedNotHelped(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t)
+	sel := selector.New(db, selector.Options{})
+	if _, err := sel.Record(ctx, selector.Observation{Domain: "shop.test", Role: "button", Name: "Search", Selector: "#s"}); err != nil {
+		t.Fatal(err)
+	}
+	shown := []memctx.Shown{{Role: "button", Name: "Search", Selector: "#s"}}
+	r := &runner{mem: memOf(t, db), res: &Result{Success: false}}
+	for _, rec := range []record{
+		{Step: 1, Action: "click", Role: "link", Name: "Home", OK: true, selectors: shown},
+		{Step: 2, Action: "click", Role: "Button", Name: " Search ", OK: true, selectors: shown},
+	} {
+		rec.URL = "http://shop.test/"
+		r.actions = append(r.actions, rec)
+		r.attribute()
+	}
+	if err := r.credit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := sel.List(ctx, "shop.test")
+	if err != nil || len(ss) != 1 {
+		t.Fatal(ss, err)
+	}
+	if s := ss[0]; s.Shown != 2 || s.Used != 1 || s.Helped != 0 {
+		t.Fatalf("shown/used/helped %d/%d/%d; want 2/1/0", s.Shown, s.Used, s.Helped)
+	}
+}
+
+// BenchmarkAttributionPerStep is the per-step bookkeeping of attribution:
+// a step shown 20 selectors, 20 facts, 10 lessons and a 20-step reference
+// trajectory, its action checked against each (attribute). The end of
+// the run adds a map update per item shown and at most three requests.
+func BenchmarkAttributionPerStep(b *testing.B) {
+	var sels []memctx.Shown
+	var facts []memctx.ShownFact
+	var steps []trajectory.Step
+	var lessons []string
+	for i := range 20 {
+		sels = append(sels, memctx.Shown{Role: "link", Name: fmt.Sprintf("Product %d", i), Selector: fmt.Sprintf("#p%d", i)})
+		facts = append(facts, memctx.ShownFact{Domain: "shop.test", Type: fact.Pattern, Key: fmt.Sprintf("flow %d", i),
+			Value: "click Accept cookies → type padel into Search products → press Enter → click Product 3"})
+		steps = append(steps, trajectory.Step{Action: "click", Role: "link", Name: fmt.Sprintf("Product %d", i)})
+		if i < 10 {
+			lessons = append(lessons, fmt.Sprintf("l%d", i))
+		}
+	}
+	r := &runner{res: &Result{}}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.actions = append(r.actions[:0], record{Step: i, Action: "click", Role: "link", Name: "Product 7", OK: true,
+			URL: "http://shop.test/list", Lessons: lessons, Trajectory: "traj_1", selectors: sels, facts: facts, refSteps: steps})
+		r.attribute()
+		if len(r.attributions) >= 64 {
+			r.attributions = r.attributions[:0]
+		}
 	}
 }
