@@ -17,10 +17,11 @@ import (
 
 // importBatch bounds the lessons one import, forget or index transaction
 // writes; a store with a lower op limit (etcd) gets fewer, lessonKeys keys
-// read or written per lesson (its record, id and index entries).
+// read or written per lesson (its record, id and index entries, and its
+// version: one read, one Set, one Delete).
 const (
 	importBatch = 1000
-	lessonKeys  = 10
+	lessonKeys  = 13
 )
 
 // File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.
@@ -194,6 +195,9 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
+				if err := s.keep(tx, OpImport, old); err != nil {
+					return err
+				}
 				if err := put(tx, old, &l); err != nil {
 					return err
 				}
@@ -236,6 +240,9 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 				return err
 			}
 			for _, l := range ls {
+				if err := s.keep(tx, OpForget, l); err != nil {
+					return err
+				}
 				if err := remove(tx, l); err != nil {
 					return err
 				}
