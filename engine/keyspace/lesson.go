@@ -216,6 +216,8 @@ func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }
 //	lesson-history/<id>/<seq>   → {version, at, by, op, lesson}: seq is 16
 //	                              hex digits, increasing per lesson; the
 //	                              last lesson.Options.HistoryKeep are kept
+//	lesson-history/<id>         → the next seq (16 hex digits): one Get
+//	                              finds it, where a scan costs an iterator
 //	retracted/lesson/<id>       → {reason, at, by, lesson}: out of every
 //	                              site range and index, kept for audit
 
@@ -223,6 +225,9 @@ func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }
 func LessonHistory(id string, seq uint64) []byte {
 	return []byte(fmt.Sprintf("lesson-history/%s/%016x", esc(id), seq))
 }
+
+// LessonHistoryNext is the key of lesson id's next version number.
+func LessonHistoryNext(id string) []byte { return []byte("lesson-history/" + esc(id)) }
 
 // LessonHistoryOf is the range of lesson id's versions, oldest first.
 func LessonHistoryOf(id string) []byte { return []byte("lesson-history/" + esc(id) + "/") }

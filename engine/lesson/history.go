@@ -71,26 +71,25 @@ func (s *Store) by() engine.Provenance {
 }
 
 // lastVersion returns the newest version number of lesson id and whether
-// it has any: one key read.
+// it has any: one Get (of the next number, kept beside the versions).
 func lastVersion(r kv.Reader, id string) (uint64, bool, error) {
-	var (
-		seq   uint64
-		found bool
-	)
-	err := r.Scan(keyspace.LessonHistoryOf(id), kv.ScanOptions{Reverse: true, KeysOnly: true, Limit: 1}, func(k, _ []byte) error {
-		n, err := strconv.ParseUint(keyspace.LastPart(k), 16, 64)
-		if err != nil {
-			return fmt.Errorf("lesson %s: history key %q: %w", id, k, err)
-		}
-		seq, found = n, true
-		return kv.ErrStop
-	})
-	return seq, found, err
+	b, err := r.Get(keyspace.LessonHistoryNext(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := strconv.ParseUint(string(b), 16, 64)
+	if err != nil || n == 0 {
+		return 0, false, fmt.Errorf("lesson %s: %w next version %q", id, errDamaged, b)
+	}
+	return n - 1, true, nil
 }
 
 // keep stores old (the lesson a change by op replaces) as its next
 // version in tx, and drops the version that falls out of the last
-// HistoryKeep: one read, one Set, one Delete. Versions are numbered
+// HistoryKeep: one Get, two Sets, one Delete. Versions are numbered
 // without gaps, so the one to drop is known without reading.
 func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	if old == nil {
@@ -110,6 +109,9 @@ func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 		return fmt.Errorf("lesson %s: encode version: %w", old.ID, err)
 	}
 	if err := tx.Set(keyspace.LessonHistory(old.ID, seq), b, 0); err != nil {
+		return err
+	}
+	if err := tx.Set(keyspace.LessonHistoryNext(old.ID), fmt.Appendf(nil, "%016x", seq+1), 0); err != nil {
 		return err
 	}
 	if n := s.historyKeep(); seq >= n {

@@ -18,10 +18,10 @@ import (
 // importBatch bounds the lessons one import, forget or index transaction
 // writes; a store with a lower op limit (etcd) gets fewer, lessonKeys keys
 // read or written per lesson (its record, id and index entries, and its
-// version: one read, one Set, one Delete).
+// version: one Get, two Sets, one Delete).
 const (
 	importBatch = 1000
-	lessonKeys  = 13
+	lessonKeys  = 14
 )
 
 // File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.

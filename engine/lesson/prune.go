@@ -16,7 +16,7 @@ import (
 // version).
 const (
 	pruneBatch = 500
-	pruneKeys  = 13
+	pruneKeys  = 14
 )
 
 // Prune removes stale learned lessons: last used more than maxAgeDays days
