@@ -71,6 +71,16 @@ func versionRoutes() []Route {
 				rs, err := c.m.Lessons.Retracted(c.ctx)
 				return RetractedLessons{Lessons: nonNilSlice(rs)}, err
 			}},
+		{Method: http.MethodPost, Path: "/v1/revert", Summary: "Undo every lesson change a run made: restore each lesson to before the run's first change, remove the lessons it created",
+			Query:    []Param{{Name: "run", Type: "string", Required: true, Description: "the run id"}},
+			Response: lesson.RunReverted{},
+			handle: func(c *call) (any, error) {
+				run, err := c.required("run")
+				if err != nil {
+					return nil, err
+				}
+				return c.m.Lessons.RevertRun(c.ctx, run)
+			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/revert", Summary: "Restore a lesson's previous version (or ?to=VERSION), undoing a retraction too",
 			Query:    []Param{{Name: "to", Type: "integer", Description: "the version to restore (default: the newest kept)"}},
 			Response: lesson.Lesson{},
@@ -110,6 +120,12 @@ func (c *Client) RetractLesson(ctx context.Context, id, reason string) (*lesson.
 func (c *Client) RetractedLessons(ctx context.Context) ([]lesson.Retraction, error) {
 	var out RetractedLessons
 	return out.Lessons, c.do(ctx, request{method: http.MethodGet, path: "/v1/retracted/lessons"}, &out)
+}
+
+// RevertRun is POST /v1/revert?run=RUN.
+func (c *Client) RevertRun(ctx context.Context, run string) (*lesson.RunReverted, error) {
+	var out lesson.RunReverted
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/revert", query: url.Values{"run": {run}}}, &out)
 }
 
 // RevertLesson is POST /v1/lessons/{id}/revert (to < 0: the newest kept

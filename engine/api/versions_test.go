@@ -58,4 +58,11 @@ func TestLessonVersionRoutes(t *testing.T) {
 	if rs, err := c.RetractedLessons(ctx); err != nil || len(rs) != 0 {
 		t.Fatalf("retracted after revert: %+v, %v", rs, err)
 	}
+	out, err := c.RevertRun(ctx, "run_7")
+	if err != nil || len(out.Removed) != 1 || out.Removed[0] != id {
+		t.Fatalf("revert run_7 (which made the lesson): %+v, %v", out, err)
+	}
+	if _, err := c.RevertRun(ctx, " "); !engine.IsInvalid(err) {
+		t.Fatalf("revert of an empty run: %v", err)
+	}
 }

@@ -237,3 +237,7 @@ func RetractedLesson(id string) []byte { return []byte("retracted/lesson/" + esc
 
 // RetractedLessons is the range of the retracted lessons.
 func RetractedLessons() []byte { return []byte("retracted/lesson/") }
+
+// LessonHistoryPrefix is the range of every lesson's versions (and next
+// version numbers).
+func LessonHistoryPrefix() []byte { return []byte("lesson-history/") }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -312,4 +313,81 @@ func (s *Store) restore(tx kv.Txn, id string, l *Lesson, op string) error {
 	stored, _ := load(tx, id)
 	n := *l
 	return put(tx, stored, &n)
+}
+
+// RunReverted is what RevertRun did: the lessons restored to their state
+// before the run's first change, and the lessons the run created, removed.
+type RunReverted struct {
+	Run      string   `json:"run"`
+	Restored []string `json:"restored"`
+	Removed  []string `json:"removed"`
+}
+
+// RevertRun undoes every lesson change the run made, as its history says:
+// each lesson the run changed is restored to its version before the run's
+// first change (later changes by others are undone too, and kept as
+// versions), and each lesson the run created is removed. It reads every
+// kept version and every lesson: an operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*RunReverted, error) {
+	run = strings.TrimSpace(run)
+	if run == "" {
+		return nil, engine.Invalid("revert", "the run id is empty")
+	}
+	first := map[string]*Version{} // id → the run's earliest version
+	var created []string
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		err := r.Scan(keyspace.LessonHistoryPrefix(), kv.ScanOptions{}, func(k, b []byte) error {
+			if strings.Count(string(k), "/") != 2 {
+				return nil // a lesson's next-version counter
+			}
+			var v Version
+			if err := json.Unmarshal(b, &v); err != nil {
+				return fmt.Errorf("%w version %s: %w", errDamaged, k, err)
+			}
+			if v.By.Run == run && first[v.Lesson.ID] == nil {
+				first[v.Lesson.ID] = &v
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return r.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			id := keyspace.LastPart(k)
+			if first[id] != nil {
+				return nil
+			}
+			l, err := load(r, id)
+			if err != nil {
+				return err
+			}
+			if l.Provenance.Run == run {
+				created = append(created, id)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: revert run %s: %w", run, err)
+	}
+	out := &RunReverted{Run: run, Restored: []string{}, Removed: []string{}}
+	for id, v := range first {
+		if v.Lesson.Provenance.Run == run {
+			created = append(created, id) // it was the run's from the start
+			continue
+		}
+		if err := s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, &v.Lesson, OpRevert) }); err != nil {
+			return out, fmt.Errorf("lesson: revert run %s: %s: %w", run, id, err)
+		}
+		out.Restored = append(out.Restored, id)
+	}
+	for _, id := range created {
+		if err := s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, nil, OpRevert) }); err != nil {
+			return out, fmt.Errorf("lesson: revert run %s: %s: %w", run, id, err)
+		}
+		out.Removed = append(out.Removed, id)
+	}
+	slices.Sort(out.Restored)
+	slices.Sort(out.Removed)
+	return out, nil
 }

@@ -133,3 +133,48 @@ func TestRetract(t *testing.T) {
 		t.Fatal("reverted lesson not back in Tier 1, or still retracted")
 	}
 }
+
+// RevertRun undoes what one run did to lessons: a lesson it changed is
+// restored to before its first change, one it created is removed, and
+// another run's changes stay.
+func TestRevertRun(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	as := func(run string) *Store {
+		return New(e.db, Options{Now: func() time.Time { return e.now }, Provenance: engine.Provenance{Source: engine.SourceLearned, Run: run}})
+	}
+	kept := e.record(Lesson{Lesson: "Scroll the button into view first.", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "not visible"}, "")
+	other := e.record(Lesson{Lesson: "Press Escape to close the dialog.", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "dialog"}, "")
+	bad := as("run_bad")
+	must(bad.Use(ctx, kept.ID, "a.example"))
+	must(bad.Use(ctx, kept.ID, "b.example"))
+	made, _, err := bad.Record(ctx, Lesson{Lesson: "Click twice, it always works.", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "nothing happened"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(bad.Use(ctx, made.ID, ""))
+	if _, err := bad.Retract(ctx, other.ID, "run thought so"); err != nil {
+		t.Fatal(err)
+	}
+	good := must(as("run_good").Use(ctx, e.record(Lesson{Lesson: "Wait for the spinner.", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "busy"}, "").ID, ""))
+
+	out, err := e.s.RevertRun(ctx, "run_bad")
+	if err != nil || len(out.Restored) != 2 || len(out.Removed) != 1 || out.Removed[0] != made.ID {
+		t.Fatalf("RevertRun = %+v, %v", out, err)
+	}
+	if got := must(e.s.Get(ctx, kept.ID)); got.UseCount != kept.UseCount || len(got.TriggeredDomains) != 0 {
+		t.Fatalf("restored lesson = %+v, want as before the run", got)
+	}
+	if _, err := e.s.Get(ctx, made.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the run's own lesson: %v, want removed", err)
+	}
+	if _, err := e.s.Get(ctx, other.ID); err != nil || len(must(e.s.Retracted(ctx))) != 0 {
+		t.Fatalf("the run's retraction not undone: %v", err)
+	}
+	if got := must(e.s.Get(ctx, good.ID)); got.UseCount != good.UseCount {
+		t.Fatalf("another run's change was undone: %+v", got)
+	}
+	if out, err := e.s.RevertRun(ctx, "run_none"); err != nil || len(out.Restored)+len(out.Removed) != 0 {
+		t.Fatalf("RevertRun of a run that changed nothing = %+v, %v", out, err)
+	}
+}

@@ -88,21 +88,49 @@ them) until engine revert ID restores it.`,
 func (a *App) revertCommand() *cobra.Command {
 	var (
 		to     int64
+		run    string
 		asJSON bool
 	)
 	c := &cobra.Command{
-		Use:   "revert ID [--to VERSION]",
-		Short: "Restore a lesson's previous version (or a given one), undoing a retraction too",
-		Args:  exactArgs(1, "ID"),
+		Use:   "revert ID [--to VERSION] | revert --run RUN_ID",
+		Short: "Restore a lesson's previous version (or a given one), undoing a retraction too; or undo a run's lesson changes",
+		Long: `Restore a lesson's previous version (engine history ID lists them), or the
+one --to names; a retracted lesson comes back. The state it replaces is
+kept as a version too.
+
+With --run, undo every lesson change that run made, as the history says:
+each lesson it changed goes back to its version before the run's first
+change, each lesson it created is removed.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if to < -1 {
-				return Usagef("--to must be a version number from engine history")
+			if (run == "") == (len(args) == 0) {
+				return Usagef("engine revert takes a lesson ID or --run RUN_ID")
+			}
+			if to < -1 || (run != "" && to != -1) {
+				return Usagef("--to must be a version number from engine history, and goes with an ID")
 			}
 			m, err := a.Client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer CloseInto(&err, m)
+			if run != "" {
+				out, err := m.WithProvenance(manual).RevertRun(cmd.Context(), run)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, out)
+				}
+				for _, id := range out.Restored {
+					fmt.Fprintf(a.Stdout, "restored %s\n", id)
+				}
+				for _, id := range out.Removed {
+					fmt.Fprintf(a.Stdout, "removed %s\n", id)
+				}
+				fmt.Fprintf(a.Stderr, "engine: run %s: %d lessons restored, %d removed\n", run, len(out.Restored), len(out.Removed))
+				return nil
+			}
 			l, err := m.WithProvenance(manual).RevertLesson(cmd.Context(), args[0], to)
 			if err != nil {
 				return err
@@ -111,6 +139,7 @@ func (a *App) revertCommand() *cobra.Command {
 		},
 	}
 	c.Flags().Int64Var(&to, "to", -1, "the version to restore (default: the newest kept)")
+	c.Flags().StringVar(&run, "run", "", "undo every lesson change this run made")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

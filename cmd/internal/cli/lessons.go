@@ -23,7 +23,7 @@ func init() {
 func (a *App) lessonsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lessons",
-		Short: "Add, use, show and remove lessons by hand; approve or reject quarantined ones",
+		Short: "Add, use, show, edit and remove lessons by hand; approve or reject quarantined ones",
 	}
 	c.AddCommand(a.lessonsAddCommand(), a.lessonsUseCommand(), a.lessonsShowCommand(), a.lessonsRmCommand(),
 		a.lessonsApproveCommand(), a.lessonsRejectCommand(), a.lessonsEditCommand())
