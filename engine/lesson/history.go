@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,7 +31,6 @@ const (
 	OpRemove  = "remove"
 	OpImport  = "import"
 	OpPrune   = "prune"
-	OpForget  = "forget"
 )
 
 // ErrNoVersion is a revert to a version a lesson does not have.
@@ -117,6 +117,24 @@ func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	}
 	if n := s.historyKeep(); seq >= n {
 		return tx.Delete(keyspace.LessonHistory(old.ID, seq-n))
+	}
+	return nil
+}
+
+// forgetHistory deletes every kept version of lesson id, in tx.
+func forgetHistory(tx kv.Txn, id string) error {
+	var keys [][]byte
+	err := tx.Scan(keyspace.LessonHistoryOf(id), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+		keys = append(keys, bytes.Clone(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range append(keys, keyspace.LessonHistoryNext(id)) {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -178,3 +178,27 @@ func TestRevertRun(t *testing.T) {
 		t.Fatalf("RevertRun of a run that changed nothing = %+v, %v", out, err)
 	}
 }
+
+// Forgetting a site keeps no copy: its lessons' versions and its retracted
+// lessons go with them.
+func TestForgetSiteDropsHistory(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.record(Lesson{Lesson: "Close the banner first.", Category: SiteSpecific, Domain: "shop.example"}, "")
+	b := e.record(Lesson{Lesson: "Wait for the cart to load.", Category: SiteSpecific, Domain: "shop.example"}, "")
+	must(e.s.Use(ctx, a.ID, "shop.example"))
+	must(e.s.Use(ctx, b.ID, "shop.example"))
+	if _, err := e.s.Retract(ctx, b.ID, "wrong"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.s.ForgetSite(ctx, "shop.example"); err != nil || n != 2 {
+		t.Fatalf("ForgetSite = %d, %v; want the lesson and the retracted one", n, err)
+	}
+	n := 0
+	err := e.db.View(ctx, func(r kv.Reader) error {
+		return r.Scan(keyspace.LessonHistoryPrefix(), kv.ScanOptions{KeysOnly: true}, func(_, _ []byte) error { n++; return nil })
+	})
+	if err != nil || n != 0 || len(must(e.s.Retracted(ctx))) != 0 {
+		t.Fatalf("after forget: %d history keys, %v, retracted %v", n, err, must(e.s.Retracted(ctx)))
+	}
+}

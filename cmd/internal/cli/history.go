@@ -25,7 +25,7 @@ func (a *App) historyCommand() *cobra.Command {
 		Short: "Show a lesson's kept versions, newest first: what changed it, when, and who",
 		Long: `Show the versions kept of a lesson, newest first. Each is the lesson as it
 was before one change (OP: use, helped, dedup, approve, edit, retract,
-revert, remove, import, prune, forget), when, and who made it (the source,
+revert, remove, import, prune), when, and who made it (the source,
 and the run or import file when known). The last 20 are kept. engine revert
 ID --to VERSION restores one.`,
 		Args: exactArgs(1, "ID"),
