@@ -209,3 +209,35 @@ func QuarantinedLesson(id string) []byte { return []byte("quarantine/lesson/" + 
 
 // QuarantinedLessons is the range of the quarantined lessons.
 func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }
+
+// Lesson history: every change to a stored lesson keeps the version it
+// replaced, and a retracted lesson is held apart with its reason:
+//
+//	lesson-history/<id>/<seq>   → {version, at, by, op, lesson}: seq is 16
+//	                              hex digits, increasing per lesson; the
+//	                              last lesson.Options.HistoryKeep are kept
+//	lesson-history/<id>         → the next seq (16 hex digits): one Get
+//	                              finds it, where a scan costs an iterator
+//	retracted/lesson/<id>       → {reason, at, by, lesson}: out of every
+//	                              site range and index, kept for audit
+
+// LessonHistory is the key of version seq of lesson id.
+func LessonHistory(id string, seq uint64) []byte {
+	return []byte(fmt.Sprintf("lesson-history/%s/%016x", esc(id), seq))
+}
+
+// LessonHistoryNext is the key of lesson id's next version number.
+func LessonHistoryNext(id string) []byte { return []byte("lesson-history/" + esc(id)) }
+
+// LessonHistoryOf is the range of lesson id's versions, oldest first.
+func LessonHistoryOf(id string) []byte { return []byte("lesson-history/" + esc(id) + "/") }
+
+// RetractedLesson is the key of a retracted lesson.
+func RetractedLesson(id string) []byte { return []byte("retracted/lesson/" + esc(id)) }
+
+// RetractedLessons is the range of the retracted lessons.
+func RetractedLessons() []byte { return []byte("retracted/lesson/") }
+
+// LessonHistoryPrefix is the range of every lesson's versions (and next
+// version numbers).
+func LessonHistoryPrefix() []byte { return []byte("lesson-history/") }

@@ -17,10 +17,11 @@ import (
 
 // importBatch bounds the lessons one import, forget or index transaction
 // writes; a store with a lower op limit (etcd) gets fewer, lessonKeys keys
-// read or written per lesson (its record, id and index entries).
+// read or written per lesson (its record, id and index entries, and its
+// version: one Get, two Sets, one Delete).
 const (
 	importBatch = 1000
-	lessonKeys  = 10
+	lessonKeys  = 14
 )
 
 // File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.
@@ -194,6 +195,9 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
+				if err := s.keep(tx, OpImport, old); err != nil {
+					return err
+				}
 				if err := put(tx, old, &l); err != nil {
 					return err
 				}
@@ -208,13 +212,14 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 }
 
 // ForgetSite deletes every lesson bound to site (a registrable domain) with
-// its index entries, including those outside the site's key range.
+// its index entries, including those outside the site's key range, and
+// its kept versions: forgetting keeps no copy.
 func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 	if site == "" || site == keyspace.Global {
 		return 0, engine.Invalid("lesson", "forgetting needs a site")
 	}
 	total := 0
-	batch := kv.TxnItems(s.db, importBatch, lessonKeys)
+	batch := kv.TxnItems(s.db, importBatch, lessonKeys+int(s.historyKeep())+1)
 	for {
 		n := 0
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
@@ -236,6 +241,9 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 				return err
 			}
 			for _, l := range ls {
+				if err := forgetHistory(tx, l.ID); err != nil {
+					return err
+				}
 				if err := remove(tx, l); err != nil {
 					return err
 				}
@@ -256,7 +264,7 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 			break
 		}
 	}
-	// The site's quarantined lessons go too.
+	// The site's quarantined and retracted lessons go too.
 	var held [][]byte
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		held = held[:0]
@@ -269,6 +277,23 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 		})
 		if err != nil {
 			return err
+		}
+		var retracted []string
+		err = tx.Scan(keyspace.RetractedLessons(), kv.ScanOptions{}, func(k, v []byte) error {
+			var rt Retraction
+			if json.Unmarshal(v, &rt) == nil && rt.Lesson.Domain != "" && siteOf(rt.Lesson.Domain) == site {
+				held = append(held, bytes.Clone(k))
+				retracted = append(retracted, rt.Lesson.ID)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range retracted {
+			if err := forgetHistory(tx, id); err != nil {
+				return err
+			}
 		}
 		for _, k := range held {
 			if err := tx.Delete(k); err != nil {

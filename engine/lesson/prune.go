@@ -12,10 +12,11 @@ import (
 
 // pruneBatch bounds the lessons one prune transaction removes; a store
 // with a lower op limit (etcd) gets fewer (pruneKeys keys read or written
-// per lesson: its due entry, id and record, and its index entries).
+// per lesson: its due entry, id and record, its index entries, and its
+// version).
 const (
 	pruneBatch = 500
-	pruneKeys  = 10
+	pruneKeys  = 14
 )
 
 // Prune removes stale learned lessons: last used more than maxAgeDays days
@@ -54,6 +55,9 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 			for _, l := range stale {
 				if l.Source == SourceSeed || l.UseCount >= PruneKeepUseCount {
 					continue // not indexed as due; defensive
+				}
+				if err := s.keep(tx, OpPrune, l); err != nil {
+					return err
 				}
 				if err := remove(tx, l); err != nil {
 					return err

@@ -93,6 +93,9 @@ func (s *Store) Approve(ctx context.Context, id string) (*Lesson, Trust, error) 
 			n.Trust = Trusted
 			ch.trusted = "approved"
 			out = &n
+			if err := s.keep(tx, OpApprove, old); err != nil {
+				return err
+			}
 			return put(tx, old, &n)
 		}
 		if err != nil {
@@ -124,6 +127,9 @@ func (s *Store) Approve(ctx context.Context, id string) (*Lesson, Trust, error) 
 			ch.trusted = "approved"
 		}
 		out = &n
+		if err := s.keep(tx, OpApprove, old); err != nil {
+			return err
+		}
 		return put(tx, old, &n)
 	})
 	if err != nil {

@@ -41,6 +41,9 @@ type Options struct {
 	// Provenance is who writes through this store: stamped on the
 	// records it writes.
 	Provenance engine.Provenance
+	// HistoryKeep is how many past versions of each lesson are kept
+	// (default 20, see History).
+	HistoryKeep int
 	// Tier1Cap caps the Tier 1 lessons (default 10).
 	Tier1Cap int
 	// MaxRecall caps each Tier 2 recall (default 3).
@@ -447,6 +450,9 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
 		ch = s.countUse(&n, host, false)
 		out, created = &n, false
+		if err := s.keep(tx, OpDedup, old); err != nil {
+			return err
+		}
 		return put(tx, old, &n)
 	})
 	if err != nil {
@@ -516,6 +522,13 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 		n.TriggeredDomains = slices.Clone(old.TriggeredDomains)
 		ch = s.countUse(&n, host, helped)
 		out = &n
+		op := OpUse
+		if helped {
+			op = OpHelped
+		}
+		if err := s.keep(tx, op, old); err != nil {
+			return err
+		}
 		return put(tx, old, &n)
 	})
 	if err != nil {
@@ -601,6 +614,9 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		l, err := load(tx, id)
 		if err != nil {
+			return err
+		}
+		if err := s.keep(tx, OpRemove, l); err != nil {
 			return err
 		}
 		return remove(tx, l)

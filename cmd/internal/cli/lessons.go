@@ -23,10 +23,10 @@ func init() {
 func (a *App) lessonsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lessons",
-		Short: "Add, use, show and remove lessons by hand; approve or reject quarantined ones",
+		Short: "Add, use, show, edit and remove lessons by hand; approve or reject quarantined ones",
 	}
 	c.AddCommand(a.lessonsAddCommand(), a.lessonsUseCommand(), a.lessonsShowCommand(), a.lessonsRmCommand(),
-		a.lessonsApproveCommand(), a.lessonsRejectCommand())
+		a.lessonsApproveCommand(), a.lessonsRejectCommand(), a.lessonsEditCommand())
 	return c
 }
 
@@ -131,6 +131,38 @@ func (a *App) lessonsUseCommand() *cobra.Command {
 	c.Flags().StringVar(&host, "domain", "", "the domain it was used on (required)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("domain")
+	return c
+}
+
+func (a *App) lessonsEditCommand() *cobra.Command {
+	var (
+		text   string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "edit ID --lesson TEXT",
+		Short: "Change a lesson's text, keeping its id and counts (engine history shows the old text)",
+		Long: `Change a lesson's text. Its id, counts and trust stay; the previous version
+is kept (engine history ID, engine revert ID). Text that fails the screen
+(instructions aimed at the model, links to other sites, ...) is refused
+with the reason, exit status 2.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			m, err := a.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer CloseInto(&err, m)
+			l, err := m.WithProvenance(engine.Provenance{Source: engine.SourceManual}).EditLesson(cmd.Context(), args[0], text)
+			if err != nil {
+				return err
+			}
+			return a.printLessons(asJSON, false, *l)
+		},
+	}
+	c.Flags().StringVar(&text, "lesson", "", "the new text (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("lesson")
 	return c
 }
 
@@ -287,7 +319,9 @@ seen working twice: only they can be Tier 1), --trust candidate the others
 lists both. --trust quarantined lists instead the lessons held out of every
 prompt because their text failed the screen (instructions aimed at the
 model, links to other sites, code, hidden characters, over-long text), each
-with its reason, in full; engine lessons approve|reject ID decides on them.`,
+with its reason, in full; engine lessons approve|reject ID decides on them.
+--trust retracted lists the lessons a person withdrew (engine retract), each
+with its reason; engine revert ID restores one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			switch trust {
@@ -308,8 +342,22 @@ with its reason, in full; engine lessons approve|reject ID decides on them.`,
 					return err
 				}
 				return a.printQuarantined(asJSON, ls)
+			case "retracted":
+				if category != "" || f.Domain != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
+					return Usagef("--trust retracted lists every retracted lesson: it takes no other filter")
+				}
+				m, err := a.Client(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer CloseInto(&err, m)
+				rs, err := m.RetractedLessons(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return a.printRetracted(asJSON, rs)
 			default:
-				return Usagef("--trust must be shown, trusted, candidate or quarantined, not %q", trust)
+				return Usagef("--trust must be shown, trusted, candidate, quarantined or retracted, not %q", trust)
 			}
 			if category != "" {
 				cat, err := lesson.ParseCategory(category)
@@ -355,7 +403,7 @@ with its reason, in full; engine lessons approve|reject ID decides on them.`,
 	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
 	fl.IntVar(&max, "max", 0, "at most N lessons")
 	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
-	fl.StringVar(&trust, "trust", "", "shown (the default: trusted and candidate, the lessons the agent may be shown), trusted, candidate or quarantined")
+	fl.StringVar(&trust, "trust", "", "shown (the default: trusted and candidate, the lessons the agent may be shown), trusted, candidate, quarantined or retracted")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
