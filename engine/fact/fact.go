@@ -37,6 +37,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -578,8 +579,8 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	}
 	var ups []upd
 	for _, a := range as {
-		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
-			return 0, engine.Invalid("fact attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		if err := attribution.Check("fact attribution", a.Shown, a.Used, a.Helped); err != nil {
+			return 0, err
 		}
 		host, typ, key, value, err := normalise(a.Domain, string(a.Type), a.Key, a.Value)
 		if err != nil {
@@ -593,26 +594,17 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		n = 0
 		sites := map[string]bool{}
 		for _, u := range ups {
-			v, err := tx.Get(u.key)
-			if errors.Is(err, kv.ErrNotFound) {
+			ok, err := attribution.Add(tx, u.key, func(f *Fact) (time.Duration, bool) {
+				f.Shown += u.a.Shown
+				f.Used += u.a.Used
+				f.Helped += u.a.Helped
+				return 0, true
+			})
+			if err != nil {
+				return err
+			}
+			if !ok {
 				continue
-			}
-			if err != nil {
-				return err
-			}
-			var f Fact
-			if err := json.Unmarshal(v, &f); err != nil {
-				return fmt.Errorf("decode %s: %w", u.key, err)
-			}
-			f.Shown += u.a.Shown
-			f.Used += u.a.Used
-			f.Helped += u.a.Helped
-			b, err := json.Marshal(f)
-			if err != nil {
-				return err
-			}
-			if err := tx.Set(u.key, b, 0); err != nil {
-				return err
 			}
 			sites[u.site] = true
 			n++

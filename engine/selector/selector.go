@@ -31,6 +31,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -590,8 +591,8 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	}
 	var ups []upd
 	for _, a := range as {
-		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
-			return 0, engine.Invalid("selector attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		if err := attribution.Check("selector attribution", a.Shown, a.Used, a.Helped); err != nil {
+			return 0, err
 		}
 		host, role, _, nameKey, sel, err := normalise(a.Domain, a.Role, a.Name, a.Selector)
 		if err != nil {
@@ -609,26 +610,17 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		n = 0
 		sites := map[string]bool{}
 		for _, u := range ups {
-			v, err := tx.Get(u.key)
-			if errors.Is(err, kv.ErrNotFound) {
+			ok, err := attribution.Add(tx, u.key, func(sl *Selector) (time.Duration, bool) {
+				sl.Shown += u.a.Shown
+				sl.Used += u.a.Used
+				sl.Helped += u.a.Helped
+				return 0, true
+			})
+			if err != nil {
+				return err
+			}
+			if !ok {
 				continue
-			}
-			if err != nil {
-				return err
-			}
-			var sl Selector
-			if err := json.Unmarshal(v, &sl); err != nil {
-				return fmt.Errorf("decode %s: %w", u.key, err)
-			}
-			sl.Shown += u.a.Shown
-			sl.Used += u.a.Used
-			sl.Helped += u.a.Helped
-			b, err := json.Marshal(sl)
-			if err != nil {
-				return err
-			}
-			if err := tx.Set(u.key, b, 0); err != nil {
-				return err
 			}
 			sites[u.site] = true
 			n++

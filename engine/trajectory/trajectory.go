@@ -34,6 +34,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -533,8 +534,8 @@ type Attribution struct {
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	keys := make([][]byte, len(as))
 	for i, a := range as {
-		if a.Shown < 0 || a.Used < 0 || a.Helped < 0 || a.Used > a.Shown || a.Helped > a.Used {
-			return 0, engine.Invalid("trajectory attribution", "want 0 ≤ helped ≤ used ≤ shown")
+		if err := attribution.Check("trajectory attribution", a.Shown, a.Used, a.Helped); err != nil {
+			return 0, err
 		}
 		h, err := domain.Host(a.Domain)
 		if err != nil {
@@ -550,32 +551,19 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		n = 0
 		for i, a := range as {
-			v, err := tx.Get(keys[i])
-			if errors.Is(err, kv.ErrNotFound) {
-				continue
-			}
+			ok, err := attribution.Add(tx, keys[i], func(t *Trajectory) (time.Duration, bool) {
+				ttl := t.ExpiresAt.Sub(now)
+				t.Shown += a.Shown
+				t.Used += a.Used
+				t.Helped += a.Helped
+				return ttl, ttl > 0 // one expired meanwhile is skipped
+			})
 			if err != nil {
 				return err
 			}
-			var t Trajectory
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("decode %s: %w", keys[i], err)
+			if ok {
+				n++
 			}
-			ttl := t.ExpiresAt.Sub(now)
-			if ttl <= 0 {
-				continue
-			}
-			t.Shown += a.Shown
-			t.Used += a.Used
-			t.Helped += a.Helped
-			b, err := json.Marshal(t)
-			if err != nil {
-				return err
-			}
-			if err := tx.Set(keys[i], b, ttl); err != nil {
-				return err
-			}
-			n++
 		}
 		return nil
 	})
