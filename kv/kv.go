@@ -1,8 +1,8 @@
 // Package kv is the interface of an ordered, transactional key-value store
 // and its contract; it knows nothing of what the keys mean (the engine's key
 // layout lives in engine/keyspace) and nothing of any one store: badger is
-// in kv/badger, and kv/kvtest.Run is the conformance suite every store
-// passes. What a store implements beyond the interface (Apply's journal,
+// in kv/badger, etcd in kv/etcd, and kv/kvtest.Run is the conformance suite
+// every store passes. What a store implements beyond the interface (Apply's journal,
 // Staging) is written here once, against Store.
 //
 // The contract, as kvtest.Run pins it:
