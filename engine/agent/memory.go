@@ -177,6 +177,19 @@ func usedStep(steps []trajectory.Step, rec record) bool {
 	return false
 }
 
+// tally counts one step that showed a memory: used when its action used
+// it, helped when it was used and the step counts as help. It reports used.
+func tally(c *engine.Counts, used, helps bool) bool {
+	c.Shown++
+	if used {
+		c.Used++
+		if helps {
+			c.Helped++
+		}
+	}
+	return used
+}
+
 // credit ends attribution: in a successful run, each lesson shown before
 // an action that helped gets lesson.Helped; in any other run none does.
 // The selectors, facts and reference trajectory shown get their counts
@@ -216,13 +229,8 @@ func (r *runner) credit(ctx context.Context) error {
 				sels[k] = t
 				order = append(order, k)
 			}
-			t.Shown++
-			if a.selUsed[i] {
+			if tally(&t.Counts, a.selUsed[i], a.why == "") {
 				used++
-				t.Used++
-				if a.why == "" {
-					t.Helped++
-				}
 			}
 		}
 		factsUsed := 0
@@ -233,13 +241,8 @@ func (r *runner) credit(ctx context.Context) error {
 				facts[f] = t
 				factOrder = append(factOrder, f)
 			}
-			t.Shown++
-			if a.factUsed[i] {
+			if tally(&t.Counts, a.factUsed[i], a.why == "") {
 				factsUsed++
-				t.Used++
-				if a.why == "" {
-					t.Helped++
-				}
 			}
 		}
 		if a.trajectory != "" && a.host != "" {
@@ -249,13 +252,7 @@ func (r *runner) credit(ctx context.Context) error {
 				trajs[a.trajectory] = t
 				trajOrder = append(trajOrder, a.trajectory)
 			}
-			t.Shown++
-			if a.trajUsed {
-				t.Used++
-				if a.why == "" {
-					t.Helped++
-				}
-			}
+			tally(&t.Counts, a.trajUsed, a.why == "")
 		}
 		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped,
 			"selectors_shown": len(a.selectors), "selectors_used": used, "trajectory_used": a.trajUsed,

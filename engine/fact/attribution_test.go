@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -35,9 +36,9 @@ func TestAttributeCountsAndRanking(t *testing.T) {
 		t.Fatalf("before: %q", got)
 	}
 	n, err := s.Attribute(ctx, []Attribution{
-		{Domain: "shop.example", Type: Quirk, Key: "Search", Value: "the search box  opens suggestions", Shown: UnhelpfulAfter, Used: 3},
-		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "a banner covers the page", Shown: 1, Used: 1, Helped: 1},
-		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "another value", Shown: 1},
+		{Domain: "shop.example", Type: Quirk, Key: "Search", Value: "the search box  opens suggestions", Counts: engine.Counts{Shown: UnhelpfulAfter, Used: 3}},
+		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "a banner covers the page", Counts: engine.Counts{Shown: 1, Used: 1, Helped: 1}},
+		{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "another value", Counts: engine.Counts{Shown: 1}},
 	})
 	if err != nil || n != 2 {
 		t.Fatalf("Attribute = %d, %v; want 2 updated", n, err)
@@ -51,7 +52,7 @@ func TestAttributeCountsAndRanking(t *testing.T) {
 	if f := fs[0]; f.Shown != 1 || f.Used != 1 || f.Helped != 1 || f.Sources != 3 {
 		t.Fatalf("cookies after a confirmation: %+v", f)
 	}
-	if _, err := s.Attribute(ctx, []Attribution{{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "x", Shown: 1, Helped: 1}}); err == nil {
+	if _, err := s.Attribute(ctx, []Attribution{{Domain: "shop.example", Type: Quirk, Key: "cookies", Value: "x", Counts: engine.Counts{Shown: 1, Helped: 1}}}); err == nil {
 		t.Fatal("helped > used accepted")
 	}
 }

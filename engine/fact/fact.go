@@ -106,9 +106,7 @@ type Fact struct {
 	// fact, those whose action named what it names (see the agent's
 	// attribution), and those used ones whose action worked in a
 	// successful run (see Attribute).
-	Shown  int `json:"shown,omitempty"`
-	Used   int `json:"used,omitempty"`
-	Helped int `json:"helped,omitempty"`
+	engine.Counts
 }
 
 // UnhelpfulAfter is how many times a fact is shown without ever helping
@@ -563,23 +561,16 @@ type Attribution struct {
 	Type   Type   `json:"type"`
 	Key    string `json:"key"`
 	Value  string `json:"value"`
-	Shown  int    `json:"shown"`
-	Used   int    `json:"used"`
-	Helped int    `json:"helped"`
+	engine.Counts
 }
 
 // Attribute adds each attribution's counts to its fact, all in one
 // transaction, and returns how many facts it updated: one no longer kept
 // (pruned, deleted, or a value since replaced) is skipped.
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
-	type upd struct {
-		key  []byte
-		site string
-		a    Attribution
-	}
-	var ups []upd
+	ups := make([]attribution.Update, 0, len(as))
 	for _, a := range as {
-		if err := attribution.Check("fact attribution", a.Shown, a.Used, a.Helped); err != nil {
+		if err := a.Counts.Check("fact attribution"); err != nil {
 			return 0, err
 		}
 		host, typ, key, value, err := normalise(a.Domain, string(a.Type), a.Key, a.Value)
@@ -587,34 +578,15 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 			return 0, err
 		}
 		site := domain.Site(host)
-		ups = append(ups, upd{keyspace.Fact(site, host, string(typ), key, valueHash(value)), site, a})
+		ups = append(ups, attribution.Update{Key: keyspace.Fact(site, host, string(typ), key, valueHash(value)), Site: site, Counts: a.Counts})
 	}
 	n := 0
-	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		n = 0
-		sites := map[string]bool{}
-		for _, u := range ups {
-			ok, err := attribution.Add(tx, u.key, func(f *Fact) (time.Duration, bool) {
-				f.Shown += u.a.Shown
-				f.Used += u.a.Used
-				f.Helped += u.a.Helped
-				return 0, true
-			})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			sites[u.site] = true
-			n++
-		}
-		for site := range sites {
-			if err := tx.Set(keyspace.FactGen(site), []byte(sitecache.Gen()), 0); err != nil {
-				return err
-			}
-		}
-		return nil
+	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		n, err = attribution.AddAll(tx, ups, attribution.Options[Fact]{
+			Counts: func(f *Fact) *engine.Counts { return &f.Counts },
+			Gen:    keyspace.FactGen,
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("fact: attribute %d facts: %w", len(as), err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -23,9 +24,9 @@ func TestAttributeCountsAndRanking(t *testing.T) {
 		t.Fatalf("before: %q", got)
 	}
 	n, err := s.Attribute(ctx, []Attribution{
-		{Domain: "shop.example", Role: "button", Name: "Search", Selector: "#search", Shown: UnhelpfulAfter, Used: 2},
-		{Domain: "shop.example", Role: "link", Name: "Cart", Selector: "#cart", Shown: 2, Used: 1, Helped: 1},
-		{Domain: "shop.example", Role: "link", Name: "Gone", Selector: "#gone", Shown: 1},
+		{Domain: "shop.example", Role: "button", Name: "Search", Selector: "#search", Counts: engine.Counts{Shown: UnhelpfulAfter, Used: 2}},
+		{Domain: "shop.example", Role: "link", Name: "Cart", Selector: "#cart", Counts: engine.Counts{Shown: 2, Used: 1, Helped: 1}},
+		{Domain: "shop.example", Role: "link", Name: "Gone", Selector: "#gone", Counts: engine.Counts{Shown: 1}},
 	})
 	if err != nil || n != 2 {
 		t.Fatalf("Attribute = %d, %v; want 2 updated", n, err)
@@ -40,7 +41,7 @@ func TestAttributeCountsAndRanking(t *testing.T) {
 	if !known[1].Unhelpful() || known[1].Shown != UnhelpfulAfter || known[1].Used != 2 {
 		t.Fatalf("#search %+v", known[1])
 	}
-	if _, err := s.Attribute(ctx, []Attribution{{Domain: "shop.example", Role: "link", Name: "Cart", Selector: "#cart", Shown: 1, Used: 2}}); err == nil {
+	if _, err := s.Attribute(ctx, []Attribution{{Domain: "shop.example", Role: "link", Name: "Cart", Selector: "#cart", Counts: engine.Counts{Shown: 1, Used: 2}}}); err == nil {
 		t.Fatal("used > shown accepted")
 	}
 }

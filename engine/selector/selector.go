@@ -98,9 +98,7 @@ type Selector struct {
 	// Shown, Used and Helped count the run steps whose context offered the
 	// selector, those whose action then used its element, and those used
 	// ones whose action worked in a successful run (see Attribute).
-	Shown  int `json:"shown,omitempty"`
-	Used   int `json:"used,omitempty"`
-	Helped int `json:"helped,omitempty"`
+	engine.Counts
 }
 
 // UnhelpfulAfter is how many times a selector is shown without ever
@@ -575,23 +573,16 @@ type Attribution struct {
 	Role     string `json:"role"`
 	Name     string `json:"name"`
 	Selector string `json:"selector"`
-	Shown    int    `json:"shown"`
-	Used     int    `json:"used"`
-	Helped   int    `json:"helped"`
+	engine.Counts
 }
 
 // Attribute adds each attribution's counts to its selector, all in one
 // transaction, and returns how many selectors it updated: a selector no
 // longer kept (deleted, or never stored) is skipped, not an error.
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
-	type upd struct {
-		key  []byte
-		site string
-		a    Attribution
-	}
-	var ups []upd
+	ups := make([]attribution.Update, 0, len(as))
 	for _, a := range as {
-		if err := attribution.Check("selector attribution", a.Shown, a.Used, a.Helped); err != nil {
+		if err := a.Counts.Check("selector attribution"); err != nil {
 			return 0, err
 		}
 		host, role, _, nameKey, sel, err := normalise(a.Domain, a.Role, a.Name, a.Selector)
@@ -603,34 +594,15 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 			return 0, err
 		}
 		site := domain.Site(host)
-		ups = append(ups, upd{keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel)), site, a})
+		ups = append(ups, attribution.Update{Key: keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel)), Site: site, Counts: a.Counts})
 	}
 	n := 0
-	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		n = 0
-		sites := map[string]bool{}
-		for _, u := range ups {
-			ok, err := attribution.Add(tx, u.key, func(sl *Selector) (time.Duration, bool) {
-				sl.Shown += u.a.Shown
-				sl.Used += u.a.Used
-				sl.Helped += u.a.Helped
-				return 0, true
-			})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			sites[u.site] = true
-			n++
-		}
-		for site := range sites {
-			if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
-				return err
-			}
-		}
-		return nil
+	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		n, err = attribution.AddAll(tx, ups, attribution.Options[Selector]{
+			Counts: func(sl *Selector) *engine.Counts { return &sl.Counts },
+			Gen:    keyspace.SelectorGen,
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("selector: attribute %d selectors: %w", len(as), err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 func TestAttributeCountsSurviveReplacementNotExpiry(t *testing.T) {
@@ -11,8 +13,8 @@ func TestAttributeCountsSurviveReplacementNotExpiry(t *testing.T) {
 	e := newEnv(t, Options{})
 	tr := e.record(searchRun())
 	n, err := e.s.Attribute(ctx, []Attribution{
-		{Domain: "www.shop.example", ID: tr.ID, Shown: 4, Used: 3, Helped: 3},
-		{Domain: "www.shop.example", ID: "traj_0000000000000000", Shown: 1},
+		{Domain: "www.shop.example", ID: tr.ID, Counts: engine.Counts{Shown: 4, Used: 3, Helped: 3}},
+		{Domain: "www.shop.example", ID: "traj_0000000000000000", Counts: engine.Counts{Shown: 1}},
 	})
 	if err != nil || n != 1 {
 		t.Fatalf("Attribute = %d, %v; want 1 updated", n, err)
@@ -32,10 +34,10 @@ func TestAttributeCountsSurviveReplacementNotExpiry(t *testing.T) {
 	}
 	// Expired: skipped.
 	e.now = again.ExpiresAt.Add(time.Second)
-	if n, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Shown: 1}}); err != nil || n != 0 {
+	if n, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Counts: engine.Counts{Shown: 1}}}); err != nil || n != 0 {
 		t.Fatalf("expired: %d, %v", n, err)
 	}
-	if _, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Shown: 1, Used: 2}}); err == nil {
+	if _, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Counts: engine.Counts{Shown: 1, Used: 2}}}); err == nil {
 		t.Fatal("used > shown accepted")
 	}
 }

@@ -98,9 +98,7 @@ type Trajectory struct {
 	// trajectory, those whose action was one of its steps, and those used
 	// ones whose action worked in a successful run (see Attribute). A
 	// newer run of the template that replaces the steps keeps them.
-	Shown  int `json:"shown,omitempty"`
-	Used   int `json:"used,omitempty"`
-	Helped int `json:"helped,omitempty"`
+	engine.Counts
 }
 
 // VerifiedShare is the share of steps that were verified.
@@ -522,9 +520,7 @@ func (s *Store) Page(ctx context.Context, host string, req page.Request) (page.R
 type Attribution struct {
 	Domain string `json:"domain"` // host or URL of its site
 	ID     string `json:"id"`
-	Shown  int    `json:"shown"`
-	Used   int    `json:"used"`
-	Helped int    `json:"helped"`
+	engine.Counts
 }
 
 // Attribute adds each attribution's counts to its trajectory, all in one
@@ -532,9 +528,9 @@ type Attribution struct {
 // (replaced by another template's, expired, deleted) is skipped. The
 // match index is untouched: the counts do not change what matches.
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
-	keys := make([][]byte, len(as))
-	for i, a := range as {
-		if err := attribution.Check("trajectory attribution", a.Shown, a.Used, a.Helped); err != nil {
+	ups := make([]attribution.Update, 0, len(as))
+	for _, a := range as {
+		if err := a.Counts.Check("trajectory attribution"); err != nil {
 			return 0, err
 		}
 		h, err := domain.Host(a.Domain)
@@ -544,28 +540,20 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		if a.ID == "" {
 			return 0, engine.Invalid("trajectory attribution", "id is empty")
 		}
-		keys[i] = keyspace.Trajectory(domain.Site(h), a.ID)
+		ups = append(ups, attribution.Update{Key: keyspace.Trajectory(domain.Site(h), a.ID), Counts: a.Counts})
 	}
 	now := s.opts.Now()
 	n := 0
-	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		n = 0
-		for i, a := range as {
-			ok, err := attribution.Add(tx, keys[i], func(t *Trajectory) (time.Duration, bool) {
+	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		n, err = attribution.AddAll(tx, ups, attribution.Options[Trajectory]{
+			Counts: func(t *Trajectory) *engine.Counts { return &t.Counts },
+			// One expired meanwhile is skipped; the others keep their expiry.
+			Keep: func(t *Trajectory) (time.Duration, bool) {
 				ttl := t.ExpiresAt.Sub(now)
-				t.Shown += a.Shown
-				t.Used += a.Used
-				t.Helped += a.Helped
-				return ttl, ttl > 0 // one expired meanwhile is skipped
-			})
-			if err != nil {
-				return err
-			}
-			if ok {
-				n++
-			}
-		}
-		return nil
+				return ttl, ttl > 0
+			},
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("trajectory: attribute %d trajectories: %w", len(as), err)

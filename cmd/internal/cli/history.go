@@ -9,7 +9,8 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 )
 
-// manual is who edits, retracts and reverts from the command line: a person.
+// manual is who adds, edits, retracts and reverts lessons from the command
+// line: a person.
 var manual = engine.Provenance{Source: engine.SourceManual}
 
 func init() {

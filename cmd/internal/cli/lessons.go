@@ -78,7 +78,7 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 			}
 			defer CloseInto(&err, m)
 			// A person writes it: manual, so trusted from the start.
-			got, err := m.WithProvenance(engine.Provenance{Source: engine.SourceManual}).RecordLesson(cmd.Context(), l)
+			got, err := m.WithProvenance(manual).RecordLesson(cmd.Context(), l)
 			if err != nil {
 				return err
 			}
@@ -153,7 +153,7 @@ with the reason, exit status 2.`,
 				return err
 			}
 			defer CloseInto(&err, m)
-			l, err := m.WithProvenance(engine.Provenance{Source: engine.SourceManual}).EditLesson(cmd.Context(), args[0], text)
+			l, err := m.WithProvenance(manual).EditLesson(cmd.Context(), args[0], text)
 			if err != nil {
 				return err
 			}

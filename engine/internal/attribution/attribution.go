@@ -1,6 +1,6 @@
 // Package attribution holds what the stores that count attribution
-// (facts, selectors, trajectories) share: the check of a run's counts and
-// the read-modify-write that adds them to a stored JSON record.
+// (facts, selectors, trajectories) share: adding a run's counts to stored
+// JSON records in one transaction.
 package attribution
 
 import (
@@ -10,42 +10,73 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/kv"
 )
 
-// Check returns an engine.ErrInvalid error about what unless
-// 0 ≤ helped ≤ used ≤ shown: a step can use only what it was shown, and be
-// helped only by what it used.
-func Check(what string, shown, used, helped int) error {
-	if shown < 0 || used < 0 || helped < 0 || used > shown || helped > used {
-		return engine.Invalid(what, "want 0 ≤ helped ≤ used ≤ shown")
-	}
-	return nil
+// Update is the counts a run adds to one stored record: its key, and the
+// site whose generation token changes with it.
+type Update struct {
+	Key    []byte
+	Site   string
+	Counts engine.Counts
 }
 
-// Add decodes the JSON record of type T at key in tx, lets add change it,
-// and writes it back with the TTL add returns (0: none). It reports false,
-// writing nothing, when the record is gone or add says not to keep it (a
-// record expired meanwhile).
-func Add[T any](tx kv.Txn, key []byte, add func(*T) (ttl time.Duration, keep bool)) (bool, error) {
-	v, err := tx.Get(key)
-	if errors.Is(err, kv.ErrNotFound) {
-		return false, nil
+// Options say how a kind of record takes its counts.
+type Options[T any] struct {
+	// Counts returns the record's counts to add to.
+	Counts func(*T) *engine.Counts
+	// Keep, when set, says whether the record is still kept (a trajectory
+	// may have expired meanwhile) and the TTL to write it back with;
+	// nil: always kept, no TTL.
+	Keep func(*T) (time.Duration, bool)
+	// Gen, when set, is the key of a site's generation token, given a
+	// fresh one for every site whose records changed (sitecache).
+	Gen func(site string) []byte
+}
+
+// AddAll adds each update's counts to the JSON record of type T at its
+// key, in tx, and returns how many records it updated: a record gone, or
+// one Keep refuses, is skipped.
+func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
+	n := 0
+	sites := map[string]bool{}
+	for _, u := range ups {
+		v, err := tx.Get(u.Key)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		var rec T
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return 0, fmt.Errorf("decode %s: %w", kv.Short(u.Key), err)
+		}
+		var ttl time.Duration
+		if o.Keep != nil {
+			var keep bool
+			if ttl, keep = o.Keep(&rec); !keep {
+				continue
+			}
+		}
+		o.Counts(&rec).Add(u.Counts)
+		b, err := json.Marshal(&rec)
+		if err != nil {
+			return 0, err
+		}
+		if err := tx.Set(u.Key, b, ttl); err != nil {
+			return 0, err
+		}
+		sites[u.Site] = true
+		n++
 	}
-	if err != nil {
-		return false, err
+	if o.Gen != nil {
+		for site := range sites {
+			if err := tx.Set(o.Gen(site), []byte(sitecache.Gen()), 0); err != nil {
+				return 0, err
+			}
+		}
 	}
-	var rec T
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return false, fmt.Errorf("decode %s: %w", kv.Short(key), err)
-	}
-	ttl, keep := add(&rec)
-	if !keep {
-		return false, nil
-	}
-	b, err := json.Marshal(&rec)
-	if err != nil {
-		return false, err
-	}
-	return true, tx.Set(key, b, ttl)
+	return n, nil
 }
