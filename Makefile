@@ -50,9 +50,13 @@ lint:
 proto: deps
 	sh scripts/gen-proto.sh
 
-## bench: every benchmark once (see ARCHITECTURE.md for the figures)
+## bench: every benchmark once, the lesson ones up to 1M lessons (stores cached in ENGINE_BENCH_CACHE), then the recall report (scripts/bench-recall.sh) in BENCH_OUT
+BENCH_OUT ?= bin/bench
 bench:
-	$(GO) test -run '^$$' -bench . ./...
+	mkdir -p $(BENCH_OUT)
+	{ ENGINE_BENCH_1M=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 0 ./...; echo $$? >$(BENCH_OUT)/rc; } | tee $(BENCH_OUT)/bench.txt
+	exit $$(cat $(BENCH_OUT)/rc)
+	GO=$(GO) sh scripts/bench-recall.sh $(BENCH_OUT)/bench-recall.md $(BENCH_OUT)/bench.txt
 
 ## stress: the timing-exposed tests, 20 rounds, with every core kept busy (STRESS_COUNT, STRESS_RUN, STRESS_PKGS)
 stress: deps

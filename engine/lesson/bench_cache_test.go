@@ -1,0 +1,243 @@
+package lesson
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
+)
+
+// The million-lesson stores are generated once and kept between runs in a
+// cache dir: building one takes minutes, and flatness from 1k to 1M is the
+// point of the benchmarks. A cached store is named by shape, size and
+// benchGenVersion, and is used only if its stamp (written last) names the
+// same generator version, schema version and layout fingerprint; anything
+// else is removed and built again.
+
+// benchGenVersion is the version of the cached stores' generator: bump it
+// when benchLesson, benchFill or the seed file's shape changes. A change in
+// the key layout or the value encoding is caught by the layout fingerprint
+// without a bump.
+const benchGenVersion = 1
+
+// bench1M is the size that is cached, and only run when ENGINE_BENCH_1M=1
+// (make bench sets it), so `go test -bench .` stays quick.
+const bench1M = 1_000_000
+
+// benchSizesAll is benchSizes plus 1M when ENGINE_BENCH_1M=1.
+func benchSizesAll() []int {
+	if os.Getenv("ENGINE_BENCH_1M") != "1" {
+		return benchSizes
+	}
+	return append(benchSizes[:len(benchSizes):len(benchSizes)], bench1M)
+}
+
+// benchCacheDir is ENGINE_BENCH_CACHE, or engine-bench under the user's
+// cache dir.
+func benchCacheDir(b *testing.B) string {
+	if d := os.Getenv("ENGINE_BENCH_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		b.Fatalf("bench cache: %v (set ENGINE_BENCH_CACHE)", err)
+	}
+	return filepath.Join(d, "engine-bench")
+}
+
+// benchStamp is what a cached store must have been built with to be used.
+func benchStamp(b *testing.B, n int, shape string) string {
+	return fmt.Sprintf("lessons gen=%d schema=%d layout=%s n=%d shape=%s\n",
+		benchGenVersion, keyspace.SchemaVersion, benchLayout(b), n, shape)
+}
+
+var (
+	benchLayoutOnce sync.Once
+	benchLayoutSum  string
+	benchLayoutErr  error
+)
+
+// benchLayout fingerprints the key layout and value encoding: the SHA-256
+// of every key and value of a small store filled as the cached ones are.
+// If recall's keys or encoding change, cached stores are rebuilt.
+func benchLayout(b *testing.B) string {
+	benchLayoutOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "engine-bench-layout")
+		if err != nil {
+			benchLayoutErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		db := kvtest.OpenDir(b, dir)
+		defer db.Close()
+		if err := benchFill(context.Background(), benchNew(db), 300, false); err != nil {
+			benchLayoutErr = err
+			return
+		}
+		h := sha256.New()
+		benchLayoutErr = db.View(context.Background(), func(r kv.Reader) error {
+			return r.Scan(nil, kv.ScanOptions{}, func(k, v []byte) error {
+				fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
+				return nil
+			})
+		})
+		benchLayoutSum = hex.EncodeToString(h.Sum(nil))[:16]
+	})
+	if benchLayoutErr != nil {
+		b.Fatalf("bench layout: %v", benchLayoutErr)
+	}
+	return benchLayoutSum
+}
+
+// benchNew is the store the benchmarks use, on a fixed clock.
+func benchNew(db kv.Store) *Store {
+	return New(db, Options{Now: func() time.Time { return time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC) }})
+}
+
+// benchFill writes benchLessons(n) and the seeds through the import path
+// (batched transactions of importBatch lessons).
+func benchFill(ctx context.Context, s *Store, n int, skewed bool) error {
+	ls, err := s.Prepare(benchLessons(n, skewed), ImportOptions{KeepTrust: true})
+	if err != nil {
+		return err
+	}
+	if err := s.Import(ctx, ls); err != nil {
+		return err
+	}
+	return s.Seed(ctx)
+}
+
+// cachedStoreDir returns the dir of a built store of n lessons, building it
+// if the cache has none with the right stamp. The dir is read-only by
+// convention: benchmarks open a clone of it (cloneStore).
+func cachedStoreDir(b *testing.B, n int, skewed bool) string {
+	b.Helper()
+	shape := "grown"
+	if skewed {
+		shape = "skewed"
+	}
+	dir := filepath.Join(benchCacheDir(b), fmt.Sprintf("lessons-%s-n%d-v%d", shape, n, benchGenVersion))
+	stamp := benchStamp(b, n, shape)
+	if got, err := os.ReadFile(filepath.Join(dir, "bench.stamp")); err == nil && string(got) == stamp {
+		return dir
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".build-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	db := kvtest.OpenDir(b, tmp)
+	if err := benchFill(context.Background(), benchNew(db), n, skewed); err != nil {
+		b.Fatalf("bench cache: build %s: %v", dir, err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("bench cache: built %s in %s", dir, time.Since(start).Round(time.Millisecond))
+	if err := os.WriteFile(filepath.Join(tmp, "bench.stamp"), []byte(stamp), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		b.Fatalf("bench cache: %v", err)
+	}
+	return dir
+}
+
+// cachedStore opens a clone of the cached store of n lessons in a temp
+// dir: whatever the benchmark writes (Record) never reaches the cache.
+func cachedStore(b *testing.B, n int, skewed bool) *Store {
+	b.Helper()
+	dst := b.TempDir()
+	if err := cloneStore(cachedStoreDir(b, n, skewed), dst); err != nil {
+		b.Fatalf("bench cache: %v", err)
+	}
+	return benchNew(kvtest.OpenDir(b, dst))
+}
+
+// cloneStore copies a closed badger dir: the tables (.sst) are hard linked,
+// since badger never changes a table once written (compaction writes new
+// ones and unlinks the old), the rest (manifest, value log, key registry)
+// is copied. It falls back to copying a table if linking fails.
+func cloneStore(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || name == "bench.stamp" || name == "engine.lock" {
+			continue
+		}
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if strings.HasSuffix(name, ".sst") && os.Link(from, to) == nil {
+			continue
+		}
+		if err := copyFile(from, to); err != nil {
+			return fmt.Errorf("clone %s: %w", from, err)
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}
+
+// cachedSeedFile returns the seed baseline's JSON file of n lessons from
+// the cache, writing it if missing or stale. Like the stores it is used
+// read-only: record copies it first.
+func cachedSeedFile(b *testing.B, n int) seedFile {
+	b.Helper()
+	path := filepath.Join(benchCacheDir(b), fmt.Sprintf("seed-grown-n%d-v%d.json", n, benchGenVersion))
+	stamp := fmt.Sprintf("seed gen=%d n=%d\n", benchGenVersion, n)
+	if got, err := os.ReadFile(path + ".stamp"); err == nil && string(got) == stamp {
+		if _, err := os.Stat(path); err == nil {
+			return seedFile{path}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	os.Remove(path + ".stamp")
+	tmp := seedFile{fmt.Sprintf("%s.build-%d", path, os.Getpid())}
+	defer os.Remove(tmp.path)
+	if err := tmp.save(&File{Version: 1, Lessons: benchLessons(n, false)}); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp.path, path); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path+".stamp", []byte(stamp), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return seedFile{path}
+}
