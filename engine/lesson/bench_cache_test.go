@@ -136,6 +136,7 @@ func cachedStoreDir(b *testing.B, n int, skewed bool) string {
 	if err := os.RemoveAll(dir); err != nil {
 		b.Fatal(err)
 	}
+	removeStaleBuilds(dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -160,6 +161,18 @@ func cachedStoreDir(b *testing.B, n int, skewed bool) string {
 		b.Fatalf("bench cache: %v", err)
 	}
 	return dir
+}
+
+// removeStaleBuilds removes the half-built dirs of dir that a killed or
+// timed-out run left, once they are a day old (a younger one may be
+// another run's build in progress).
+func removeStaleBuilds(dir string) {
+	old, _ := filepath.Glob(dir + ".build-*")
+	for _, d := range old {
+		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // cachedStore opens a clone of the cached store of n lessons in a temp
