@@ -21,6 +21,7 @@ GO="${GO:-go}"
 BENCHTIME="${BENCHTIME:-1s}"
 out="${1:-$(mktemp -d)/bench-recall.md}"
 raw="${2:-}"
+mkdir -p "$(dirname "$out")"
 if [ -z "$raw" ]; then
 	raw="${out%.md}.txt"
 	ENGINE_BENCH_1M=1 $GO test ./engine/lesson -run '^$' -timeout 0 -benchmem -benchtime "$BENCHTIME" \

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,7 @@ func benchSizesAll() []int {
 
 // benchCacheDir is ENGINE_BENCH_CACHE, or engine-bench under the user's
 // cache dir.
-func benchCacheDir(b *testing.B) string {
+func benchCacheDir(b testing.TB) string {
 	if d := os.Getenv("ENGINE_BENCH_CACHE"); d != "" {
 		return d
 	}
@@ -58,7 +59,7 @@ func benchCacheDir(b *testing.B) string {
 }
 
 // benchStamp is what a cached store must have been built with to be used.
-func benchStamp(b *testing.B, n int, shape string) string {
+func benchStamp(b testing.TB, n int, shape string) string {
 	return fmt.Sprintf("lessons gen=%d schema=%d layout=%s n=%d shape=%s\n",
 		benchGenVersion, keyspace.SchemaVersion, benchLayout(b), n, shape)
 }
@@ -72,7 +73,7 @@ var (
 // benchLayout fingerprints the key layout and value encoding: the SHA-256
 // of every key and value of a small store filled as the cached ones are.
 // If recall's keys or encoding change, cached stores are rebuilt.
-func benchLayout(b *testing.B) string {
+func benchLayout(b testing.TB) string {
 	benchLayoutOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "engine-bench-layout")
 		if err != nil {
@@ -122,7 +123,7 @@ func benchFill(ctx context.Context, s *Store, n int, skewed bool) error {
 // cachedStoreDir returns the dir of a built store of n lessons, building it
 // if the cache has none with the right stamp. The dir is read-only by
 // convention: benchmarks open a clone of it (cloneStore).
-func cachedStoreDir(b *testing.B, n int, skewed bool) string {
+func cachedStoreDir(b testing.TB, n int, skewed bool) string {
 	b.Helper()
 	shape := "grown"
 	if skewed {
@@ -228,7 +229,7 @@ func copyFile(from, to string) error {
 // cachedSeedFile returns the seed baseline's JSON file of n lessons from
 // the cache, writing it if missing or stale. Like the stores it is used
 // read-only: record copies it first.
-func cachedSeedFile(b *testing.B, n int) seedFile {
+func cachedSeedFile(b testing.TB, n int) seedFile {
 	b.Helper()
 	path := filepath.Join(benchCacheDir(b), fmt.Sprintf("seed-grown-n%d-v%d.json", n, benchGenVersion))
 	stamp := fmt.Sprintf("seed gen=%d n=%d\n", benchGenVersion, n)
@@ -253,4 +254,71 @@ func cachedSeedFile(b *testing.B, n int) seedFile {
 		b.Fatal(err)
 	}
 	return seedFile{path}
+}
+
+// TestBenchCache checks the cache the 1M benchmarks rely on: a store is
+// built once and reused, a clone's writes do not reach it, and a stale
+// stamp makes it rebuilt.
+func TestBenchCache(t *testing.T) {
+	t.Setenv("ENGINE_BENCH_CACHE", t.TempDir())
+	ctx := context.Background()
+	dir := cachedStoreDir(t, 500, false)
+	before := dirSums(t, dir)
+	if again := cachedStoreDir(t, 500, false); again != dir || !maps.Equal(dirSums(t, again), before) {
+		t.Fatalf("second use rebuilt the cached store")
+	}
+
+	clone := t.TempDir()
+	if err := cloneStore(dir, clone); err != nil {
+		t.Fatal(err)
+	}
+	db := kvtest.OpenDir(t, clone)
+	s := benchNew(db)
+	if ls, err := s.RecallDomain(ctx, "www.site3.example"); err != nil || len(ls) == 0 {
+		t.Fatalf("recall on the clone: %d lessons, %v", len(ls), err)
+	}
+	for i := range 300 {
+		if _, _, err := s.Record(ctx, Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: fmt.Sprintf("new problem %d", i)}, "www.google.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(dirSums(t, dir), before) {
+		t.Fatalf("writes to a clone changed the cached store")
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "bench.stamp"), []byte("lessons gen=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "marker"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cachedStoreDir(t, 500, false)
+	if _, err := os.Stat(filepath.Join(dir, "marker")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a stale stamp did not rebuild the store: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "bench.stamp")); string(got) != benchStamp(t, 500, "grown") {
+		t.Fatalf("stamp after rebuild: %q", got)
+	}
+}
+
+// dirSums is the SHA-256 of every file in dir, by name.
+func dirSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		sums[e.Name()] = hex.EncodeToString(sum[:])
+	}
+	return sums
 }
