@@ -68,7 +68,7 @@ func benchLessons(n int, skewed bool) []Lesson {
 
 // benchStore is a store on disk holding benchLessons(n), closed and opened
 // again after filling, as the next engine command would find it. The 1M
-// store is a clone of the cached one (bench_cache_test.go).
+// store is a copy of the cached one (bench_cache_test.go).
 func benchStore(b *testing.B, n int, skewed bool) *Store {
 	b.Helper()
 	if n >= bench1M {
