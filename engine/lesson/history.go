@@ -67,13 +67,19 @@ func (s *Store) by() engine.Provenance {
 
 // keep stores old (the lesson a change by op replaces) as its next
 // version in tx, keeping the last HistoryKeep (engine/internal/history).
+// The version holds the record's stored bytes (one Get, cheaper than
+// encoding it again); old is encoded only when it is not stored (a
+// retracted lesson).
 func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	if old == nil {
 		return nil
 	}
-	rec, err := json.Marshal(old)
+	rec, err := tx.Get(keyspace.Lesson(siteOf(old.Domain), old.ID))
+	if errors.Is(err, kv.ErrNotFound) {
+		rec, err = json.Marshal(old)
+	}
 	if err != nil {
-		return fmt.Errorf("lesson %s: encode version: %w", old.ID, err)
+		return fmt.Errorf("lesson %s: keep version: %w", old.ID, err)
 	}
 	c := history.Change{At: s.opts.Now(), By: s.by(), Op: op}
 	return history.Keep(tx, history.Lesson, old.ID, c, rec, s.historyKeep())

@@ -231,3 +231,80 @@ func Decode(kind, id string, b []byte) (Entry, error) {
 	}
 	return e, nil
 }
+
+// Ops a version records for facts, selectors and trajectories: what
+// replaced it. (Lessons name theirs in engine/lesson.)
+const (
+	OpObserve    = "observe"    // a fact confirmed by a sighting
+	OpContradict = "contradict" // a fact contradicted by a rival's sighting
+	OpUse        = "use"        // a selector used (a success or a failure)
+	OpRecord     = "record"     // a trajectory replaced by a new run of its template
+	OpSet        = "set"        // replaced as given (Put)
+	OpImport     = "import"     // replaced, or created, by an import
+	OpApprove    = "approve"    // replaced by an approved held record
+	OpAttribute  = "attribute"  // attribution counts added
+	OpEdit       = "edit"       // changed by a person
+	OpRevert     = "revert"     // replaced by a revert
+	OpRemove     = "remove"     // deleted
+	OpPrune      = "prune"      // pruned (contradicted below the floor)
+)
+
+// Absent is the record of a version kept for a record an import created:
+// reverting to it removes the record.
+var Absent = []byte("null")
+
+// IsAbsent reports whether a version's record is Absent.
+func IsAbsent(rec []byte) bool { return len(rec) == 0 || string(bytes.TrimSpace(rec)) == "null" }
+
+// SetOp is op, or OpImport when the writer is an import.
+func SetOp(by engine.Provenance, op string) string {
+	if by.Source == engine.SourceImported {
+		return OpImport
+	}
+	return op
+}
+
+// Reverted is what undoing one import (or run) did to one kind: the
+// records restored to their state before it, and those it created,
+// removed.
+type Reverted struct {
+	Restored []string `json:"restored"`
+	Removed  []string `json:"removed"`
+}
+
+// Firsts returns, per record id of kind, the earliest kept version whose
+// change by matches: what the record was before the first such change.
+func Firsts(r kv.Reader, kind string, by func(engine.Provenance) bool) (map[string]Entry, error) {
+	out := map[string]Entry{}
+	err := Each(r, kind, func(id string, _ uint64, b []byte) error {
+		if _, ok := out[id]; ok {
+			return nil
+		}
+		e, err := Decode(kind, id, b)
+		if err != nil {
+			return err
+		}
+		if by(e.By) {
+			out[id] = e
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Entries returns the kept versions of record id, newest first, decoded.
+func Entries(r kv.Reader, kind, id string) ([]Entry, error) {
+	bs, err := List(r, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(bs))
+	for _, b := range bs {
+		e, err := Decode(kind, id, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
