@@ -39,8 +39,8 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
-	"github.com/engine-dev/engine/engine/internal/history"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -148,10 +148,10 @@ type Options struct {
 
 // Store keeps facts in a kv.Store.
 type Store struct {
-	db   kv.Store
-	now  func() time.Time
-	ev   event.Func
-	prov engine.Provenance
+	db    kv.Store
+	now   func() time.Time
+	ev    event.Func
+	prov  engine.Provenance
 	minC  float64
 	histN int
 }
@@ -372,7 +372,7 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 		} else if err != nil {
 			return err
 		}
-		if kept || old != nil {
+		if nb, _ := json.Marshal(f); (kept || old != nil) && !bytes.Equal(nb, old) {
 			if err := s.keep(tx, history.OpSet, &f, old); err != nil {
 				return err
 			}

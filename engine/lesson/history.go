@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,6 +84,25 @@ func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	}
 	c := history.Change{At: s.opts.Now(), By: s.by(), Op: op}
 	return history.Keep(tx, history.Lesson, old.ID, c, rec, s.historyKeep())
+}
+
+// keepImport keeps old, the lesson an import replaces with l, as a version
+// (op import), unless l is the same record (importing an export again
+// changes nothing); a lesson the import creates gets an absent version
+// (history.Absent), so revert --import removes it.
+func (s *Store) keepImport(tx kv.Txn, old, l *Lesson) error {
+	if old != nil {
+		stored, err := tx.Get(keyspace.Lesson(siteOf(old.Domain), old.ID))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		if b, err := json.Marshal(l); err == nil && bytes.Equal(b, stored) {
+			return nil
+		}
+		return s.keep(tx, OpImport, old)
+	}
+	c := history.Change{At: s.opts.Now(), By: s.by(), Op: OpImport}
+	return history.Keep(tx, history.Lesson, l.ID, c, history.Absent, s.historyKeep())
 }
 
 // forgetHistory deletes every kept version of lesson id, in tx.
@@ -225,6 +245,9 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Lesson, error
 		if err := json.Unmarshal(b, &v); err != nil {
 			return fmt.Errorf("lesson %s: %w version: %w", id, errDamaged, err)
 		}
+		if e, err := history.Decode(history.Lesson, id, b); err == nil && history.IsAbsent(e.Record) {
+			return s.restore(tx, id, nil, OpRevert) // the version before an import created it
+		}
 		return s.restore(tx, id, &v.Lesson, OpRevert)
 	})
 	if err != nil {
@@ -232,7 +255,9 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Lesson, error
 	}
 	return out, s.db.View(ctx, func(r kv.Reader) error {
 		var err error
-		out, err = load(r, id)
+		if out, err = load(r, id); errors.Is(err, ErrNotFound) {
+			out, err = nil, nil // reverted to before it existed
+		}
 		return err
 	})
 }
@@ -345,5 +370,45 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*RunReverted, error)
 	}
 	slices.Sort(out.Restored)
 	slices.Sort(out.Removed)
+	return out, nil
+}
+
+// RevertImport undoes every lesson change the import of the file with
+// digest sha made, as the history says: each lesson it replaced goes back
+// to its version before the import, each it created is removed (it keeps
+// an absent version). It reads every kept lesson version: an operator's
+// command, not a hot path.
+func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
+	out := &history.Reverted{Restored: []string{}, Removed: []string{}}
+	var firsts map[string]history.Entry
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		firsts, err = history.Firsts(r, history.Lesson, func(p engine.Provenance) bool { return p.SHA256 == sha })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: revert import %s: %w", sha, err)
+	}
+	ids := make([]string, 0, len(firsts))
+	for id := range firsts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		var l *Lesson
+		if rec := firsts[id].Record; !history.IsAbsent(rec) {
+			l = new(Lesson)
+			if err := decodeInto(rec, id, l); err != nil {
+				return out, fmt.Errorf("lesson: revert import %s: %w", sha, err)
+			}
+		}
+		if err := s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) }); err != nil {
+			return out, fmt.Errorf("lesson: revert import %s: %s: %w", sha, id, err)
+		}
+		if l == nil {
+			out.Removed = append(out.Removed, id)
+		} else {
+			out.Restored = append(out.Restored, id)
+		}
+	}
 	return out, nil
 }

@@ -290,6 +290,10 @@ func (m *Memory) Weighted(on bool) *Memory {
 // DB is the store under the memory.
 func (m *Memory) DB() kv.Store { return m.db }
 
+// HistoryKeep is how many past versions of each record the stores keep
+// (Options.HistoryKeep; zero: their default).
+func (m *Memory) HistoryKeep() int { return m.opts.HistoryKeep }
+
 // Now is the memory's clock.
 func (m *Memory) Now() time.Time { return m.opts.Now() }
 

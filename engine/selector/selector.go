@@ -18,6 +18,7 @@
 package selector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,8 +33,8 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
-	"github.com/engine-dev/engine/engine/internal/history"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -324,8 +325,10 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 		} else if err != nil {
 			return err
 		}
-		if err := s.keep(tx, history.OpSet, &sl, old); err != nil {
-			return err
+		if !bytes.Equal(old, b) {
+			if err := s.keep(tx, history.OpSet, &sl, old); err != nil {
+				return err
+			}
 		}
 		if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
 			return err
