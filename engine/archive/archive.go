@@ -386,6 +386,9 @@ func invalidIn(file string, err error) error {
 type Result struct {
 	Imported Counts   `json:"imported"`
 	Skipped  []string `json:"skipped,omitempty"` // records left out, and why
+	// SHA256 is the imported file's digest (Options.SHA256), which
+	// RevertImport takes to undo the import.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Import validates every record of d and then writes them all, merging
@@ -426,6 +429,6 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	for _, e := range events {
 		m.Events().Emit(e.Name, e.Fields)
 	}
-	res.Imported = in.Count()
+	res.Imported, res.SHA256 = in.Count(), m.sha256
 	return res, nil
 }

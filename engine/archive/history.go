@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
@@ -64,7 +65,12 @@ func (m *Archive) checkRecord(kind string, rec json.RawMessage, validate bool) (
 	case history.Lesson:
 		var l lesson.Lesson
 		v, check = &l, func() error {
-			_, err := m.Lessons.Prepare([]lesson.Lesson{l}, lesson.ImportOptions{KeepTrust: true})
+			ls, err := m.Lessons.Prepare([]lesson.Lesson{l}, lesson.ImportOptions{KeepTrust: true})
+			if err == nil && len(ls) == 1 && ls[0].Quarantine != "" {
+				// A lesson version is restored without the screen: a
+				// file's that fails it is not kept.
+				return errScreened
+			}
 			return err
 		}
 	case history.Fact:
@@ -93,11 +99,16 @@ func (m *Archive) checkRecord(kind string, rec json.RawMessage, validate bool) (
 	return json.Marshal(v)
 }
 
+// errScreened is a file's lesson version that fails the screen: left out.
+var errScreened = errors.New("fails the screen")
+
 // prepareHistory checks the versions of d and returns the write that
 // keeps them: each record's versions are taken only when it has none kept
 // here (a record's own history is never merged with a file's), at the
 // version numbers the file gives, the last HistoryKeep of them.
 func (m *Archive) prepareHistory(d *Document) (func(ctx context.Context) error, error) {
+	kept := d.History[:0:0]
+	defer func() { d.History = kept }()
 	for i := range d.History {
 		e := &d.History[i]
 		if p := check.ID("id", e.ID); p != "" {
@@ -113,10 +124,14 @@ func (m *Archive) prepareHistory(d *Document) (func(ctx context.Context) error, 
 			return nil, fmt.Errorf("history[%d]: %w", i, engine.Invalid("history", "the record is empty"))
 		}
 		rec, err := m.checkRecord(e.Kind, e.Record, true)
+		if errors.Is(err, errScreened) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("history[%d]: %w", i, err)
 		}
 		e.Record = rec
+		kept = append(kept, *e)
 	}
 	return func(ctx context.Context) error {
 		if len(d.History) == 0 {

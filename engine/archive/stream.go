@@ -187,7 +187,7 @@ func (m *Archive) ImportStream(ctx context.Context, r io.Reader, source string) 
 		m.Events().Emit(e.Name, e.Fields)
 	}
 	rest.Lessons = make([]lesson.Lesson, lessons) // counted, not held
-	res.Imported = rest.Count()
+	res.Imported, res.SHA256 = rest.Count(), m.sha256
 	return res, nil
 }
 

@@ -207,6 +207,11 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Fact, error) {
 		if err := json.Unmarshal(rec, v); err != nil {
 			return nil, fmt.Errorf("%w version: %w", history.ErrDamaged, err)
 		}
+		// A version (an imported one too) reaches prompts only through
+		// the screen, as every write does.
+		if why := screenOf(v.Domain, v.Key, v.Value); why != "" {
+			return nil, engine.Invalid("revert", "the version fails the screen: "+why)
+		}
 	}
 	c := history.Change{At: s.now(), By: s.prov, Op: history.OpRevert}
 	// The record id names now, when it is not the one restored (an edit

@@ -168,6 +168,9 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Selector, error) {
 		if err := json.Unmarshal(rec, v); err != nil {
 			return nil, fmt.Errorf("%w version: %w", history.ErrDamaged, err)
 		}
+		if why := screenOf(v.Domain, v.Name, v.Selector); why != "" {
+			return nil, engine.Invalid("revert", "the version fails the screen: "+why)
+		}
 		key = keyOf(v)
 	}
 	site, err := keyspace.SiteOf(key)

@@ -139,6 +139,9 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, afte
 		if err := json.Unmarshal(rec, out); err != nil {
 			return nil, nil, fmt.Errorf("%w version: %w", history.ErrDamaged, err)
 		}
+		if why := screenOf(out); why != "" {
+			return nil, nil, engine.Invalid("revert", "the version fails the screen: "+why)
+		}
 		h, err := domain.Host(out.Domain)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w version: domain: %w", history.ErrDamaged, err)

@@ -133,6 +133,9 @@ Either way a lesson whose text fails the screen is quarantined.`,
 				for _, s := range res.Skipped {
 					fmt.Fprintf(a.Stdout, "left out: %s\n", s)
 				}
+				if res.SHA256 != "" {
+					fmt.Fprintf(a.Stderr, "engine: engine revert --import %s undoes this import\n", res.SHA256)
+				}
 				return nil
 			})
 		},

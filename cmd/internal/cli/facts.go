@@ -52,7 +52,7 @@ model, links to other sites, code, hidden characters, over-long text) is
 held in quarantine instead: engine query facts --trust quarantined lists
 them, engine facts approve|reject ID decides on them.`,
 	}
-	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsApproveCommand(), a.factsRejectCommand())
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsEditCommand(), a.factsApproveCommand(), a.factsRejectCommand())
 	return c
 }
 
@@ -144,6 +144,39 @@ func (a *App) factsObserveCommand() *cobra.Command {
 	for _, n := range []string{"domain", "type", "key", "value"} {
 		c.MarkFlagRequired(n)
 	}
+	return c
+}
+
+func (a *App) factsEditCommand() *cobra.Command {
+	var value string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "edit ID --value V",
+		Short: "Change a fact's value (screened), keeping the previous version",
+		Long: `Change the value of fact ID (engine query facts lists the ids), keeping its
+type, key, confidence and counts. The value is the fact's identity, so the
+fact takes the new value's id (printed); both ids keep the previous
+version, so engine history and engine revert work from either. A value the
+screen refuses is refused with the reason. The change is written as manual.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				f, err := k.WithProvenance(manual).EditFact(cmd.Context(), args[0], value)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, f)
+				}
+				fmt.Fprintf(a.Stdout, "edited %s: %s fact on %s: %s = %q, confidence %.2f (%s), now %s\n",
+					args[0], f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources), fact.IDOf(*f))
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&value, "value", "", "the new value (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("value")
 	return c
 }
 
@@ -244,14 +277,14 @@ facts approve|reject ID decides on them.`,
 				if asJSON {
 					return PrintJSON(a.Stdout, fs)
 				}
-				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
+				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT", "ID")
 				for _, f := range fs {
 					prompt := "no"
 					if f.Confidence >= list.MinConfidence {
 						prompt = "yes"
 					}
 					t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
+						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt, fact.IDOf(f))
 				}
 				return t.Flush()
 			})

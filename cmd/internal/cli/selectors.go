@@ -109,13 +109,13 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, ss)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
+			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM", "ID")
 			for _, s := range ss {
 				last := "-"
 				if !s.LastSuccess.IsZero() {
 					last = s.LastSuccess.Format(time.DateOnly)
 				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
+				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance), selector.IDOf(s))
 			}
 			return t.Flush()
 		},
