@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/history"
@@ -21,9 +22,10 @@ import (
 var historyKinds = []string{history.Lesson, history.Fact, history.Selector, history.Trajectory}
 
 // exportHistory returns every kept version of every kind, by kind, id and
-// version. The absent versions an import kept of the records it created
-// are left out: they are this memory's undo data for that import (revert
-// --import), not history of a record.
+// version. The versions imports kept (of the records they replaced or
+// created) are left out: they are this memory's undo data for those
+// imports (revert --import), and importing the export elsewhere keeps its
+// own.
 func (m *Archive) exportHistory(ctx context.Context) ([]history.Entry, error) {
 	var out []history.Entry
 	err := m.DB().View(ctx, func(r kv.Reader) error {
@@ -31,7 +33,7 @@ func (m *Archive) exportHistory(ctx context.Context) ([]history.Entry, error) {
 		for _, kind := range historyKinds {
 			err := history.Each(r, kind, func(id string, _ uint64, b []byte) error {
 				e, err := history.Decode(kind, id, b)
-				if err != nil || history.IsAbsent(e.Record) {
+				if err != nil || history.IsAbsent(e.Record) || e.By.Source == engine.SourceImported {
 					return err
 				}
 				out = append(out, e)
@@ -209,4 +211,50 @@ func (r *ImportReverted) Total() (restored, removed int) {
 		}
 	}
 	return restored, removed
+}
+
+// forgetHistory deletes the kept versions of every fact, selector and
+// trajectory of site (lessons forget their own, lesson.ForgetSite), so a
+// forgotten site cannot come back through revert: a scan of those kinds'
+// versions, one transaction per record.
+func (m *Archive) forgetHistory(ctx context.Context, site string) error {
+	type rec struct {
+		Domain string `json:"domain"`
+	}
+	var gone [][2]string
+	err := m.DB().View(ctx, func(r kv.Reader) error {
+		gone = gone[:0]
+		for _, kind := range historyKinds[1:] {
+			last := ""
+			err := history.Each(r, kind, func(id string, _ uint64, b []byte) error {
+				if id == last {
+					return nil
+				}
+				e, err := history.Decode(kind, id, b)
+				if err != nil || history.IsAbsent(e.Record) {
+					return nil // a version that names no site: left alone
+				}
+				var v rec
+				if json.Unmarshal(e.Record, &v) == nil && v.Domain != "" {
+					if h, err := domain.Host(v.Domain); err == nil && domain.Site(h) == site {
+						gone, last = append(gone, [2]string{kind, id}), id
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range gone {
+		if err := m.DB().Update(ctx, func(tx kv.Txn) error { return history.Forget(tx, g[0], g[1]) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -92,11 +92,11 @@ func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 // (history.Absent), so revert --import removes it.
 func (s *Store) keepImport(tx kv.Txn, old, l *Lesson) error {
 	if old != nil {
-		stored, err := tx.Get(keyspace.Lesson(siteOf(old.Domain), old.ID))
-		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		was, err := json.Marshal(old)
+		if err != nil {
 			return err
 		}
-		if b, err := json.Marshal(l); err == nil && bytes.Equal(b, stored) {
+		if b, err := json.Marshal(l); err == nil && bytes.Equal(b, was) {
 			return nil
 		}
 		return s.keep(tx, OpImport, old)

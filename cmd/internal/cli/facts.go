@@ -229,7 +229,7 @@ func (a *App) factsSetCommand() *cobra.Command {
 
 func (a *App) queryFactsCommand() *cobra.Command {
 	var host, trust string
-	var confident, asJSON bool
+	var confident, asJSON, ids bool
 	c := &cobra.Command{
 		Use:   "facts [--domain D] [--confident] [--trust shown|quarantined]",
 		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
@@ -277,20 +277,28 @@ facts approve|reject ID decides on them.`,
 				if asJSON {
 					return PrintJSON(a.Stdout, fs)
 				}
-				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT", "ID")
+				if ids {
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE")
+					for _, f := range fs {
+						t.Row(fact.IDOf(f), f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence))
+					}
+					return t.Flush()
+				}
+				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
 				for _, f := range fs {
 					prompt := "no"
 					if f.Confidence >= list.MinConfidence {
 						prompt = "yes"
 					}
 					t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt, fact.IDOf(f))
+						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
 				}
 				return t.Flush()
 			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the facts' ids (for engine facts edit, history and revert)")
 	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the facts memory keeps) or quarantined")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -87,7 +87,7 @@ func pathNote(p string) string {
 
 func (a *App) querySelectorsCommand() *cobra.Command {
 	var host, pageURL string
-	var asJSON bool
+	var asJSON, ids bool
 	c := &cobra.Command{
 		Use:   "selectors [--domain D | --url URL]",
 		Short: "List known selectors, best first (--url: exactly those offered on that page)",
@@ -109,18 +109,26 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 			if asJSON {
 				return PrintJSON(a.Stdout, ss)
 			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM", "ID")
+			if ids {
+				t := NewTable(a.Stdout, "ID", "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR")
+				for _, s := range ss {
+					t.Row(selector.IDOf(s), s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50))
+				}
+				return t.Flush()
+			}
+			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
 			for _, s := range ss {
 				last := "-"
 				if !s.LastSuccess.IsZero() {
 					last = s.LastSuccess.Format(time.DateOnly)
 				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance), selector.IDOf(s))
+				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
 			}
 			return t.Flush()
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only selectors of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the selectors' ids (for engine history and revert)")
 	c.Flags().StringVar(&pageURL, "url", "", "only the selectors the prompt gets on this page")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
