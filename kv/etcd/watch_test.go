@@ -2,12 +2,17 @@ package etcd_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
@@ -267,4 +272,66 @@ func BenchmarkWatched(b *testing.B) {
 			b.Fatal("unsynced")
 		}
 	}
+}
+
+// A stopped member unsyncs every key; restarted on its data, the keys
+// resync, with a write made while the client was away from it.
+func TestWatchedMemberRestart(t *testing.T) {
+	dir := t.TempDir()
+	cport, pport := freePort(t), freePort(t)
+	m := startMember(t, dir, cport, pport)
+	eps := []string{fmt.Sprintf("http://127.0.0.1:%d", cport)}
+	s := open(t, eps)
+	set(t, s, "gen", "g1")
+	waitWatched(t, s, "gen", "before the stop", is("g1"))
+
+	m.Close()
+	lag := waitWatched(t, s, "gen", "member stopped", func(_ []byte, ok bool) bool { return !ok })
+	t.Logf("unsynced %v after the member stopped", lag)
+
+	m = startMember(t, dir, cport, pport)
+	defer m.Close()
+	other, err := etcd.Open(context.Background(), etcd.Options{Endpoints: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	set(t, other, "gen", "g2") // another client writes first
+	lag = waitWatched(t, s, "gen", "member restarted", is("g2"))
+	t.Logf("synced again %v after the restart", lag)
+}
+
+// startMember starts a single-member etcd keeping its data in dir.
+func startMember(t *testing.T, dir string, cport, pport int) *embed.Etcd {
+	t.Helper()
+	curl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cport))
+	purl, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pport))
+	cfg := embed.NewConfig()
+	cfg.Name, cfg.Dir = "m0", dir
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*curl}, []url.URL{*curl}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*purl}, []url.URL{*purl}
+	cfg.InitialCluster = "m0=" + purl.String()
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.UnsafeNoFsync = true
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		t.Fatal(err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("etcd not ready after 60 s")
+	}
+	return e
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
