@@ -486,6 +486,22 @@ func siteSelectors(r kv.Reader, site string) ([]Selector, error) {
 
 func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {
 	var out []Selector
+	pick := func(all []Selector) {
+		for _, sl := range all {
+			if match(host, sl.Domain) {
+				out = append(out, sl)
+			}
+		}
+	}
+	if host != "" {
+		// A watched token (etcd) at the cached generation: no store read.
+		site := domain.Site(host)
+		if all, ok := sitecache.Cached(cache, s.db, site, keyspace.SelectorGen(site)); ok {
+			pick(all)
+			page.SortBy(out, listPos)
+			return out, nil
+		}
+	}
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
 		decode := func(k, v []byte) error {
@@ -503,11 +519,7 @@ func (s *Store) scan(ctx context.Context, host string, match func(h, r string) b
 			if err != nil {
 				return err
 			}
-			for _, sl := range all {
-				if match(host, sl.Domain) {
-					out = append(out, sl)
-				}
-			}
+			pick(all)
 			return nil
 		}
 		var keys [][]byte
