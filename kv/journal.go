@@ -269,6 +269,22 @@ func Recover(ctx context.Context, s Store) (rolledBack bool, err error) {
 	return rolledBack, nil
 }
 
+// Exclusive is implemented by a store that one process holds alone
+// (badger's directory lock). Only such a process may call Recover on its
+// own: on a shared store (etcd) a journal marked active may be another
+// process's Apply still running, and rolling it back would undo its
+// writes under it; there an operator runs it (engine doctor --repair).
+type Exclusive interface {
+	Exclusive() bool
+}
+
+// IsExclusive reports whether s says one process holds it alone; a store
+// that does not say is taken as shared.
+func IsExclusive(s Store) bool {
+	e, ok := s.(Exclusive)
+	return ok && e.Exclusive()
+}
+
 // RecoveryPending reports whether an interrupted Apply left its journal
 // marked active on s (Apply refuses until Recover rolls it back). It
 // writes nothing.

@@ -168,3 +168,6 @@ func (s *prefixed) MaxTxnOps() int {
 	}
 	return 0
 }
+
+// Exclusive passes on whether the base store is held by this process alone.
+func (s *prefixed) Exclusive() bool { return IsExclusive(s.base) }
