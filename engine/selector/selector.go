@@ -114,7 +114,6 @@ type Stale struct {
 	Reason string    `json:"reason"`
 }
 
-
 // UnhelpfulAfter is how many times a selector is shown without ever
 // helping before Known ranks it below the ones that have not earned that.
 const UnhelpfulAfter = 10
