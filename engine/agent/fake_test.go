@@ -30,7 +30,7 @@ type shop struct {
 	// coverCookies puts an overlay over the cookie banner's button (the
 	// site changed): clicking it fails on the page's side.
 	coverCookies bool
-	acts    []engine.Action
+	acts         []engine.Action
 	// panicOn makes Act panic on this action kind.
 	panicOn engine.ActionKind
 }
