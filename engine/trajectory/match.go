@@ -367,6 +367,9 @@ func (s *Store) Matches(ctx context.Context, host, goal string, limit int) ([]Ma
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted or expired since the index was read
 		}
+		if err == nil && t.Stale != nil {
+			continue // marked stale by another process since
+		}
 		if err != nil {
 			return nil, fmt.Errorf("trajectory: match %s %q: read %s: %w", h, goal, e.ID, err)
 		}

@@ -300,9 +300,9 @@ func quoteIf(s string) string {
 
 func (a *App) queryTrajectoriesCommand() *cobra.Command {
 	var host, goal, trust string
-	var weighted, asJSON bool
+	var weighted, asJSON, stale bool
 	c := &cobra.Command{
-		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined]",
+		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined] [--stale]",
 		Short: "List trajectories, newest first (--goal: the best match, with the steps as they would be replayed)",
 		Long: `List trajectories, newest first; FROM says how each was recorded (learned by
 a run, manual, api, imported; --json has the run, model and time). --goal
@@ -310,9 +310,36 @@ shows the best match, with the steps as they would be replayed.
 
 --trust quarantined lists instead the trajectories held out of matching
 because their goal or a step's text failed the screen, each with its
-reason; engine trajectories approve|reject ID decides on them.`,
+reason; engine trajectories approve|reject ID decides on them.
+
+--stale lists only the trajectories a run found the site diverging from
+(a replay that fell back, a reference step that failed), with when, the
+run, the step and the reason. They are not matched until a newer
+successful run of their goal template replaces them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if stale {
+				if goal != "" || weighted || trust != "" {
+					return Usagef("--stale lists the stale trajectories: it takes only --domain")
+				}
+				k, err := a.Client(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer CloseInto(&err, k)
+				list, err := k.StaleTrajectoryList(cmd.Context(), host)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, list.Trajectories)
+				}
+				t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STALE SINCE", "RUN", "STEP", "REASON")
+				for _, tr := range list.Trajectories {
+					t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), tr.Stale.At.Format(time.DateTime), orDash(tr.Stale.Run), tr.Stale.Step, Truncate(tr.Stale.Reason, 100))
+				}
+				return t.Flush()
+			}
 			switch trust {
 			case "", "shown":
 			case "quarantined":
@@ -398,6 +425,7 @@ reason; engine trajectories approve|reject ID decides on them.`,
 	c.Flags().StringVar(&goal, "goal", "", "show the best match for this goal on --domain")
 	c.Flags().BoolVar(&weighted, "weighted", false, "rank by similarity 60%, recency 20%, speed 10%, verification 10%")
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the trajectories that are matched) or quarantined")
+	c.Flags().BoolVar(&stale, "stale", false, "only the stale trajectories (a run found the site changed), with their reasons")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
