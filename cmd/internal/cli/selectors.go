@@ -41,30 +41,27 @@ func (a *App) selectorsRecordCommand() *cobra.Command {
 			if o.Reason != "" && !o.Failed {
 				return Usagef("--reason says why a selector failed: it needs --failed")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			got, err := k.RecordSelector(cmd.Context(), api.SelectorObservation{Domain: o.Domain, Path: o.Path,
-				Role: o.Role, Name: o.Name, Selector: o.Selector, Failed: o.Failed, Reason: o.Reason})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, got)
-			}
-			if got.Refused != "" {
-				fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				got, err := k.RecordSelector(cmd.Context(), api.SelectorObservation{Domain: o.Domain, Path: o.Path,
+					Role: o.Role, Name: o.Name, Selector: o.Selector, Failed: o.Failed, Reason: o.Reason})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, got)
+				}
+				if got.Refused != "" {
+					fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+					return nil
+				}
+				what := "success"
+				if o.Failed {
+					what = "failure"
+				}
+				fmt.Fprintf(a.Stdout, "%s %q → %s on %s%s: %s recorded, score %d (%d ok, %d failed)\n",
+					got.Role, got.Name, got.Selector, got.Domain, pathNote(got.Path), what, got.Score(), got.Successes, got.Failures)
 				return nil
-			}
-			what := "success"
-			if o.Failed {
-				what = "failure"
-			}
-			fmt.Fprintf(a.Stdout, "%s %q → %s on %s%s: %s recorded, score %d (%d ok, %d failed)\n",
-				got.Role, got.Name, got.Selector, got.Domain, pathNote(got.Path), what, got.Score(), got.Successes, got.Failures)
-			return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -104,47 +101,41 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 				return Usagef("give --stale or --url, not both: stale selectors are never offered on a page")
 			}
 			if stale {
-				k, err := a.Client(cmd.Context())
+				return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+					list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, Stale: true})
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, list.Selectors)
+					}
+					t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "OK", "FAILED", "STALE SINCE", "RUN", "REASON")
+					for _, s := range list.Selectors {
+						t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Successes, s.Failures,
+							s.Stale.At.Format(time.DateTime), orDash(s.Stale.Run), Truncate(s.Stale.Reason, 100))
+					}
+					return t.Flush()
+				})
+			}
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, URL: pageURL})
 				if err != nil {
 					return err
 				}
-				defer CloseInto(&err, k)
-				list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, Stale: true})
-				if err != nil {
-					return err
-				}
+				ss := list.Selectors
 				if asJSON {
-					return PrintJSON(a.Stdout, list.Selectors)
+					return PrintJSON(a.Stdout, ss)
 				}
-				t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "OK", "FAILED", "STALE SINCE", "RUN", "REASON")
-				for _, s := range list.Selectors {
-					t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Successes, s.Failures,
-						s.Stale.At.Format(time.DateTime), orDash(s.Stale.Run), Truncate(s.Stale.Reason, 100))
+				t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
+				for _, s := range ss {
+					last := "-"
+					if !s.LastSuccess.IsZero() {
+						last = s.LastSuccess.Format(time.DateOnly)
+					}
+					t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
 				}
 				return t.Flush()
-			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, URL: pageURL})
-			if err != nil {
-				return err
-			}
-			ss := list.Selectors
-			if asJSON {
-				return PrintJSON(a.Stdout, ss)
-			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
-			for _, s := range ss {
-				last := "-"
-				if !s.LastSuccess.IsZero() {
-					last = s.LastSuccess.Format(time.DateOnly)
-				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
-			}
-			return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only selectors of this host, its parent domains and its subdomains")
