@@ -180,10 +180,16 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, afte
 	if ttl <= 0 {
 		return nil, nil, engine.Invalidf("revert", "trajectory %s: the version expired at %s", id, out.ExpiresAt.Format(time.RFC3339))
 	}
-	ent := entryOf(out)
 	if err := tx.Set(key, rec, ttl); err != nil {
 		return nil, nil, err
 	}
+	if out.Stale != nil { // a stale version stays out of the match index
+		if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
+			return nil, nil, err
+		}
+		return out, func() { s.applyWrite(site, oldGen, gen, id, nil) }, nil
+	}
+	ent := entryOf(out)
 	if err := tx.Set(keyspace.TrajectoryIndex(site, id), ent.encode(), ttl); err != nil {
 		return nil, nil, err
 	}

@@ -63,3 +63,33 @@ func TestHistoryRevertAndImport(t *testing.T) {
 		t.Fatalf("after revert --import:\n%+v\nwant\n%+v", after, before)
 	}
 }
+
+func TestStaleMarkKeepsVersion(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.Open(t)
+	s := New(db, Options{Now: func() time.Time { return t0 }, Provenance: engine.Provenance{Source: engine.SourceLearned, Run: "r2"}})
+	tr, err := s.Record(ctx, Trajectory{Domain: "example.com", Goal: "open settings page", Steps: []Step{{Action: "click", Name: "Settings"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.MarkStale(ctx, []StaleMark{{Domain: "example.com", ID: tr.ID, Step: 1, Reason: "no element named Settings"}}); err != nil || n != 1 {
+		t.Fatalf("mark stale = %d, %v", n, err)
+	}
+	vs, err := s.History(ctx, tr.ID)
+	if err != nil || len(vs) != 1 || vs[0].Op != "stale" || vs[0].Trajectory.Stale != nil {
+		t.Fatalf("history = %+v, %v", vs, err)
+	}
+	if _, err := s.Revert(ctx, tr.ID, -1); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Match(ctx, "example.com", "open settings page"); err != nil || m == nil {
+		t.Fatalf("the reverted (not stale) version does not match: %+v, %v", m, err)
+	}
+	// And back to the stale version: out of the match index again.
+	if _, err := s.Revert(ctx, tr.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Match(ctx, "example.com", "open settings page"); m != nil {
+		t.Fatal("a stale version restored matches")
+	}
+}

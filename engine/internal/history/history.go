@@ -243,6 +243,7 @@ const (
 	OpImport     = "import"     // replaced, or created, by an import
 	OpApprove    = "approve"    // replaced by an approved held record
 	OpAttribute  = "attribute"  // attribution counts added
+	OpStale      = "stale"      // marked stale (the site changed)
 	OpEdit       = "edit"       // changed by a person
 	OpRevert     = "revert"     // replaced by a revert
 	OpRemove     = "remove"     // deleted
