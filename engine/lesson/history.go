@@ -68,17 +68,14 @@ func (s *Store) by() engine.Provenance {
 
 // keep stores old (the lesson a change by op replaces) as its next
 // version in tx, keeping the last HistoryKeep (engine/internal/history).
-// The version holds the record's stored bytes (one Get, cheaper than
-// encoding it again); old is encoded only when it is not stored (a
-// retracted lesson).
+// old is encoded again: reading its stored bytes back costs a Get, which
+// allocates more than the encoding (measured); the bytes load read are
+// not passed down to here.
 func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	if old == nil {
 		return nil
 	}
-	rec, err := tx.Get(keyspace.Lesson(siteOf(old.Domain), old.ID))
-	if errors.Is(err, kv.ErrNotFound) {
-		rec, err = json.Marshal(old)
-	}
+	rec, err := json.Marshal(old)
 	if err != nil {
 		return fmt.Errorf("lesson %s: keep version: %w", old.ID, err)
 	}
