@@ -110,51 +110,9 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		dmg = damage{}
-		var cands []candidate
-		for _, site := range sites {
-			for _, cmd := range cmds {
-				err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
-					id := keyspace.LastPart(k)
-					use, ok := useFromKey(k)
-					m, ok2 := decodeMatch(id, use, v)
-					if !ok || !ok2 {
-						return dmg.skip(k, errBadEntry)
-					}
-					if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
-						m.record = bytes.Clone(m.record)
-						cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-		}
-		slices.SortFunc(cands, func(a, b candidate) int {
-			return cmp.Or(
-				cmp.Compare(b.score, a.score),
-				cmp.Compare(b.m.useCount, a.m.useCount),
-				cmp.Compare(b.m.helped, a.m.helped),
-				cmp.Compare(b.m.lastUsed, a.m.lastUsed),
-				cmp.Compare(a.m.id, b.m.id),
-			)
-		})
-		out = make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
-		for _, c := range cands {
-			if len(out) == s.opts.MaxRecall {
-				break
-			}
-			l, err := decode(c.m.record, c.m.id)
-			if err != nil {
-				if err := dmg.skip(c.key, err); err != nil {
-					return err
-				}
-				continue
-			}
-			out = append(out, *l)
-		}
-		return nil
+		var err error
+		out, err = s.recallError(r, sites, verb, et, host, &dmg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on error: %w", err)
@@ -163,6 +121,58 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
+	return out, nil
+}
+
+// scanError is error recall by scanning the index ranges of the verb and
+// of no command in each of sites: what a recall does for a site written
+// before generation tokens, and the oracle the compiled index is tested
+// against.
+func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+	var cands []candidate
+	for _, site := range sites {
+		for _, cmd := range cmds {
+			err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
+				id := keyspace.LastPart(k)
+				use, ok := useFromKey(k)
+				m, ok2 := decodeMatch(id, use, v)
+				if !ok || !ok2 {
+					return dmg.skip(k, errBadEntry)
+				}
+				if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
+					m.record = bytes.Clone(m.record)
+					cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(
+			cmp.Compare(b.score, a.score),
+			cmp.Compare(b.m.useCount, a.m.useCount),
+			cmp.Compare(b.m.helped, a.m.helped),
+			cmp.Compare(b.m.lastUsed, a.m.lastUsed),
+			cmp.Compare(a.m.id, b.m.id),
+		)
+	})
+	out := make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
+	for _, c := range cands {
+		if len(out) == s.opts.MaxRecall {
+			break
+		}
+		l, err := decode(c.m.record, c.m.id)
+		if err != nil {
+			if err := dmg.skip(c.key, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, *l)
+	}
 	return out, nil
 }
 
@@ -201,30 +211,39 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	var out []Lesson
 	var dmg damage
 	err = s.db.View(ctx, func(r kv.Reader) error {
-		out, dmg = out[:0], damage{}
-		for _, d := range domainsOf(h, site) {
-			if len(out) == s.opts.MaxRecall {
-				break
-			}
-			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-				l, err := loadAt(r, site, keyspace.LastPart(k))
-				if err != nil {
-					return dmg.skip(k, err)
-				}
-				out = append(out, *l)
-				return full(len(out), s.opts.MaxRecall)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		dmg = damage{}
+		var err error
+		out, err = s.recallDomain(r, h, site, &dmg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on domain %s: %w", h, err)
 	}
 	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
+	return out, nil
+}
+
+// scanDomain is domain recall by scanning the host index ranges: for a
+// site written before generation tokens, and the compiled index's oracle.
+func (s *Store) scanDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
+	var out []Lesson
+	for _, d := range domainsOf(h, site) {
+		if len(out) == s.opts.MaxRecall {
+			break
+		}
+		err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			l, err := loadAt(r, site, keyspace.LastPart(k))
+			if err != nil {
+				return dmg.skip(k, err)
+			}
+			out = append(out, *l)
+			return full(len(out), s.opts.MaxRecall)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -195,7 +196,20 @@ func put(tx kv.Txn, old, l *Lesson) error {
 			return err
 		}
 	}
-	return nil
+	if old != nil && siteOf(old.Domain) != siteOf(l.Domain) {
+		if err := touch(tx, siteOf(old.Domain)); err != nil {
+			return err
+		}
+	}
+	return touch(tx, siteOf(l.Domain))
+}
+
+// touch writes a fresh lesson generation token for site (keyspace.LessonGen)
+// in tx: every write of a lesson record or index entry in the site's range
+// calls it, so a recall index compiled before the write is not trusted
+// after it (see index.go).
+func touch(tx kv.Txn, site string) error {
+	return tx.Set(keyspace.LessonGen(site), []byte(sitecache.Gen()), 0)
 }
 
 // remove deletes l and its index entries in tx.
@@ -208,7 +222,7 @@ func remove(tx kv.Txn, l *Lesson) error {
 			return err
 		}
 	}
-	return nil
+	return touch(tx, siteOf(l.Domain))
 }
 
 // load reads the lesson with id, or returns ErrNotFound.

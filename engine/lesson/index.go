@@ -1,0 +1,532 @@
+package lesson
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"slices"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// The recall index: one site's error-recall and domain-recall index
+// entries compiled into process memory, so a recall reads the site's
+// generation token and the records of its winners instead of scanning
+// four ranges. A compiled index is trusted only while the site's token
+// (keyspace.LessonGen, rewritten by every lesson write in the site, see
+// touch) is the one it was built at, read in the same snapshot.
+
+// indexes holds recently used compiled site indexes, process-wide: an
+// agent visits a handful of sites at a time, and the global range is one
+// of them. Stores over namespaces (kv.Prefixed) share it; their tokens
+// are random, so one namespace's index is never taken for another's.
+var indexes = sitecache.New[*siteIndex](indexSites)
+
+// indexSites bounds the index cache.
+const indexSites = 64
+
+// maxAnchor bounds an anchor word taken from a pattern's first or last
+// word, so a recall looks up only that many prefixes and suffixes of each
+// word of the error.
+const maxAnchor = 24
+
+// ientry is one error-recall index entry, compact: what scoring and
+// ranking need, and the entry's key to read the lesson from.
+type ientry struct {
+	key      string
+	id       string
+	use      int
+	helped   int
+	lastUsed string
+	domain   string
+	pattern  string // lower-cased error_pattern
+}
+
+// rankCmp orders entries of equal score as recall ranks them: more used,
+// more helpful, more recently used, then by id.
+func rankCmp(a, b *ientry) int {
+	return cmp.Or(
+		cmp.Compare(b.use, a.use),
+		cmp.Compare(b.helped, a.helped),
+		cmp.Compare(b.lastUsed, a.lastUsed),
+		cmp.Compare(a.id, b.id),
+	)
+}
+
+// anchor kinds: where in its pattern an anchor word sits, and so which
+// words of an error text can hold it.
+const (
+	anchorWhole  = iota // inside: the error has it as a whole word
+	anchorSuffix        // first word: the error has a word ending with it
+	anchorPrefix        // last word: the error has a word starting with it
+)
+
+// bucket is the compiled range of one command's entries
+// (keyspace.LessonsByCommand) in one site.
+type bucket struct {
+	byDomain map[string][]*ientry    // domain ("" unbound) → entries, ranked
+	postings [3]map[string][]*ientry // anchor kind → anchor word → entries
+	always   []*ientry               // patterns without an anchor word
+	bad      []string                // malformed entries' keys, in key order
+}
+
+// hostRef is one domain-recall index entry.
+type hostRef struct{ key, id string }
+
+// siteIndex is one site's compiled recall index at generation gen.
+type siteIndex struct {
+	gen     string
+	buckets map[string]*bucket   // keyspace.LessonsByCommand range → its entries
+	hosts   map[string][]hostRef // keyspace.LessonsByHost range → its entries, key order
+}
+
+// siteIndexAt returns site's compiled index as of r's snapshot, from the
+// cache when its token is the one the cached index was built at, else
+// built from the site's index ranges (and cached). It returns nil when the
+// site has no token (never written since tokens, or forgotten): the caller
+// then scans as before.
+func siteIndexAt(r kv.Reader, site string) (*siteIndex, error) {
+	g, err := r.Get(keyspace.LessonGen(site))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	gen := string(g)
+	if ix, ok := indexes.Get(site, gen); ok {
+		return ix, nil
+	}
+	ix, err := buildIndex(r, site, gen)
+	if err != nil {
+		return nil, err
+	}
+	indexes.Put(site, gen, ix)
+	return ix, nil
+}
+
+// buildIndex reads site's error-recall and domain-recall ranges once.
+func buildIndex(r kv.Reader, site, gen string) (*siteIndex, error) {
+	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]hostRef{}}
+	var all []*ientry
+	var owner []*bucket
+	cmdRange := keyspace.LessonCmdIndex(site)
+	err := r.Scan(cmdRange, kv.ScanOptions{}, func(k, v []byte) error {
+		rng, ok := rangeOf(k, len(cmdRange))
+		if !ok {
+			return nil // in no command's range: no recall reads it
+		}
+		b := ix.buckets[rng]
+		if b == nil {
+			b = &bucket{byDomain: map[string][]*ientry{}}
+			ix.buckets[rng] = b
+		}
+		id := keyspace.LastPart(k)
+		use, ok := useFromKey(k)
+		m, ok2 := decodeMatch(id, use, v)
+		if !ok || !ok2 {
+			b.bad = append(b.bad, string(k))
+			return nil
+		}
+		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, lastUsed: m.lastUsed,
+			domain: m.domain, pattern: m.pattern}
+		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
+		all, owner = append(all, e), append(owner, b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	hostRange := keyspace.LessonHostIndex(site)
+	err = r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+		if rng, ok := rangeOf(k, len(hostRange)); ok {
+			ix.hosts[rng] = append(ix.hosts[rng], hostRef{string(k), keyspace.LastPart(k)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range ix.buckets {
+		for _, es := range b.byDomain {
+			slices.SortFunc(es, rankCmp)
+		}
+	}
+	// Each pattern is filed under its rarest anchor word (fewest patterns
+	// of the site have it), the longer at equal counts.
+	df := map[string]int{}
+	for _, e := range all {
+		for _, a := range anchors(e.pattern) {
+			df[a.word]++
+		}
+	}
+	for i, e := range all {
+		file(owner[i], e, df)
+	}
+	return ix, nil
+}
+
+// rangeOf returns the range (a keyspace.LessonsByCommand or LessonsByHost
+// prefix) key k belongs to: its first n bytes, the next part and its
+// slash.
+func rangeOf(k []byte, n int) (string, bool) {
+	i := bytes.IndexByte(k[n:], '/')
+	if i < 0 {
+		return "", false
+	}
+	return string(k[:n+i+1]), true
+}
+
+// file puts e in b's postings under its best anchor word, or in b.always.
+func file(b *bucket, e *ientry, df map[string]int) {
+	if e.pattern == "" {
+		return // never matches a pattern
+	}
+	as := anchors(e.pattern)
+	if len(as) == 0 {
+		b.always = append(b.always, e)
+		return
+	}
+	best := as[0]
+	for _, a := range as[1:] {
+		if c := cmp.Or(cmp.Compare(df[a.word], df[best.word]), cmp.Compare(len(best.word), len(a.word)),
+			cmp.Compare(a.kind, best.kind)); c < 0 {
+			best = a
+		}
+	}
+	if b.postings[best.kind] == nil {
+		b.postings[best.kind] = map[string][]*ientry{}
+	}
+	b.postings[best.kind][best.word] = append(b.postings[best.kind][best.word], e)
+}
+
+// unfile removes e from b's postings (or b.always), copying the list it was in.
+func unfile(b *bucket, e *ientry) {
+	if i := slices.Index(b.always, e); i >= 0 {
+		b.always = slices.Delete(slices.Clone(b.always), i, i+1)
+		return
+	}
+	for kind, m := range b.postings {
+		for w, es := range m {
+			if i := slices.Index(es, e); i >= 0 {
+				m2 := cloneMap(m)
+				if len(es) == 1 {
+					delete(m2, w)
+				} else {
+					m2[w] = slices.Delete(slices.Clone(es), i, i+1)
+				}
+				b.postings[kind] = m2
+				return
+			}
+		}
+	}
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// anchorWord is a word of a pattern that the error text must hold for
+// errorText.has to find the pattern, and how it must hold it.
+type anchorWord struct {
+	word string
+	kind int
+}
+
+// anchors lists the words of a lower-cased pattern that any error text
+// holding it (errorText.has) must hold, as whole words, word endings or
+// word beginnings of its plain lower-cased text. A word is a run of ASCII
+// letters a-z. A run bounded inside the pattern by other bytes is a whole
+// word of any text that contains the pattern. Placeholders need care: a
+// pattern with one is also looked for in the error's normalised text,
+// where a placeholder replaced a value, so runs next to '<' (a
+// placeholder's name, or text a URL was glued to: "seehttps://" becomes
+// "see<url>") are not anchors; text after a placeholder was after a quote
+// or whitespace in the plain text (a URL runs to whitespace, a ref or
+// number ends at a word boundary), so it stays a word there.
+func anchors(p string) []anchorWord {
+	var out []anchorWord
+	for i := 0; i < len(p); {
+		if !isLetter(p[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(p) && isLetter(p[j]) {
+			j++
+		}
+		w := p[i:j]
+		switch {
+		case i == 0 && j == len(p):
+			// The whole pattern is one word: any part of a word.
+		case i > 0 && p[i-1] == '<', j < len(p) && p[j] == '<':
+		case i == 0:
+			if p[j] != '>' && len(w) <= maxAnchor {
+				out = append(out, anchorWord{w, anchorSuffix})
+			}
+		case j == len(p):
+			if len(w) <= maxAnchor {
+				out = append(out, anchorWord{w, anchorPrefix})
+			}
+		default:
+			out = append(out, anchorWord{w, anchorWhole})
+		}
+		i = j
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// words calls fn with each word (a run of a-z) of s.
+func eachWord(s string, fn func(w string)) {
+	for i := 0; i < len(s); {
+		if !isLetter(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		fn(s[i:j])
+		i = j
+	}
+}
+
+// hits appends to out the entries of b whose pattern et holds, by their
+// anchor words: only entries whose anchor word the error has are checked.
+func (b *bucket) hits(et *errorText, out []*ientry) []*ientry {
+	check := func(es []*ientry) {
+		for _, e := range es {
+			if et.has(e.pattern) && !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	check(b.always)
+	whole, suffix, prefix := b.postings[anchorWhole], b.postings[anchorSuffix], b.postings[anchorPrefix]
+	if whole == nil && suffix == nil && prefix == nil {
+		return out
+	}
+	eachWord(et.lower, func(w string) {
+		if whole != nil {
+			check(whole[w])
+		}
+		if suffix != nil {
+			for i := max(0, len(w)-maxAnchor); i < len(w); i++ {
+				check(suffix[w[i:]])
+			}
+		}
+		if prefix != nil {
+			for i := 1; i <= min(len(w), maxAnchor); i++ {
+				check(prefix[w[:i]])
+			}
+		}
+	})
+	return out
+}
+
+// entryScore is errorScore for a compiled entry.
+func entryScore(e *ientry, cmdMatch bool, et *errorText, host string) int {
+	m := matchEntry{domain: e.domain, pattern: e.pattern}
+	return errorScore(&m, cmdMatch, et, host)
+}
+
+// walk is a merge of ranked entry lists, each of one score, best first.
+type walk struct {
+	lists  [][]*ientry
+	scores []int
+}
+
+func (w *walk) add(es []*ientry, score int) {
+	if len(es) > 0 {
+		w.lists, w.scores = append(w.lists, es), append(w.scores, score)
+	}
+}
+
+// next returns the best head of the lists, and its score, removing it.
+func (w *walk) next() (*ientry, int) {
+	best := -1
+	for i, es := range w.lists {
+		if len(es) == 0 {
+			continue
+		}
+		if best < 0 || w.scores[i] > w.scores[best] ||
+			(w.scores[i] == w.scores[best] && rankCmp(es[0], w.lists[best][0]) < 0) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, 0
+	}
+	e := w.lists[best][0]
+	w.lists[best] = w.lists[best][1:]
+	return e, w.scores[best]
+}
+
+// noIndex is the compiled index of a site that has no lesson entries.
+var noIndex = &siteIndex{}
+
+// indexOf is siteIndexAt, with a site that has no token and no lesson
+// entries at all compiled as empty (the common case of a site never
+// learned from), and nil only for a site with entries and no token.
+func indexOf(r kv.Reader, site string) (*siteIndex, error) {
+	ix, err := siteIndexAt(r, site)
+	if ix != nil || err != nil {
+		return ix, err
+	}
+	empty := true
+	prefix := append(bytes.TrimSuffix(keyspace.Lessons(site), []byte("/")), '-') // site/<site>/lesson-
+	err = r.Scan(prefix, kv.ScanOptions{KeysOnly: true, Limit: 1}, func(_, _ []byte) error {
+		empty = false
+		return nil
+	})
+	if err != nil || !empty {
+		return nil, err
+	}
+	return noIndex, nil
+}
+
+// recallError is RecallError in r: from the compiled indexes of sites, or
+// by scanning when a site has none. Candidates are the entries whose
+// pattern the error holds (found by anchor word), then the verb's entries
+// in rank order, walked only until MaxRecall lessons are read: every entry
+// the walk has not reached scores no more than the one it stopped at and
+// ranks after it, so none could be among the first MaxRecall.
+func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+	cmds := []string{verb, ""}
+	if verb == "" {
+		cmds = cmds[1:]
+	}
+	ixs := make([]*siteIndex, len(sites))
+	for i, site := range sites {
+		ix, err := indexOf(r, site)
+		if err != nil {
+			return nil, err
+		}
+		if ix == nil {
+			return s.scanError(r, sites, cmds, et, host, dmg)
+		}
+		ixs[i] = ix
+	}
+	type hit struct {
+		e     *ientry
+		score int
+	}
+	var hits []hit
+	var found []*ientry
+	for i, site := range sites {
+		for _, cmd := range cmds {
+			b := ixs[i].buckets[string(keyspace.LessonsByCommand(site, cmd))]
+			if b == nil {
+				continue
+			}
+			for _, k := range b.bad {
+				if err := dmg.skip([]byte(k), errBadEntry); err != nil {
+					return nil, err
+				}
+			}
+			found = b.hits(et, found[:0])
+			for _, e := range found {
+				if sc := entryScore(e, cmd != "", et, host); sc > 0 {
+					hits = append(hits, hit{e, sc})
+				}
+			}
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), rankCmp(a.e, b.e)) })
+	var w walk
+	if verb != "" {
+		var doms []string
+		if host != "" {
+			doms = domainsOf(host, domain.Site(host))
+		}
+		for i, site := range sites {
+			b := ixs[i].buckets[string(keyspace.LessonsByCommand(site, verb))]
+			if b == nil {
+				continue
+			}
+			w.add(b.byDomain[""], 2)
+			for _, d := range doms {
+				if domain.Within(host, d) {
+					w.add(b.byDomain[d], 3)
+				}
+			}
+		}
+	}
+	out := make([]Lesson, 0, min(s.opts.MaxRecall, len(hits)+8))
+	take := func(e *ientry) error {
+		v, err := r.Get([]byte(e.key))
+		if err != nil {
+			return dmg.skip([]byte(e.key), err)
+		}
+		m, ok := decodeMatch(e.id, e.use, v)
+		if !ok {
+			return dmg.skip([]byte(e.key), errBadEntry)
+		}
+		l, err := decode(m.record, e.id)
+		if err != nil {
+			return dmg.skip([]byte(e.key), err)
+		}
+		out = append(out, *l)
+		return nil
+	}
+	for _, h := range hits {
+		if len(out) == s.opts.MaxRecall {
+			return out, nil
+		}
+		if err := take(h.e); err != nil {
+			return nil, err
+		}
+	}
+	for len(out) < s.opts.MaxRecall {
+		e, _ := w.next()
+		if e == nil {
+			break
+		}
+		if slices.ContainsFunc(hits, func(h hit) bool { return h.e == e }) {
+			continue // a pattern hit, taken above
+		}
+		if err := take(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// recallDomain is RecallDomain in r: from the site's compiled index, or by
+// scanning when it has none.
+func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
+	ix, err := indexOf(r, site)
+	if err != nil {
+		return nil, err
+	}
+	if ix == nil {
+		return s.scanDomain(r, h, site, dmg)
+	}
+	var out []Lesson
+	for _, d := range domainsOf(h, site) {
+		for _, ref := range ix.hosts[string(keyspace.LessonsByHost(site, d))] {
+			if len(out) == s.opts.MaxRecall {
+				return out, nil
+			}
+			l, err := loadAt(r, site, ref.id)
+			if err != nil {
+				if err := dmg.skip([]byte(ref.key), err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			out = append(out, *l)
+		}
+	}
+	return out, nil
+}
