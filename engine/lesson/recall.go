@@ -85,9 +85,12 @@ type candidate struct {
 // 2, bound to this site 1; ties go to the more used, more helpful, more
 // recently used lesson. Lessons bound to another site never match.
 //
-// Only the index entries filed under the verb, or under no command, in the
-// global range and the host's site range are read, and only the returned
-// lessons are decoded. A recall is not a use: it changes nothing.
+// Only the entries filed under the verb, or under no command, in the
+// global range and the host's site range are candidates. They are read
+// from the sites' compiled recall indexes (index.go): a warm recall reads
+// the two sites' generation tokens and the index entries of the lessons
+// it returns, and decodes only those. A recall is not a use: it changes
+// nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
 	et := newErrorText(errText) // as learning reads errors
@@ -98,14 +101,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		}
 		host = h
 	}
-	sites := []string{keyspace.Global}
-	if host != "" && domain.Site(host) != keyspace.Global {
-		sites = append(sites, domain.Site(host))
-	}
-	cmds := []string{verb, ""}
-	if verb == "" {
-		cmds = cmds[1:]
-	}
+	sites := errorSites(host)
 	var out []Lesson
 	var dmg damage
 	err := s.db.View(ctx, func(r kv.Reader) error {
@@ -122,6 +118,16 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
 	return out, nil
+}
+
+// errorSites are the sites whose entries error recall reads for host (a
+// checked host, or ""): the global range, and host's site.
+func errorSites(host string) []string {
+	sites := []string{keyspace.Global}
+	if host != "" && domain.Site(host) != keyspace.Global {
+		sites = append(sites, domain.Site(host))
+	}
+	return sites
 }
 
 // scanError is error recall by scanning the index ranges of the verb and
@@ -200,8 +206,10 @@ func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
 
 // RecallDomain is Trigger B: the lessons bound to host or to a domain it is
 // within (www.amazon.com gets amazon.com's), the most specific domain
-// first, then the most used, at most Options.MaxRecall. It reads only the
-// index entries of those domains and decodes only the returned lessons.
+// first, then the most used, at most Options.MaxRecall. It reads the
+// site's compiled recall index (a warm recall reads the site's generation
+// token and the returned lessons' records) and decodes only the returned
+// lessons.
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
