@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
@@ -19,14 +20,23 @@ import (
 // (keyspace.LessonGen, rewritten by every lesson write in the site, see
 // touch) is the one it was built at, read in the same snapshot.
 
-// indexes holds recently used compiled site indexes, process-wide: an
-// agent visits a handful of sites at a time, and the global range is one
-// of them. Stores over namespaces (kv.Prefixed) share it; their tokens
-// are random, so one namespace's index is never taken for another's.
-var indexes = sitecache.New[*siteIndex](indexSites)
+// indexes holds recently used compiled site indexes, process-wide, one
+// cache per part (partErrors, partHosts: each recall compiles only the
+// range it reads): an agent visits a handful of sites at a time, and the
+// global range is one of them. Stores over namespaces (kv.Prefixed) share
+// them; their tokens are random, so one namespace's index is never taken
+// for another's.
+var indexes = [2]*sitecache.Cache[*siteIndex]{sitecache.New[*siteIndex](indexSites), sitecache.New[*siteIndex](indexSites)}
 
-// indexSites bounds the index cache.
-const indexSites = 64
+// The parts of a site's recall index: error recall's entries, domain
+// recall's.
+const (
+	partErrors = iota
+	partHosts
+)
+
+// indexSites bounds each index cache.
+const indexSites = 256
 
 // maxAnchor bounds an anchor word taken from a pattern's first or last
 // word, so a recall looks up only that many prefixes and suffixes of each
@@ -88,7 +98,7 @@ type siteIndex struct {
 // built from the site's index ranges (and cached). It returns nil when the
 // site has no token (never written since tokens, or forgotten): the caller
 // then scans as before.
-func siteIndexAt(r kv.Reader, site string) (*siteIndex, error) {
+func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 	g, err := r.Get(keyspace.LessonGen(site))
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
@@ -97,20 +107,30 @@ func siteIndexAt(r kv.Reader, site string) (*siteIndex, error) {
 		return nil, err
 	}
 	gen := string(g)
-	if ix, ok := indexes.Get(site, gen); ok {
+	if ix, ok := indexes[part].Get(site, gen); ok {
 		return ix, nil
 	}
-	ix, err := buildIndex(r, site, gen)
+	ix, err := buildIndex(r, site, gen, part)
 	if err != nil {
 		return nil, err
 	}
-	indexes.Put(site, gen, ix)
+	indexes[part].Put(site, gen, ix)
 	return ix, nil
 }
 
-// buildIndex reads site's error-recall and domain-recall ranges once.
-func buildIndex(r kv.Reader, site, gen string) (*siteIndex, error) {
+// buildIndex reads site's error-recall or domain-recall range once.
+func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]hostRef{}}
+	if part == partHosts {
+		hostRange := keyspace.LessonHostIndex(site)
+		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if rng, ok := rangeOf(k, len(hostRange)); ok {
+				ix.hosts[rng] = append(ix.hosts[rng], hostRef{string(k), keyspace.LastPart(k)})
+			}
+			return nil
+		})
+		return ix, err
+	}
 	var all []*ientry
 	var owner []*bucket
 	cmdRange := keyspace.LessonCmdIndex(site)
@@ -140,16 +160,6 @@ func buildIndex(r kv.Reader, site, gen string) (*siteIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostRange := keyspace.LessonHostIndex(site)
-	err = r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-		if rng, ok := rangeOf(k, len(hostRange)); ok {
-			ix.hosts[rng] = append(ix.hosts[rng], hostRef{string(k), keyspace.LastPart(k)})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
@@ -164,7 +174,7 @@ func buildIndex(r kv.Reader, site, gen string) (*siteIndex, error) {
 		}
 	}
 	for i, e := range all {
-		file(owner[i], e, df)
+		file(owner[i], e, df, false)
 	}
 	return ix, nil
 }
@@ -181,12 +191,17 @@ func rangeOf(k []byte, n int) (string, bool) {
 }
 
 // file puts e in b's postings under its best anchor word, or in b.always.
-func file(b *bucket, e *ientry, df map[string]int) {
+// With shared set, b's lists and maps belong to a cached index as well,
+// so the ones it changes are copied first.
+func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 	if e.pattern == "" {
 		return // never matches a pattern
 	}
 	as := anchors(e.pattern)
 	if len(as) == 0 {
+		if shared {
+			b.always = slices.Clip(b.always)
+		}
 		b.always = append(b.always, e)
 		return
 	}
@@ -197,10 +212,16 @@ func file(b *bucket, e *ientry, df map[string]int) {
 			best = a
 		}
 	}
-	if b.postings[best.kind] == nil {
-		b.postings[best.kind] = map[string][]*ientry{}
+	m := b.postings[best.kind]
+	switch {
+	case m == nil:
+		m = map[string][]*ientry{}
+	case shared:
+		m = cloneMap(m)
+		m[best.word] = slices.Clip(m[best.word])
 	}
-	b.postings[best.kind][best.word] = append(b.postings[best.kind][best.word], e)
+	m[best.word] = append(m[best.word], e)
+	b.postings[best.kind] = m
 }
 
 // unfile removes e from b's postings (or b.always), copying the list it was in.
@@ -378,8 +399,8 @@ var noIndex = &siteIndex{}
 // indexOf is siteIndexAt, with a site that has no token and no lesson
 // entries at all compiled as empty (the common case of a site never
 // learned from), and nil only for a site with entries and no token.
-func indexOf(r kv.Reader, site string) (*siteIndex, error) {
-	ix, err := siteIndexAt(r, site)
+func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
+	ix, err := siteIndexAt(r, site, part)
 	if ix != nil || err != nil {
 		return ix, err
 	}
@@ -408,7 +429,7 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 	}
 	ixs := make([]*siteIndex, len(sites))
 	for i, site := range sites {
-		ix, err := indexOf(r, site)
+		ix, err := indexOf(r, site, partErrors)
 		if err != nil {
 			return nil, err
 		}
@@ -505,7 +526,7 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 // recallDomain is RecallDomain in r: from the site's compiled index, or by
 // scanning when it has none.
 func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
-	ix, err := indexOf(r, site)
+	ix, err := indexOf(r, site, partHosts)
 	if err != nil {
 		return nil, err
 	}
@@ -529,4 +550,127 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 		}
 	}
 	return out, nil
+}
+
+// gens reads the lesson generation tokens of sites in r ("" for none).
+func gens(r kv.Reader, sites ...string) ([]string, error) {
+	out := make([]string, len(sites))
+	for i, site := range sites {
+		g, err := r.Get(keyspace.LessonGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return nil, err
+		}
+		out[i] = string(g)
+	}
+	return out, nil
+}
+
+// ownWrite is one lesson write this process made, for advance: the
+// lesson before (nil for a new one) and after, and the tokens of the
+// sites it touched before and after the transaction.
+type ownWrite struct {
+	old, new         *Lesson
+	sites            []string
+	oldGens, newGens []string
+}
+
+// begin reads, in tx before the write, the tokens of the sites a write of
+// old → n touches.
+func begin(tx kv.Txn, old, n *Lesson) (*ownWrite, error) {
+	w := &ownWrite{old: old, new: n, sites: []string{siteOf(n.Domain)}}
+	if old != nil && siteOf(old.Domain) != w.sites[0] {
+		w.sites = append(w.sites, siteOf(old.Domain))
+	}
+	var err error
+	w.oldGens, err = gens(tx, w.sites...)
+	return w, err
+}
+
+// end reads, in tx after the write, the tokens it wrote.
+func (w *ownWrite) end(tx kv.Txn) error {
+	var err error
+	w.newGens, err = gens(tx, w.sites...)
+	return err
+}
+
+// advance applies a committed write to the cached indexes of its sites,
+// so a run's own uses and new lessons do not force a rebuild of a big
+// site: each cached index still at the token the write read is replaced
+// by a copy with the lesson's entries changed, at the token it wrote.
+// An index another writer moved on is left alone (the next recall
+// rebuilds it).
+func (w *ownWrite) advance() {
+	if w == nil || w.newGens == nil {
+		return
+	}
+	for i, site := range w.sites {
+		var old, n *Lesson
+		if w.old != nil && siteOf(w.old.Domain) == site {
+			old = w.old
+		}
+		if siteOf(w.new.Domain) == site {
+			n = w.new
+		}
+		for part, c := range indexes {
+			c.Advance(site, w.oldGens[i], w.newGens[i], func(ix *siteIndex) *siteIndex {
+				return ix.with(site, part, old, n)
+			})
+		}
+	}
+}
+
+// with returns a copy of ix with old's entries (if any) replaced by n's
+// (if any); ix itself is shared and never changed.
+func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
+	out := &siteIndex{gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	if part == partHosts {
+		out.hosts = cloneMap(ix.hosts)
+		if old != nil && old.Domain != "" {
+			key := string(keyspace.LessonByHost(site, old.Domain, old.UseCount, old.ID))
+			rng := string(keyspace.LessonsByHost(site, old.Domain))
+			out.hosts[rng] = slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h hostRef) bool { return h.key == key })
+		}
+		if n != nil && n.Domain != "" {
+			key := string(keyspace.LessonByHost(site, n.Domain, n.UseCount, n.ID))
+			rng := string(keyspace.LessonsByHost(site, n.Domain))
+			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h hostRef) bool { return h.key == key })
+			i, _ := slices.BinarySearchFunc(hs, key, func(h hostRef, k string) int { return strings.Compare(h.key, k) })
+			out.hosts[rng] = slices.Insert(hs, i, hostRef{key, n.ID})
+		}
+		return out
+	}
+	out.buckets = cloneMap(ix.buckets)
+	bucketOf := func(rng string) *bucket {
+		b := out.buckets[rng]
+		if b == nil {
+			b = &bucket{byDomain: map[string][]*ientry{}}
+		} else {
+			c := *b
+			c.byDomain = cloneMap(b.byDomain)
+			b = &c
+		}
+		out.buckets[rng] = b
+		return b
+	}
+	if old != nil {
+		key := string(keyspace.LessonByCommand(site, old.FailedCommand, old.UseCount, old.ID))
+		b := bucketOf(string(keyspace.LessonsByCommand(site, old.FailedCommand)))
+		for d, es := range b.byDomain {
+			if i := slices.IndexFunc(es, func(e *ientry) bool { return e.key == key }); i >= 0 {
+				unfile(b, es[i])
+				b.byDomain[d] = slices.Delete(slices.Clone(es), i, i+1)
+				break
+			}
+		}
+	}
+	if n != nil {
+		e := &ientry{key: string(keyspace.LessonByCommand(site, n.FailedCommand, n.UseCount, n.ID)), id: n.ID,
+			use: n.UseCount, helped: n.Helped, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
+		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
+		es := b.byDomain[e.domain]
+		i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+		b.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
+		file(b, e, nil, true)
+	}
+	return out
 }
