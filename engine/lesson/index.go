@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
@@ -53,6 +54,10 @@ type ientry struct {
 	lastUsed string
 	domain   string
 	pattern  string // lower-cased error_pattern
+	// lesson is the lesson, decoded the first time a recall returns it:
+	// an entry lives only while its value in the store is unchanged (a
+	// write of the lesson rebuilds the index or replaces the entry).
+	lesson atomic.Pointer[Lesson]
 }
 
 // rankCmp orders entries of equal score as recall ranks them: more used,
@@ -83,14 +88,25 @@ type bucket struct {
 	bad      []string                // malformed entries' keys, in key order
 }
 
-// hostRef is one domain-recall index entry.
-type hostRef struct{ key, id string }
+// hostRef is one domain-recall index entry, and its lesson once decoded
+// (as ientry.lesson).
+type hostRef struct {
+	key, id string
+	lesson  atomic.Pointer[Lesson]
+}
+
+// copyOf is a copy of the cached lesson l that its caller may change.
+func copyOf(l *Lesson) Lesson {
+	c := *l
+	c.TriggeredDomains = slices.Clone(l.TriggeredDomains)
+	return c
+}
 
 // siteIndex is one site's compiled recall index at generation gen.
 type siteIndex struct {
 	gen     string
 	buckets map[string]*bucket   // keyspace.LessonsByCommand range → its entries
-	hosts   map[string][]hostRef // keyspace.LessonsByHost range → its entries, key order
+	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
 }
 
 // siteIndexAt returns site's compiled index as of r's snapshot, from the
@@ -120,12 +136,12 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 
 // buildIndex reads site's error-recall or domain-recall range once.
 func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
-	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]hostRef{}}
+	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]*hostRef{}}
 	if part == partHosts {
 		hostRange := keyspace.LessonHostIndex(site)
 		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 			if rng, ok := rangeOf(k, len(hostRange)); ok {
-				ix.hosts[rng] = append(ix.hosts[rng], hostRef{string(k), keyspace.LastPart(k)})
+				ix.hosts[rng] = append(ix.hosts[rng], &hostRef{key: string(k), id: keyspace.LastPart(k)})
 			}
 			return nil
 		})
@@ -485,6 +501,10 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 	}
 	out := make([]Lesson, 0, min(s.opts.MaxRecall, len(hits)+8))
 	take := func(e *ientry) error {
+		if l := e.lesson.Load(); l != nil {
+			out = append(out, copyOf(l))
+			return nil
+		}
 		v, err := r.Get([]byte(e.key))
 		if err != nil {
 			return dmg.skip([]byte(e.key), err)
@@ -497,7 +517,8 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 		if err != nil {
 			return dmg.skip([]byte(e.key), err)
 		}
-		out = append(out, *l)
+		e.lesson.Store(l)
+		out = append(out, copyOf(l))
 		return nil
 	}
 	for _, h := range hits {
@@ -539,6 +560,10 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 			if len(out) == s.opts.MaxRecall {
 				return out, nil
 			}
+			if l := ref.lesson.Load(); l != nil {
+				out = append(out, copyOf(l))
+				continue
+			}
 			l, err := loadAt(r, site, ref.id)
 			if err != nil {
 				if err := dmg.skip([]byte(ref.key), err); err != nil {
@@ -546,7 +571,8 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 				}
 				continue
 			}
-			out = append(out, *l)
+			ref.lesson.Store(l)
+			out = append(out, copyOf(l))
 		}
 	}
 	return out, nil
@@ -628,14 +654,14 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 		if old != nil && old.Domain != "" {
 			key := string(keyspace.LessonByHost(site, old.Domain, old.UseCount, old.ID))
 			rng := string(keyspace.LessonsByHost(site, old.Domain))
-			out.hosts[rng] = slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h hostRef) bool { return h.key == key })
+			out.hosts[rng] = slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
 		}
 		if n != nil && n.Domain != "" {
 			key := string(keyspace.LessonByHost(site, n.Domain, n.UseCount, n.ID))
 			rng := string(keyspace.LessonsByHost(site, n.Domain))
-			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h hostRef) bool { return h.key == key })
-			i, _ := slices.BinarySearchFunc(hs, key, func(h hostRef, k string) int { return strings.Compare(h.key, k) })
-			out.hosts[rng] = slices.Insert(hs, i, hostRef{key, n.ID})
+			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
+			i, _ := slices.BinarySearchFunc(hs, key, func(h *hostRef, k string) int { return strings.Compare(h.key, k) })
+			out.hosts[rng] = slices.Insert(hs, i, &hostRef{key: key, id: n.ID})
 		}
 		return out
 	}
