@@ -105,7 +105,7 @@ func copyOf(l *Lesson) Lesson {
 // siteIndex is one site's compiled recall index at generation gen.
 type siteIndex struct {
 	gen     string
-	buckets map[string]*bucket   // keyspace.LessonsByCommand range → its entries
+	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
 	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
 }
 
