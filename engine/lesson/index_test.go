@@ -384,3 +384,38 @@ func TestRecallIndexNamespacesApart(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRecallIndexWarm is recall on the few sites a run visits (eight
+// here, all within the index cache), where BenchmarkRecallError and
+// BenchmarkRecallDomain visit n/20 sites in turn, so that past the cache's
+// size each recall compiles its site's index afresh.
+func BenchmarkRecallIndexWarm(b *testing.B) {
+	for _, shape := range []string{"grown", "skewed"} {
+		for _, n := range []int{1_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
+				s := benchStore(b, n, shape == "skewed")
+				ctx := context.Background()
+				b.Run("error", func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						ls, err := s.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", fmt.Sprintf("www.site%d.example", i%8))
+						if err != nil || len(ls) == 0 {
+							b.Fatalf("recall: %d lessons, %v", len(ls), err)
+						}
+					}
+				})
+				if shape == "skewed" {
+					return
+				}
+				b.Run("domain", func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						if _, err := s.RecallDomain(ctx, fmt.Sprintf("www.site%d.example", i%8)); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+		}
+	}
+}
