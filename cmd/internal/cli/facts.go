@@ -110,32 +110,29 @@ func (a *App) factsObserveCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o.Type = fact.Type(typ)
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, out)
-			}
-			f := out.Fact
-			if f.Quarantine != "" {
-				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", f.Type, f.Domain, f.ID, f.Quarantine)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, out)
+				}
+				f := out.Fact
+				if f.Quarantine != "" {
+					fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", f.Type, f.Domain, f.ID, f.Quarantine)
+					return nil
+				}
+				fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+					out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
+				for _, r := range out.Contradicted {
+					fmt.Fprintf(a.Stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
+				}
+				for _, r := range out.Pruned {
+					fmt.Fprintf(a.Stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
-				out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
-			for _, r := range out.Contradicted {
-				fmt.Fprintf(a.Stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
-			}
-			for _, r := range out.Pruned {
-				fmt.Fprintf(a.Stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
-			}
-			return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -160,30 +157,27 @@ func (a *App) factsSetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			res, err := k.SetFact(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, res)
-			}
-			got := res.Fact
-			if got.Quarantine != "" {
-				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", got.Type, got.Domain, got.ID, got.Quarantine)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				res, err := k.SetFact(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, res)
+				}
+				got := res.Fact
+				if got.Quarantine != "" {
+					fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", got.Type, got.Domain, got.ID, got.Quarantine)
+					return nil
+				}
+				if !res.Kept {
+					fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
+					return nil
+				}
+				fmt.Fprintf(a.Stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+					got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
 				return nil
-			}
-			if !res.Kept {
-				fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
-				return nil
-			}
-			fmt.Fprintf(a.Stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
-				got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
-			return nil
+			})
 		},
 	}
 	fl := c.Flags()
@@ -221,52 +215,46 @@ facts approve|reject ID decides on them.`,
 				if host != "" || confident {
 					return Usagef("--trust quarantined lists every quarantined fact: it takes no other filter")
 				}
-				m, err := a.Client(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer CloseInto(&err, m)
-				fs, err := m.QuarantinedFacts(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return PrintJSON(a.Stdout, fs)
-				}
-				t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "FROM", "REASON", "KEY", "VALUE")
-				for _, f := range fs {
-					t.Row(f.ID, f.Domain, f.Type, from(f.Provenance), f.Quarantine, f.Key, f.Value)
-				}
-				return t.Flush()
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					fs, err := m.QuarantinedFacts(cmd.Context())
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, fs)
+					}
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "FROM", "REASON", "KEY", "VALUE")
+					for _, f := range fs {
+						t.Row(f.ID, f.Domain, f.Type, from(f.Provenance), f.Quarantine, f.Key, f.Value)
+					}
+					return t.Flush()
+				})
 			default:
 				return Usagef("--trust must be shown or quarantined, not %q", trust)
 			}
 			if confident && host == "" {
 				return Usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			list, err := k.Facts(cmd.Context(), host, confident)
-			if err != nil {
-				return err
-			}
-			fs := list.Facts
-			if asJSON {
-				return PrintJSON(a.Stdout, fs)
-			}
-			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
-			for _, f := range fs {
-				prompt := "no"
-				if f.Confidence >= list.MinConfidence {
-					prompt = "yes"
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				list, err := k.Facts(cmd.Context(), host, confident)
+				if err != nil {
+					return err
 				}
-				t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-					f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
-			}
-			return t.Flush()
+				fs := list.Facts
+				if asJSON {
+					return PrintJSON(a.Stdout, fs)
+				}
+				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
+				for _, f := range fs {
+					prompt := "no"
+					if f.Confidence >= list.MinConfidence {
+						prompt = "yes"
+					}
+					t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
+						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
+				}
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")

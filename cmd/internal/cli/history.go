@@ -31,28 +31,25 @@ and the run or import file when known). The last 20 are kept. engine revert
 ID --to VERSION restores one.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			h, err := m.LessonHistory(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, h.Versions)
-			}
-			t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", "TRUST", "USES", "LESSON")
-			for _, v := range h.Versions {
-				by := string(v.By.Source)
-				if v.By.File != "" {
-					by += " " + v.By.File
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				h, err := m.LessonHistory(cmd.Context(), args[0])
+				if err != nil {
+					return err
 				}
-				t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(by), Dash(v.By.Run), Dash(string(v.Lesson.Trust)),
-					v.Lesson.UseCount, Truncate(v.Lesson.Lesson, 60))
-			}
-			return t.Flush()
+				if asJSON {
+					return PrintJSON(a.Stdout, h.Versions)
+				}
+				t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", "TRUST", "USES", "LESSON")
+				for _, v := range h.Versions {
+					by := string(v.By.Source)
+					if v.By.File != "" {
+						by += " " + v.By.File
+					}
+					t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(by), Dash(v.By.Run), Dash(string(v.Lesson.Trust)),
+						v.Lesson.UseCount, Truncate(v.Lesson.Lesson, 60))
+				}
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -69,16 +66,13 @@ is held apart with the reason (engine query lessons --trust retracted lists
 them) until engine revert ID restores it.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			if _, err := m.WithProvenance(manual).RetractLesson(cmd.Context(), args[0], reason); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stdout, "retracted %s\n", args[0])
-			return nil
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				if _, err := m.WithProvenance(manual).RetractLesson(cmd.Context(), args[0], reason); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "retracted %s\n", args[0])
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why it is withdrawn (required)")
@@ -110,33 +104,30 @@ change, each lesson it created is removed.`,
 			if to < -1 || (run != "" && to != -1) {
 				return Usagef("--to must be a version number from engine history, and goes with an ID")
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			if run != "" {
-				out, err := m.WithProvenance(manual).RevertRun(cmd.Context(), run)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				if run != "" {
+					out, err := m.WithProvenance(manual).RevertRun(cmd.Context(), run)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, out)
+					}
+					for _, id := range out.Restored {
+						fmt.Fprintf(a.Stdout, "restored %s\n", id)
+					}
+					for _, id := range out.Removed {
+						fmt.Fprintf(a.Stdout, "removed %s\n", id)
+					}
+					fmt.Fprintf(a.Stderr, "engine: run %s: %d lessons restored, %d removed\n", run, len(out.Restored), len(out.Removed))
+					return nil
+				}
+				l, err := m.WithProvenance(manual).RevertLesson(cmd.Context(), args[0], to)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return PrintJSON(a.Stdout, out)
-				}
-				for _, id := range out.Restored {
-					fmt.Fprintf(a.Stdout, "restored %s\n", id)
-				}
-				for _, id := range out.Removed {
-					fmt.Fprintf(a.Stdout, "removed %s\n", id)
-				}
-				fmt.Fprintf(a.Stderr, "engine: run %s: %d lessons restored, %d removed\n", run, len(out.Restored), len(out.Removed))
-				return nil
-			}
-			l, err := m.WithProvenance(manual).RevertLesson(cmd.Context(), args[0], to)
-			if err != nil {
-				return err
-			}
-			return a.printLessons(asJSON, false, *l)
+				return a.printLessons(asJSON, false, *l)
+			})
 		},
 	}
 	c.Flags().Int64Var(&to, "to", -1, "the version to restore (default: the newest kept)")
