@@ -3,6 +3,7 @@ package lesson
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -115,6 +116,12 @@ type siteIndex struct {
 // site has no token (never written since tokens, or forgotten): the caller
 // then scans as before.
 func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
+	if w, ok := r.(watchedRead); ok {
+		if ix, ok := sitecache.Cached(indexes[part], w.db, site, keyspace.LessonGen(site)); ok {
+			return ix, nil
+		}
+		return nil, errNeedRead
+	}
 	g, err := r.Get(keyspace.LessonGen(site))
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
@@ -407,6 +414,36 @@ func (w *walk) next() (*ientry, int) {
 	e := w.lists[best][0]
 	w.lists[best] = w.lists[best][1:]
 	return e, w.scores[best]
+}
+
+// errNeedRead ends a recall tried from watched tokens alone (watchedRead)
+// at its first store read: the caller then recalls in a View.
+var errNeedRead = errors.New("lesson: recall needs a store read")
+
+// watchedRead is the reader of a recall tried without a snapshot, on a
+// store that watches the generation tokens (kv.Watcher: etcd): the sites'
+// compiled indexes come from the cache when the watched tokens are theirs,
+// and any other read fails with errNeedRead. A warm recall whose lessons
+// are decoded thus asks the store nothing.
+type watchedRead struct{ db kv.Store }
+
+func (watchedRead) Get([]byte) ([]byte, error) { return nil, errNeedRead }
+
+func (watchedRead) Scan([]byte, kv.ScanOptions, func(k, v []byte) error) error { return errNeedRead }
+
+// recall runs fn from watched tokens when db watches them, else (or when
+// fn needs a read) in a View; dmg is reset for each try.
+func recall(ctx context.Context, db kv.Store, dmg *damage, fn func(r kv.Reader) error) error {
+	if _, ok := db.(kv.Watcher); ok {
+		*dmg = damage{}
+		if err := fn(watchedRead{db}); !errors.Is(err, errNeedRead) {
+			return err
+		}
+	}
+	return db.View(ctx, func(r kv.Reader) error {
+		*dmg = damage{}
+		return fn(r)
+	})
 }
 
 // noIndex is the compiled index of a site that has no lesson entries.

@@ -104,8 +104,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	sites := errorSites(host)
 	var out []Lesson
 	var dmg damage
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		dmg = damage{}
+	err := recall(ctx, s.db, &dmg, func(r kv.Reader) error {
 		var err error
 		out, err = s.recallError(r, sites, verb, et, host, &dmg)
 		return err
@@ -218,8 +217,7 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	site := domain.Site(h)
 	var out []Lesson
 	var dmg damage
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		dmg = damage{}
+	err = recall(ctx, s.db, &dmg, func(r kv.Reader) error {
 		var err error
 		out, err = s.recallDomain(r, h, site, &dmg)
 		return err
