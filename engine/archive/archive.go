@@ -405,6 +405,9 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 		return nil, err
 	}
 	if err := kv.Apply(ctx, m.DB(), ops, m.apply); err != nil {
+		if errors.Is(err, kv.ErrRecoveryPending) {
+			return nil, fmt.Errorf("import: %w (an earlier import stopped part way): engine doctor --repair rolls it back", err)
+		}
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	for _, e := range events {

@@ -476,6 +476,22 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 		}
 	}
 	var out []Fact
+	pick := func(all []Fact) {
+		for _, f := range all {
+			if match(h, f.Domain) {
+				out = append(out, f)
+			}
+		}
+	}
+	if h != "" {
+		// A watched token (etcd) at the cached generation: no store read.
+		site := domain.Site(h)
+		if all, ok := sitecache.Cached(cache, s.db, site, keyspace.FactGen(site)); ok {
+			pick(all)
+			page.SortBy(out, listPos)
+			return out, nil
+		}
+	}
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
 		decode := func(k, v []byte) error {
@@ -494,11 +510,7 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 			if err != nil {
 				return err
 			}
-			for _, f := range all {
-				if match(h, f.Domain) {
-					out = append(out, f)
-				}
-			}
+			pick(all)
 			return nil
 		}
 		var keys [][]byte

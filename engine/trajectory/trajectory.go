@@ -99,6 +99,34 @@ type Trajectory struct {
 	// ones whose action worked in a successful run (see Attribute). A
 	// newer run of the template that replaces the steps keeps them.
 	engine.Counts
+	// Stale says a run found the site no longer as recorded (a replay
+	// handed over, or the reference's step failed): it is kept out of every
+	// match until a newer successful run of the template replaces it. Nil
+	// for one not known to be stale.
+	Stale *Stale `json:"stale,omitempty"`
+}
+
+// Stale is when, in which run, at which step (1-based) and why a
+// trajectory stopped holding.
+type Stale struct {
+	At     time.Time `json:"at"`
+	Run    string    `json:"run,omitempty"`
+	Step   int       `json:"step"`
+	Reason string    `json:"reason"`
+}
+
+// checkStale returns what is wrong with a stale mark's fields, or "".
+func checkStale(run string, step int, reason string) string {
+	if p := textcheck.Text("stale.run", run, engine.MaxProvenanceField, false); p != "" {
+		return p
+	}
+	if step < 1 {
+		return fmt.Sprintf("stale.step %d is not a step number (1 or more)", step)
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "stale.reason is empty"
+	}
+	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
 }
 
 // VerifiedShare is the share of steps that were verified.
@@ -201,6 +229,11 @@ func Check(t Trajectory) error {
 	if p := textcheck.Text("quarantine", t.Quarantine, textcheck.MaxPattern, false); p != "" {
 		return engine.Invalid("trajectory", p)
 	}
+	if st := t.Stale; st != nil {
+		if p := checkStale(st.Run, st.Step, st.Reason); p != "" {
+			return engine.Invalid("trajectory", p)
+		}
+	}
 	return nil
 }
 
@@ -291,13 +324,18 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 }
 
 // write stores prepared trajectory t (replacing the one of its id) with
-// its index entry, in one transaction that also deletes key held (an
-// approved trajectory's quarantine record) when it is not nil.
+// its index entry (none for a stale one: it is not matched), in one
+// transaction that also deletes key held (an approved trajectory's
+// quarantine record) when it is not nil.
 func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSecrets int, held []byte) (Trajectory, error) {
 	t.Quarantine = ""
 	site := domain.Site(t.Domain)
 	ent := entryOf(&t)
 	idx := ent.encode()
+	put := &ent
+	if t.Stale != nil {
+		put = nil
+	}
 	gen := newGen()
 	replaced := false
 	var stored Trajectory
@@ -340,7 +378,12 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 		if err := tx.Set(keyspace.Trajectory(site, t.ID), rec, ttl); err != nil {
 			return err
 		}
-		if err := tx.Set(keyspace.TrajectoryIndex(site, t.ID), idx, ttl); err != nil {
+		if put == nil {
+			err = tx.Delete(keyspace.TrajectoryIndex(site, t.ID))
+		} else {
+			err = tx.Set(keyspace.TrajectoryIndex(site, t.ID), idx, ttl)
+		}
+		if err != nil {
 			return err
 		}
 		return tx.Set(keyspace.TrajectoryGen(site), []byte(gen), 0)
@@ -348,7 +391,7 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 	if err != nil {
 		return Trajectory{}, fmt.Errorf("trajectory: record %s %q: %w", t.Domain, t.Goal, err)
 	}
-	s.applyWrite(site, oldGen, gen, t.ID, &ent)
+	s.applyWrite(site, oldGen, gen, t.ID, put)
 	s.opts.Events.Emit(EventRecorded, map[string]any{
 		"domain": t.Domain, "id": t.ID, "goal": t.Goal, "template": t.Template,
 		"steps": len(t.Steps), "replaced": replaced, "runs": stored.Runs, "secrets": nSecrets,

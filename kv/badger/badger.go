@@ -159,6 +159,11 @@ func (s *store) gcLoop(every time.Duration) {
 	}
 }
 
+// Exclusive reports that this process holds the store alone (the
+// directory lock, or memory only), so it may roll back an interrupted
+// Apply in any of its namespaces (kv.Exclusive).
+func (s *store) Exclusive() bool { return true }
+
 // Close stops GC, closes badger and releases the lock. Calls in flight
 // must have returned: Close does not wait for them.
 func (s *store) Close() error {
