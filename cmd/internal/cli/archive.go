@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"export", "import"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.exportCommand(), a.importCommand()}
 	})
 }

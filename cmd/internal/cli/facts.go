@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"facts"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.factsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryFactsCommand)

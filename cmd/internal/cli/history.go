@@ -20,7 +20,7 @@ import (
 var manual = engine.Provenance{Source: engine.SourceManual}
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"history", "retract", "revert"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.historyCommand(), a.retractCommand(), a.revertCommand()}
 	})
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"selectors"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.selectorsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).querySelectorsCommand)
