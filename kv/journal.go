@@ -18,8 +18,9 @@ var ErrTooBig = errors.New("kv: transaction too big")
 
 // ErrRecoveryPending is returned by Apply while an earlier Apply that
 // failed could not be rolled back (its journal is still marked active):
-// the store rolls it back when it is next opened.
-var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not rolled back yet; reopen the store")
+// Recover rolls it back (badger's Open runs it; a shared store such as
+// etcd leaves it to a deliberate repair).
+var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not rolled back yet")
 
 // The journal lives under its own prefix, which no other key may use (the
 // key layout in engine/keyspace reserves it):
@@ -266,6 +267,36 @@ func Recover(ctx context.Context, s Store) (rolledBack bool, err error) {
 		return rolledBack, fmt.Errorf("kv: recover: delete undo records: %w", err)
 	}
 	return rolledBack, nil
+}
+
+// Exclusive is implemented by a store that one process holds alone
+// (badger's directory lock). Only such a process may call Recover on its
+// own: on a shared store (etcd) a journal marked active may be another
+// process's Apply still running, and rolling it back would undo its
+// writes under it; there an operator runs it (engine doctor --repair).
+type Exclusive interface {
+	Exclusive() bool
+}
+
+// IsExclusive reports whether s says one process holds it alone; a store
+// that does not say is taken as shared.
+func IsExclusive(s Store) bool {
+	e, ok := s.(Exclusive)
+	return ok && e.Exclusive()
+}
+
+// RecoveryPending reports whether an interrupted Apply left its journal
+// marked active on s (Apply refuses until Recover rolls it back). It
+// writes nothing.
+func RecoveryPending(ctx context.Context, s Store) (bool, error) {
+	_, err := Get(ctx, s, journalActive)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("kv: recovery pending: %w", err)
+	}
+	return true, nil
 }
 
 // rollback writes back every value saved by Apply id, deletes the marker,

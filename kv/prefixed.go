@@ -22,11 +22,32 @@ import (
 // the longer prefixed key with ErrKeyTooLarge. Close ends the view only
 // (later calls return ErrClosed); the base stays open for its owner to
 // close, and other views over it keep working. prefix must not be empty.
+// When s is a Watcher the view is one too (Watched prefixes the key), and
+// only then.
 func Prefixed(s Store, prefix []byte) Store {
 	if len(prefix) == 0 {
 		panic("kv: Prefixed with an empty prefix")
 	}
-	return &prefixed{base: s, p: bytes.Clone(prefix)}
+	p := &prefixed{base: s, p: bytes.Clone(prefix)}
+	if w, ok := s.(Watcher); ok {
+		return &prefixedWatcher{p, w}
+	}
+	return p
+}
+
+// prefixedWatcher is a view over a Watcher.
+type prefixedWatcher struct {
+	*prefixed
+	w Watcher
+}
+
+// Watched is the base's Watched of the prefixed key; a closed view has
+// nothing watched.
+func (s *prefixedWatcher) Watched(key []byte) ([]byte, bool) {
+	if s.closed.Load() {
+		return nil, false
+	}
+	return s.w.Watched(s.key(key))
 }
 
 type prefixed struct {
@@ -147,3 +168,6 @@ func (s *prefixed) MaxTxnOps() int {
 	}
 	return 0
 }
+
+// Exclusive passes on whether the base store is held by this process alone.
+func (s *prefixed) Exclusive() bool { return IsExclusive(s.base) }

@@ -21,11 +21,12 @@ import (
 // serveSite is the scripts' `serve SITE [VAR]` command: it serves a fixture
 // site on 127.0.0.1 for the rest of the script and sets $VAR (default SITE)
 // to its URL (with a trailing slash). SITE is demo (the bundled demo shop),
-// demo-changed (the shop after a redesign: the first padel racket renamed),
-// or a directory of the script's files.
+// demo-changed (the shop after a change: the first padel racket renamed),
+// demo-redesign (renamed too, the search button says Find and the cookie
+// banner is on the results page), or a directory of the script's files.
 func serveSite(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: serve demo|demo-changed|DIR [VAR]")
+		ts.Fatalf("usage: serve demo|demo-changed|demo-redesign|DIR [VAR]")
 	}
 	var h http.Handler
 	switch args[0] {
@@ -33,6 +34,8 @@ func serveSite(ts *testscript.TestScript, neg bool, args []string) {
 		h = demosite.Handler(demosite.Options{})
 	case "demo-changed":
 		h = demosite.Handler(demosite.Options{Changed: true})
+	case "demo-redesign":
+		h = demosite.Handler(demosite.Options{Redesign: true})
 	default:
 		h = http.FileServer(http.Dir(ts.MkAbs(args[0])))
 	}

@@ -315,8 +315,12 @@ type runner struct {
 	red  *redact.Redactor
 	goal string
 
-	// Replay.
-	replay *replayState
+	// Replay, and what the run found no longer holding: the replay's
+	// outcome for the manifest, and the trajectories to mark stale at the
+	// run's end (one request, before it records what it learned).
+	replay     *replayState
+	replayed   *run.Replay
+	staleMarks []trajectory.StaleMark
 
 	nav navGuard
 }
@@ -498,6 +502,12 @@ func (r *runner) stepLoop(ctx context.Context) {
 		}
 		if r.replay != nil && r.replayStep(ctx, step, mc) {
 			continue
+		}
+		if r.cfg.Model == nil {
+			// A replay-only run with no trajectory to replay (none matched,
+			// or it is stale).
+			r.stop(false, "replay_failed: no trajectory to replay")
+			break
 		}
 		msg := r.stepMessage(step, mc)
 		resp, ok := r.complete(ctx, engine.ModelRequest{System: r.system, Messages: []engine.Message{{Role: engine.RoleUser, Content: msg}}, Tools: Tools})

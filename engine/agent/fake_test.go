@@ -27,7 +27,10 @@ type shop struct {
 	dead       bool // the browser process died
 	// renamed renames the first result (the site changed).
 	renamed bool
-	acts    []engine.Action
+	// coverCookies puts an overlay over the cookie banner's button (the
+	// site changed): clicking it fails on the page's side.
+	coverCookies bool
+	acts         []engine.Action
 	// panicOn makes Act panic on this action kind.
 	panicOn engine.ActionKind
 }
@@ -136,6 +139,9 @@ func (s *shop) Act(ctx context.Context, a engine.Action) error {
 	case "home":
 		switch {
 		case a.Kind == engine.ActClick && a.Ref == "e1" && s.cookie:
+			if s.coverCookies {
+				return intercepted("div#promo")
+			}
 			s.cookie = false
 		case a.Kind == engine.ActClick && a.Ref == "e2":
 			if s.cookie {

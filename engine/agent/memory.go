@@ -136,6 +136,12 @@ func (r *runner) attribute() {
 		a.factUsed[i] = usedFact(f, *last)
 	}
 	a.trajUsed = last.Trajectory != "" && usedStep(last.refSteps, *last)
+	if !last.OK && !last.Replayed && last.Origin == lesson.OriginBrowser && last.Trajectory != "" &&
+		last.Step >= 1 && last.Step <= len(last.refSteps) && usedStep(last.refSteps[last.Step-1:last.Step], *last) {
+		// The reference's step at this position failed on the page: the
+		// site no longer is as the trajectory recorded it.
+		r.markStale(last.URL, last.Trajectory, last.Step, fmt.Sprintf("step %d failed: %s", last.Step, last.Error))
+	}
 	switch {
 	case !last.OK:
 		a.why = "the action failed"
@@ -332,6 +338,9 @@ func (r *runner) learn(ctx context.Context) error {
 	if err := r.credit(ctx); err != nil {
 		return err
 	}
+	if err := r.sendStale(ctx); err != nil {
+		return err
+	}
 	log, err := r.actionLog()
 	if err != nil {
 		return err
@@ -368,6 +377,7 @@ func (r *runner) completeRun(ctx context.Context) error {
 	done, err := r.mem.CompleteRun(ctx, r.res.RunID, api.RunCompletion{
 		Success: &r.res.Success, FinalURL: r.red.String(r.res.FinalURL), Summary: summary, Result: r.red.String(r.res.Answer),
 		Reason: r.red.String(reason), TurnCount: r.res.Steps, ArtifactPaths: r.art.paths(), NoSession: true,
+		Replay: r.replayed,
 	})
 	if err != nil {
 		return err

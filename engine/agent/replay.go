@@ -5,7 +5,11 @@ import (
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -19,6 +23,9 @@ type replayState struct {
 	// not found.
 	target   *engine.Element
 	notFound string
+	// known are memory's selectors for the next step's element that had
+	// worked: stale when the element is not there.
+	known []selector.Selector
 }
 
 // startReplay begins replaying m when it matches closely and every
@@ -41,6 +48,7 @@ func (r *runner) startReplay(m *trajectory.Match) {
 		}
 	}
 	r.replay = &replayState{id: m.Trajectory.ID, steps: m.Steps}
+	r.replayed = &run.Replay{Trajectory: m.Trajectory.ID}
 	r.emit("replay_started", map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "steps": len(m.Steps)})
 }
 
@@ -48,7 +56,7 @@ func (r *runner) startReplay(m *trajectory.Match) {
 // then the recorded role and name. It runs in the memory phase.
 func (r *runner) replayLookup(ctx context.Context) error {
 	rs := r.replay
-	rs.target, rs.notFound = nil, ""
+	rs.target, rs.notFound, rs.known = nil, "", nil
 	if rs.next >= len(rs.steps) {
 		return nil
 	}
@@ -59,6 +67,11 @@ func (r *runner) replayLookup(ctx context.Context) error {
 	sels, err := r.mem.LookupSelectors(ctx, r.page.URL, st.Role, st.Name)
 	if err != nil {
 		return err
+	}
+	for _, sel := range sels {
+		if sel.Successes > 0 {
+			rs.known = append(rs.known, sel)
+		}
 	}
 	if st.Selector != "" {
 		sels = append(sels, selectorOnly(st.Selector))
@@ -81,17 +94,25 @@ func (r *runner) replayLookup(ctx context.Context) error {
 
 // replayStep runs the next trajectory step without the model. It returns
 // false when replay handed over to the model (which then decides this
-// step).
+// step). A hand-over where the site diverged from the trajectory (every
+// one but a run started on another page) marks the trajectory stale at
+// the run's end; one because the step's element is gone also marks the
+// selectors memory had for it stale, at once.
 func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bool {
 	rs := r.replay
-	handOver := func(why string) bool {
-		r.emit("replay_handover", map[string]any{"trajectory": rs.id, "at_step": rs.next + 1, "reason": why})
-		r.notes = append(r.notes, fmt.Sprintf("Replay of the reference trajectory stopped at its step %d: %s. Continue the task from here.", rs.next+1, why))
+	handOver := func(why string, diverged bool) bool {
+		at := rs.next + 1
+		r.emit("replay_handover", map[string]any{"trajectory": rs.id, "at_step": at, "reason": why, "stale": diverged})
+		r.notes = append(r.notes, fmt.Sprintf("Replay of the reference trajectory stopped at its step %d: %s. Continue the task from here.", at, why))
 		r.replay = nil
+		r.replayed.FellBackAt, r.replayed.Reason = at, clip(r.red.String(why), 500)
+		if diverged {
+			r.markStale(r.page.URL, rs.id, at, why)
+		}
 		return false
 	}
 	if rs.next >= len(rs.steps) {
-		return handOver("the trajectory ended without finishing")
+		return handOver("the trajectory ended without finishing", true)
 	}
 	if r.cfg.Model == nil {
 		// A replay-only run has nobody to hand over to.
@@ -105,15 +126,17 @@ func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bo
 	// Before: the page is the one the step ran on.
 	if st.URL != "" && !samePage(st.URL, r.page.URL) {
 		if rs.next == 0 {
-			return handOver(fmt.Sprintf("the run starts on %s, the trajectory on %s", r.page.URL, st.URL))
+			// Another start page is another task's, not a changed site.
+			return handOver(fmt.Sprintf("the run starts on %s, the trajectory on %s", r.page.URL, st.URL), false)
 		}
-		return handOver(fmt.Sprintf("after step %d the page is %s, not %s as recorded", rs.next, r.page.URL, st.URL))
+		return handOver(fmt.Sprintf("after step %d the page is %s, not %s as recorded", rs.next, r.page.URL, st.URL), true)
 	}
 	// What a model call would have cost here.
 	est := memctx.Tokens(r.system) + memctx.Tokens(r.stepMessage(step, mc)) + 3 + 20
 	if st.Action == ToolFinish {
 		r.res.Answer = st.Value
 		r.res.Replayed++
+		r.replayed.Replayed++
 		r.res.LLMCallsSaved++
 		r.res.TokensSaved += est
 		r.stop(true, ReasonFinished)
@@ -124,7 +147,11 @@ func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bo
 	c := call{Kind: engine.ActionKind(st.Action), Value: st.Value}
 	if st.Role != "" || st.Name != "" {
 		if rs.target == nil {
-			return handOver("the expected element is not there: " + rs.notFound)
+			if err := r.selectorsGone(ctx, rs.known, rs.notFound); err != nil {
+				r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
+				return true
+			}
+			return handOver("the expected element is not there: "+rs.notFound, true)
 		}
 		c.Ref = rs.target.Ref
 	}
@@ -133,11 +160,59 @@ func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bo
 		if r.stopped {
 			return true
 		}
-		return handOver("the step failed: " + r.lastErr)
+		return handOver("the step failed: "+r.lastErr, true)
 	}
 	rs.next++
+	r.replayed.Replayed++
 	r.res.Replayed++
 	r.res.LLMCallsSaved++
 	r.res.TokensSaved += est
 	return true
+}
+
+// markStale notes that trajectory id no longer holds from its step at
+// (1-based), found on page, for the request at the run's end; a
+// trajectory is marked once per run (its first divergence).
+func (r *runner) markStale(page, id string, at int, why string) {
+	host, err := domain.Host(page)
+	if err != nil || !run.WebURL(page) {
+		if host, err = domain.Host(r.cfg.StartURL); err != nil {
+			return
+		}
+	}
+	for _, m := range r.staleMarks {
+		if m.ID == id {
+			return
+		}
+	}
+	r.staleMarks = append(r.staleMarks, trajectory.StaleMark{Domain: host, ID: id, Step: at, Reason: clip(r.red.String(oneLine(why)), 400)})
+}
+
+// selectorsGone records a failure, with why as its reason, of each
+// selector memory had for an element the page no longer has: having
+// worked before, each goes stale.
+func (r *runner) selectorsGone(ctx context.Context, known []selector.Selector, why string) error {
+	if !run.WebURL(r.page.URL) {
+		return nil
+	}
+	for _, s := range known {
+		obs := api.SelectorObservation{Domain: r.page.URL, Path: s.Path, Role: s.Role, Name: s.Name, Selector: s.Selector,
+			Failed: true, Reason: clip(oneLine(why), 400)}
+		r.red.Value(&obs)
+		if _, err := r.mem.RecordSelector(ctx, obs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendStale marks the trajectories the run found no longer holding, in one
+// request.
+func (r *runner) sendStale(ctx context.Context) error {
+	if len(r.staleMarks) == 0 {
+		return nil
+	}
+	_, err := r.mem.MarkTrajectoriesStale(ctx, api.StaleTrajectories{Trajectories: r.staleMarks})
+	r.staleMarks = nil
+	return err
 }

@@ -52,6 +52,8 @@ type RunCompletion struct {
 	ArtifactPaths []string `json:"artifact_paths,omitempty"` // added to the run's
 	// NoSession leaves the run out of its site's session history.
 	NoSession bool `json:"no_session,omitempty"`
+	// Replay is how the run replayed a trajectory, if it did.
+	Replay *run.Replay `json:"replay,omitempty"`
 }
 
 // RunPage is one page of GET /v1/runs, newest started first: Next is the
@@ -186,7 +188,7 @@ func completeRun(c *call) (any, error) {
 	}
 	m, err := runErr(c.m.Runs.Complete(c.ctx, id, run.Completion{
 		Success: *in.Success, FinalURL: in.FinalURL, Summary: in.Summary, Result: in.Result,
-		Reason: in.Reason, TurnCount: in.TurnCount, ArtifactPaths: in.ArtifactPaths,
+		Reason: in.Reason, TurnCount: in.TurnCount, ArtifactPaths: in.ArtifactPaths, Replay: in.Replay,
 	}))
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ type SelectorObservation struct {
 	Name     string `json:"name"`           // accessible name
 	Selector string `json:"selector"`
 	Failed   bool   `json:"failed,omitempty"` // the selector did not find the element
+	// Reason says why it failed; a failure with a reason of a selector
+	// that had worked marks it stale.
+	Reason string `json:"reason,omitempty"`
 }
 
 // SelectorFilter selects selectors for GET /v1/selectors: those kept for
@@ -26,6 +29,9 @@ type SelectorObservation struct {
 type SelectorFilter struct {
 	Domain string
 	URL    string
+	// Stale lists only the stale selectors (with Domain or none; not with
+	// URL: stale ones are never offered).
+	Stale bool
 }
 
 // SelectorList is GET /v1/selectors's answer, best first.
@@ -42,16 +48,25 @@ func selectorRoutes() []Route {
 			Query: []Param{
 				{Name: "domain", Type: "string", Description: "selectors of this host, its parent domains and its subdomains"},
 				{Name: "url", Type: "string", Description: "only the selectors offered on this page: its host or a parent domain's, for every page or this page's path, with a positive score (not with domain; not paged)"},
+				staleParam("selectors"),
 				siteLimitParam, cursorParam,
 			},
 			Response: SelectorList{},
 			handle: func(c *call) (any, error) {
 				host, page := c.query("domain"), c.query("url")
+				stale, err := c.staleOnly()
+				if err != nil {
+					return nil, err
+				}
 				var ss []selector.Selector
-				var err error
 				switch {
 				case host != "" && page != "":
 					return nil, engine.Invalid("request", "give domain or url, not both")
+				case stale && page != "":
+					return nil, engine.Invalid("request", "give stale or url, not both: stale selectors are never offered on a page")
+				case stale:
+					ss, err = c.m.Selectors.List(c.ctx, host)
+					ss = onlyStale(ss, func(s *selector.Selector) bool { return s.Stale != nil })
 				case page != "":
 					ss, err = c.m.Selectors.Known(c.ctx, page, 0)
 				default:
@@ -93,7 +108,7 @@ func selectorRoutes() []Route {
 					return nil, err
 				}
 				return c.m.Selectors.Record(c.ctx, selector.Observation{Domain: in.Domain, Path: in.Path,
-					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed})
+					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed, Reason: in.Reason})
 			}},
 		{Method: http.MethodPost, Path: "/v1/attribution/selectors", Summary: "Add a run's shown/used/helped counts to its selectors (one request per run)",
 			Body: SelectorAttribution{}, Response: AttributionResult{},
@@ -131,6 +146,9 @@ func (c *Client) Selectors(ctx context.Context, f SelectorFilter) (*SelectorList
 	q := url.Values{}
 	set(q, "domain", f.Domain)
 	set(q, "url", f.URL)
+	if f.Stale {
+		q.Set("stale", "true")
+	}
 	var out SelectorList
 	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/selectors", query: q}, &out)
 }

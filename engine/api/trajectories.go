@@ -39,9 +39,17 @@ func trajectoryRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/trajectories", Summary: "List unexpired trajectories, newest first",
 			Query: []Param{{Name: "domain", Type: "string", Description: "trajectories of this host, its parent domains and its subdomains"},
-				siteLimitParam, cursorParam},
+				staleParam("trajectories"), siteLimitParam, cursorParam},
 			Response: TrajectoryList{},
 			handle: func(c *call) (any, error) {
+				stale, err := c.staleOnly()
+				if err != nil {
+					return nil, err
+				}
+				if stale {
+					ts, err := c.m.Trajectories.List(c.ctx, c.query("domain"))
+					return TrajectoryList{Trajectories: onlyStale(ts, func(t *trajectory.Trajectory) bool { return t.Stale != nil })}, err
+				}
 				req, paged, err := c.pageIfAsked()
 				if err != nil {
 					return nil, err
@@ -105,6 +113,16 @@ func trajectoryRoutes() []Route {
 				}
 				return TrajectoryMatch{Match: m, Threshold: trajectory.DefaultThreshold}, nil
 			}},
+		{Method: http.MethodPost, Path: "/v1/stale/trajectories", Summary: "Mark trajectories stale: a run found the site diverging from them (one request per run)",
+			Body: StaleTrajectories{}, Response: StaleResult{},
+			handle: func(c *call) (any, error) {
+				var in StaleTrajectories
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				n, err := c.m.Trajectories.MarkStale(c.ctx, in.Trajectories)
+				return StaleResult{Marked: n}, err
+			}},
 		{Method: http.MethodPost, Path: "/v1/attribution/trajectories", Summary: "Add a run's shown/used/helped counts to its reference trajectories (one request per run)",
 			Body: TrajectoryAttribution{}, Response: AttributionResult{},
 			handle: func(c *call) (any, error) {
@@ -167,4 +185,56 @@ type TrajectoryAttribution struct {
 func (c *Client) AttributeTrajectories(ctx context.Context, in TrajectoryAttribution) (*AttributionResult, error) {
 	var out AttributionResult
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/attribution/trajectories", json: in}, &out)
+}
+
+// StaleTrajectories is POST /v1/stale/trajectories's body: the
+// trajectories a run found no longer holding, each with its step and
+// reason (the run is the request's Engine-Run).
+type StaleTrajectories struct {
+	Trajectories []trajectory.StaleMark `json:"trajectories"`
+}
+
+// StaleResult is POST /v1/stale/trajectories's answer: how many were
+// marked (one no longer kept or already stale is not).
+type StaleResult struct {
+	Marked int `json:"marked"`
+}
+
+// MarkTrajectoriesStale is POST /v1/stale/trajectories.
+func (c *Client) MarkTrajectoriesStale(ctx context.Context, in StaleTrajectories) (*StaleResult, error) {
+	var out StaleResult
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/stale/trajectories", json: in}, &out)
+}
+
+// StaleTrajectoryList is GET /v1/trajectories?stale=true.
+func (c *Client) StaleTrajectoryList(ctx context.Context, host string) (*TrajectoryList, error) {
+	q := url.Values{"stale": {"true"}}
+	set(q, "domain", host)
+	var out TrajectoryList
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/trajectories", query: q}, &out)
+}
+
+// staleParam documents a list route's stale filter.
+func staleParam(what string) Param {
+	return Param{Name: "stale", Type: "boolean", Description: "only the stale " + what + " (a run found the site changed), with their marks; not paged"}
+}
+
+// staleOnly reads a list route's stale filter; it is not paged.
+func (c *call) staleOnly() (bool, error) {
+	stale, err := c.queryBool("stale")
+	if err == nil && stale && (c.query("limit") != "" || c.query("cursor") != "") {
+		err = engine.Invalid("request", "a stale list is not paged: give stale without limit or cursor")
+	}
+	return stale, err
+}
+
+// onlyStale keeps the items is says are stale, never nil.
+func onlyStale[T any](items []T, is func(*T) bool) []T {
+	out := []T{}
+	for i := range items {
+		if is(&items[i]) {
+			out = append(out, items[i])
+		}
+	}
+	return out
 }

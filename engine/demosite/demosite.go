@@ -50,10 +50,17 @@ var Catalogue = []Product{
 
 // Options configure the site.
 type Options struct {
-	// Changed serves the site after a redesign: the first padel racket has
+	// Changed serves the site after a change: the first padel racket has
 	// another name, so a recorded trajectory no longer holds there.
 	Changed bool
+	// Redesign is Changed and more: the search button says "Find" (not
+	// "Search") and the cookie banner moved from the home page to the
+	// results page, so a recorded trajectory fails at its first step.
+	Redesign bool
 }
+
+// RedesignButton is the search button's name on the redesigned site.
+const RedesignButton = "Find"
 
 // ChangedName is the first product's name on the changed site.
 const ChangedName = "Padel Racket Ultra 4000"
@@ -62,7 +69,7 @@ const ChangedName = "Padel Racket Ultra 4000"
 func Handler(opts Options) http.Handler {
 	tpl := template.Must(template.ParseFS(files, "site/*.html"))
 	cat := append([]Product(nil), Catalogue...)
-	if opts.Changed {
+	if opts.Changed || opts.Redesign {
 		cat[0].Name = ChangedName
 	}
 	find := func(id string) (Product, bool) {
@@ -86,11 +93,15 @@ func Handler(opts Options) http.Handler {
 			_, _ = w.Write(b)
 		}
 	}
-	mux.HandleFunc("GET /{$}", static("index.html", "text/html; charset=utf-8"))
+	home := "index.html"
+	if opts.Redesign {
+		home = "redesign/index.html"
+	}
+	mux.HandleFunc("GET /{$}", static(home, "text/html; charset=utf-8"))
 	mux.HandleFunc("GET /style.css", static("style.css", "text/css"))
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
 		q := strings.TrimSpace(r.URL.Query().Get("q"))
-		_ = tpl.ExecuteTemplate(w, "search.html", map[string]any{"Query": q, "Results": Search(cat, q)})
+		_ = tpl.ExecuteTemplate(w, "search.html", map[string]any{"Query": q, "Results": Search(cat, q), "Cookies": opts.Redesign})
 	})
 	mux.HandleFunc("GET /item/{id}", func(w http.ResponseWriter, r *http.Request) {
 		p, ok := find(r.PathValue("id"))

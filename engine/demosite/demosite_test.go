@@ -62,3 +62,32 @@ func TestSearch(t *testing.T) {
 		t.Fatalf("empty query: %+v", got)
 	}
 }
+
+// The redesigned site: the first result renamed, the search button says
+// Find, and the cookie banner is on the results page, not the home page.
+func TestRedesign(t *testing.T) {
+	s, err := Start(Options{Redesign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	code, home := get(t, s.URL)
+	if code != 200 || strings.Contains(home, `id="cookie-banner"`) || strings.Contains(home, `>Search</button>`) ||
+		!strings.Contains(home, `>`+RedesignButton+`</button>`) || !strings.Contains(home, `role="searchbox" aria-label="Search products"`) {
+		t.Fatalf("home: %d\n%s", code, home)
+	}
+	code, res := get(t, s.URL+"search?q="+url.QueryEscape("padel rackets"))
+	if code != 200 || !strings.Contains(res, `id="cookie-banner"`) || !strings.Contains(res, `<button id="accept-cookies" type="button">Accept cookies</button>`) ||
+		!strings.Contains(res, `<a href="/item/1">`+ChangedName+`</a>`) {
+		t.Fatalf("results: %d\n%s", code, res)
+	}
+	// The normal site's results page has no cookie banner.
+	plain, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, res := get(t, plain.URL+"search?q=padel"); strings.Contains(res, "cookie") {
+		t.Fatalf("the normal results page has a cookie banner:\n%s", res)
+	}
+}

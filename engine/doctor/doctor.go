@@ -9,6 +9,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,14 +116,9 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 			}
 		case err != nil:
 			schema.Status, schema.Detail = Fail, err.Error()
-		case v == 0:
-			schema.Status, schema.Detail = Warn, "no schema stamp (the next command that opens the data dir writes it)"
-		case v > keyspace.SchemaVersion:
-			info.Schema = v
-			schema.Status, schema.Detail = Fail, fmt.Sprintf("version %d, written by a newer engine (this one reads up to %d): upgrade engine", v, keyspace.SchemaVersion)
 		default:
 			info.Schema = v
-			schema.Status, schema.Detail = OK, fmt.Sprintf("version %d (this engine reads up to %d)", v, keyspace.SchemaVersion)
+			describeSchema(&schema, v)
 		}
 	}
 	return []Check{dirCheck, schema, {Name: "backend", Status: OK, Detail: info.Backend}, lock}, info
@@ -148,19 +144,93 @@ func readSchema(ctx context.Context, db string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	v, err := schemaOf(ctx, s)
+	return v, errors.Join(err, s.Close())
+}
+
+// schemaOf reads the schema stamp of s (0 when there is none).
+func schemaOf(ctx context.Context, s kv.Store) (int, error) {
 	v, err := kv.Get(ctx, s, keyspace.Schema())
-	cerr := s.Close()
 	if errors.Is(err, kv.ErrNotFound) {
-		return 0, cerr
+		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.Atoi(string(v))
 	if err != nil {
-		return 0, fmt.Errorf("schema version %q is not a number: the data dir is damaged", v)
+		return 0, fmt.Errorf("schema version %q is not a number: the store is damaged", v)
 	}
-	return n, cerr
+	return n, nil
+}
+
+// describeSchema is the schema check's outcome for stamp v.
+func describeSchema(c *Check, v int) {
+	switch {
+	case v == 0:
+		c.Status, c.Detail = Warn, "no schema stamp (the next command that opens the store writes it)"
+	case v > keyspace.SchemaVersion:
+		c.Status, c.Detail = Fail, fmt.Sprintf("version %d, written by a newer engine (this one reads up to %d): upgrade engine", v, keyspace.SchemaVersion)
+	default:
+		c.Status, c.Detail = OK, fmt.Sprintf("version %d (this engine reads up to %d)", v, keyspace.SchemaVersion)
+	}
+}
+
+// Store is the memory the doctor checks and repairs: the data dir's own
+// badger database (the zero value) or a store several processes share,
+// and one namespace of it.
+type Store struct {
+	// Open opens the shared store (etcd) in place of the data dir's
+	// database; nil for the data dir's own.
+	Open func(context.Context) (kv.Store, error)
+	// URL names the shared store in the report (etcd://HOST:PORT).
+	URL string
+	// Namespace is the namespace checked and repaired; "" or "-" is the
+	// default.
+	Namespace string
+}
+
+// Where names the store and namespace st points at, for messages: the
+// data dir dir or the shared store's URL, and a named namespace.
+func (st Store) Where(dir string) string {
+	s := dir
+	if st.Open != nil {
+		s = st.URL
+	}
+	if st.Namespace != "" && st.Namespace != memory.DefaultNamespace {
+		s += ", namespace " + st.Namespace
+	}
+	return s
+}
+
+// SharedStore checks a shared store in place of DataDir's database: the
+// data dir (it still holds run folders; its absence is fine), that the
+// store answers, and its schema stamp. No lock applies: several processes
+// use the store at once.
+func SharedStore(ctx context.Context, dir string, st Store) ([]Check, DataDirInfo) {
+	info := DataDirInfo{Path: dir, Database: st.URL, Backend: "etcd", SchemaSupported: keyspace.SchemaVersion}
+	dirCheck := Check{Name: "data dir", Status: OK, Required: true, Data: &info, Detail: dir + " (run folders only: memory is in " + st.URL + ")"}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		dirCheck.Status, dirCheck.Detail = Fail, dir+" is not a directory"
+	}
+	backend := Check{Name: "backend", Status: OK, Detail: "etcd at " + st.URL}
+	schema := Check{Name: "schema", Required: true}
+	s, err := st.Open(ctx)
+	if err != nil {
+		backend.Status, backend.Required, backend.Detail = Fail, true, err.Error()
+		schema.Status, schema.Detail = Warn, "not read: the store does not answer"
+		return []Check{dirCheck, backend, schema}, info
+	}
+	defer s.Close()
+	info.Exists = true
+	v, err := schemaOf(ctx, s)
+	if err != nil {
+		schema.Status, schema.Detail = Fail, err.Error()
+	} else {
+		info.Schema = v
+		describeSchema(&schema, v)
+	}
+	return []Check{dirCheck, schema, backend}, info
 }
 
 func holder(le *badger.LockedError) string {
@@ -247,34 +317,39 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Lessons checks the lesson store of data dir dir (lesson.Store.Check:
-// records that do not decode, index entries that are wrong or missing),
-// opening it read-only for as long as that takes. It is not run on a data
-// dir another process holds (info.InUse) or that has no database yet.
-func Lessons(ctx context.Context, dir string, info DataDirInfo) Check {
+// Lessons checks the lesson store of data dir dir, or of st's shared
+// store, in st's namespace (lesson.Store.Check: records that do not
+// decode, index entries that are wrong or missing), and whether an import
+// stopped part way there (its undo journal still marked active, so later
+// imports are refused). It opens the store read-only for as long as that
+// takes. It is not run on a data dir another process holds (info.InUse)
+// or that has no database yet.
+func Lessons(ctx context.Context, dir string, info DataDirInfo, st Store) []Check {
 	c := Check{Name: "lessons", Status: OK}
 	switch {
 	case !info.Exists:
 		c.Detail = "no data dir yet"
-		return c
+		return []Check{c}
 	case info.InUse != nil:
 		c.Detail = "not checked: the data dir is in use (" + holder(info.InUse) + ")"
-		return c
+		return []Check{c}
 	}
-	if _, err := os.Stat(info.Database); errors.Is(err, fs.ErrNotExist) {
-		c.Detail = "no database yet"
-		return c
+	if st.Open == nil {
+		if _, err := os.Stat(info.Database); errors.Is(err, fs.ErrNotExist) {
+			c.Detail = "no database yet"
+			return []Check{c}
+		}
 	}
-	m, err := memory.Open(ctx, dir, memory.Options{ReadOnly: true, LockWait: -1})
+	m, root, err := open(ctx, dir, st, true)
 	if err != nil {
 		c.Status, c.Detail = Warn, "not checked: "+err.Error()
-		return c
+		return []Check{c}
 	}
-	defer m.Close()
+	defer root.Close()
 	h, err := m.Lessons.Check(ctx)
 	if err != nil {
 		c.Status, c.Detail = Fail, err.Error()
-		return c
+		return []Check{c}
 	}
 	c.Data = h
 	c.Detail = describeHealth(h)
@@ -282,19 +357,85 @@ func Lessons(ctx context.Context, dir string, info DataDirInfo) Check {
 		c.Status = Warn
 		c.Detail += ": recall and lists skip them; engine doctor --repair rebuilds the indexes"
 	}
-	return c
+	j := Check{Name: "imports", Status: OK, Detail: "none interrupted"}
+	pending, err := kv.RecoveryPending(ctx, m.DB())
+	switch {
+	case err != nil:
+		j.Status, j.Detail = Fail, err.Error()
+	case pending:
+		j.Status, j.Detail = Warn, "an import stopped part way and is not rolled back: imports are refused until engine doctor --repair rolls it back"
+	}
+	return []Check{c, j}
 }
 
-// Repair rebuilds the lesson indexes of data dir dir from the lesson
-// records (lesson.Store.Repair), holding the data dir: a data dir another
-// process holds (a memory server, a run) is refused with its holder named.
-func Repair(ctx context.Context, dir string) (lesson.Health, error) {
-	m, err := memory.Open(ctx, dir, memory.Options{LockWait: -1})
+// open opens the memory the doctor works on: st's shared store or the
+// data dir's own (without waiting for its lock), in st's namespace. The
+// caller closes root (the namespace's memory closes nothing).
+func open(ctx context.Context, dir string, st Store, readOnly bool) (m, root *memory.Memory, err error) {
+	root, err = memory.Open(ctx, dir, memory.Options{ReadOnly: readOnly, LockWait: -1, OpenStore: st.Open})
 	if err != nil {
-		return lesson.Health{}, fmt.Errorf("repair: %w", err)
+		return nil, nil, err
 	}
-	h, err := m.Lessons.Repair(ctx)
-	return h, errors.Join(err, m.Close())
+	if st.Namespace == "" {
+		return root, root, nil
+	}
+	m, err = root.WithNamespace(ctx, st.Namespace)
+	if err != nil {
+		root.Close()
+		return nil, nil, err
+	}
+	return m, root, nil
+}
+
+// Repaired is what Repair did.
+type Repaired struct {
+	// Lessons is the lesson store's health after its indexes were rebuilt.
+	Lessons lesson.Health `json:"lessons"`
+	// RolledBack says an import that had stopped part way was rolled back.
+	RolledBack bool `json:"rolled_back"`
+}
+
+// Repair mends the memory of data dir dir, or of st's shared store, in
+// st's namespace: it rolls back an import that stopped part way (kv.Recover:
+// badger's open does it for the default namespace, a shared store never
+// does it on open, since another process's import may be running) and
+// rebuilds the lesson indexes from the lesson records
+// (lesson.Store.Repair). It needs the memory to itself: a data dir
+// another process holds (a memory server, a run) is refused with its
+// holder named; on a shared store no lock can say so, and the person
+// running it must stop the other writers first.
+func Repair(ctx context.Context, dir string, st Store) (Repaired, error) {
+	root, _, err := open(ctx, dir, Store{Open: st.Open}, false)
+	if err != nil {
+		return Repaired{}, fmt.Errorf("repair %s: %w", st.Where(dir), err)
+	}
+	var r Repaired
+	err = func() error {
+		// Recover first, on the namespace's keys, so that the report says
+		// what was rolled back (a named namespace's first use would
+		// otherwise do it unseen).
+		db := root.DB()
+		if ns := st.Namespace; ns != "" && ns != memory.DefaultNamespace {
+			if err := memory.CheckNamespace(ns); err != nil {
+				return err
+			}
+			db = kv.Prefixed(db, keyspace.Namespace(ns))
+		}
+		var err error
+		if r.RolledBack, err = kv.Recover(ctx, db); err != nil {
+			return err
+		}
+		m, err := root.WithNamespace(ctx, cmp.Or(st.Namespace, memory.DefaultNamespace))
+		if err != nil {
+			return err
+		}
+		r.Lessons, err = m.Lessons.Repair(ctx)
+		return err
+	}()
+	if err != nil {
+		err = fmt.Errorf("repair %s: %w", st.Where(dir), err)
+	}
+	return r, errors.Join(err, root.Close())
 }
 
 // describeHealth says what a lesson check found, in one line.

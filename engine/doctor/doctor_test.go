@@ -188,10 +188,10 @@ func TestLessonsCheckAndRepair(t *testing.T) {
 
 	// Held: not checked, not repaired, and the holder is named.
 	_, info := DataDir(ctx, dir)
-	if c := Lessons(ctx, dir, info); c.Status != OK || !strings.Contains(c.Detail, "not checked: the data dir is in use") {
+	if c := find(t, Lessons(ctx, dir, info, Store{}), "lessons"); c.Status != OK || !strings.Contains(c.Detail, "not checked: the data dir is in use") {
 		t.Fatalf("lessons check of a held data dir = %+v", c)
 	}
-	if _, err := Repair(ctx, dir); err == nil || !strings.Contains(err.Error(), "in use by process") {
+	if _, err := Repair(ctx, dir, Store{}); err == nil || !strings.Contains(err.Error(), "in use by process") {
 		t.Fatalf("Repair of a held data dir = %v", err)
 	}
 	if err := m.Close(); err != nil {
@@ -199,16 +199,16 @@ func TestLessonsCheckAndRepair(t *testing.T) {
 	}
 
 	_, info = DataDir(ctx, dir)
-	c := Lessons(ctx, dir, info)
+	c := find(t, Lessons(ctx, dir, info, Store{}), "lessons")
 	if c.Status != Warn || !strings.Contains(c.Detail, "4 records, 1 damaged") || !strings.Contains(c.Detail, "engine doctor --repair") {
 		t.Fatalf("lessons check = %+v", c)
 	}
-	h, err := Repair(ctx, dir)
-	if err != nil || !h.OK() || h.Records != 3 || h.MovedAside != 1 {
-		t.Fatalf("Repair = %+v, %v", h, err)
+	r, err := Repair(ctx, dir, Store{})
+	if h := r.Lessons; err != nil || !h.OK() || h.Records != 3 || h.MovedAside != 1 || r.RolledBack {
+		t.Fatalf("Repair = %+v, %v", r, err)
 	}
 	_, info = DataDir(ctx, dir)
-	if c := Lessons(ctx, dir, info); c.Status != OK || c.Detail != "3 records, indexes sound (1 damaged records moved aside by an earlier repair, under damaged/)" {
+	if c := find(t, Lessons(ctx, dir, info, Store{}), "lessons"); c.Status != OK || c.Detail != "3 records, indexes sound (1 damaged records moved aside by an earlier repair, under damaged/)" {
 		t.Fatalf("lessons check after repair = %+v", c)
 	}
 }

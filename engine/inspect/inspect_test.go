@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/run"
 )
 
 // get fetches path from the inspector (redirects not followed).
@@ -305,5 +306,25 @@ func TestQuarantinedLessonsApproveReject(t *testing.T) {
 	}
 	if _, _, page := w.get(t, "/lessons"); strings.Contains(page, `id="quarantined"`) {
 		t.Fatal("an empty quarantine is still shown")
+	}
+}
+
+// The run page says how a replay went: where it fell back and why.
+func TestRunPageReplay(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	if _, err := w.c.CreateRun(ctx, api.CreateRun{RunID: "run_replayed", Goal: "search for padel", StartURL: "https://shop.example/"}); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	if _, err := w.c.CompleteRun(ctx, "run_replayed", api.RunCompletion{Success: &no, NoSession: true,
+		Replay: &run.Replay{Trajectory: "traj_0123456789abcdef", Replayed: 1, FellBackAt: 2, Reason: `the expected element is not there: the page has no button "Search"`}}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := w.get(t, "/runs/run_replayed")
+	for _, s := range []string{`id="replay"`, "traj_0123456789abcdef", "1 steps replayed", "fell back at step 2", "the page has no button &#34;Search&#34;"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("run page (%d): no %q\n%s", code, s, body)
+		}
 	}
 }

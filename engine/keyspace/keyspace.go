@@ -32,6 +32,8 @@
 //	                                            ("" = none), most used first
 //	site/<site>/lesson-host/<host>/<use>/<id> → rank entry: lessons by the host they are
 //	                                            bound to, most used first
+//	site/<site>/lesson-gen                   → random token, rewritten by every lesson write in
+//	                                            the site: the compiled recall index's check
 //	site/<site>/lesson-list/<host>/<pos>     → <category>: lessons bound to exactly <host>,
 //	                                            in list order (pages with a domain filter)
 //	site/<site>/tier1/<rank>/<id>            → lesson (JSON) in Tier 1 order (global site only):

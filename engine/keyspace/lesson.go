@@ -34,6 +34,14 @@ func LessonsByCommand(site, cmd string) []byte {
 	return []byte("site/" + esc(site) + "/lesson-cmd/" + esc(cmd) + "/")
 }
 
+// LessonCmdIndex is the range of one site's error-recall index, every
+// command's entries.
+func LessonCmdIndex(site string) []byte { return []byte("site/" + esc(site) + "/lesson-cmd/") }
+
+// LessonHostIndex is the range of one site's domain-recall index, every
+// host's entries.
+func LessonHostIndex(site string) []byte { return []byte("site/" + esc(site) + "/lesson-host/") }
+
 // LessonByHost indexes a site-bound lesson under the host it is bound to,
 // most used first.
 func LessonByHost(site, host string, useCount int, id string) []byte {
@@ -44,6 +52,13 @@ func LessonByHost(site, host string, useCount int, id string) []byte {
 func LessonsByHost(site, host string) []byte {
 	return []byte("site/" + esc(site) + "/lesson-host/" + esc(host) + "/")
 }
+
+// LessonGen is the key of one site's lesson generation token: a fresh
+// random value (sitecache.Gen) written in the same transaction as every
+// write of a lesson record or index entry in the site's range, so a recall
+// index compiled in memory is trusted only while the token it was built at
+// is still there. DropPrefix of the site range drops it with the lessons.
+func LessonGen(site string) []byte { return []byte("site/" + esc(site) + "/lesson-gen") }
 
 // Tier1 orders a Tier 1 lesson: most used first, seeds before learned at
 // equal use, then by id.
@@ -167,6 +182,7 @@ const (
 	FamilyLessonHost = "lesson-host"
 	FamilyLessonList = "lesson-list"
 	FamilyTier1      = "tier1"
+	FamilyLessonGen  = "lesson-gen"
 )
 
 // SiteFamily returns the family of a key under site/ (the part after
@@ -223,14 +239,14 @@ func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }
 
 // LessonHistory is the key of version seq of lesson id.
 func LessonHistory(id string, seq uint64) []byte {
-	return []byte(fmt.Sprintf("lesson-history/%s/%016x", esc(id), seq))
+	return History("lesson", id, seq)
 }
 
 // LessonHistoryNext is the key of lesson id's next version number.
-func LessonHistoryNext(id string) []byte { return []byte("lesson-history/" + esc(id)) }
+func LessonHistoryNext(id string) []byte { return HistoryNext("lesson", id) }
 
 // LessonHistoryOf is the range of lesson id's versions, oldest first.
-func LessonHistoryOf(id string) []byte { return []byte("lesson-history/" + esc(id) + "/") }
+func LessonHistoryOf(id string) []byte { return HistoryOf("lesson", id) }
 
 // RetractedLesson is the key of a retracted lesson.
 func RetractedLesson(id string) []byte { return []byte("retracted/lesson/" + esc(id)) }
@@ -240,4 +256,4 @@ func RetractedLessons() []byte { return []byte("retracted/lesson/") }
 
 // LessonHistoryPrefix is the range of every lesson's versions (and next
 // version numbers).
-func LessonHistoryPrefix() []byte { return []byte("lesson-history/") }
+func LessonHistoryPrefix() []byte { return HistoryPrefix("lesson") }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -181,12 +182,19 @@ func (s *Store) Repair(ctx context.Context) (Health, error) {
 	var records [][]byte
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		drop, records = nil, nil
+		touched := map[string]bool{}
 		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			switch family, _ := keyspace.SiteFamily(k); family {
+			switch family, site := keyspace.SiteFamily(k); family {
 			case keyspace.FamilyLesson:
 				records = append(records, slices.Clone(k))
 			case keyspace.FamilyLessonCmd, keyspace.FamilyLessonHost, keyspace.FamilyLessonList, keyspace.FamilyTier1:
 				drop = append(drop, kv.Op{Key: slices.Clone(k), Delete: true})
+				if !touched[site] {
+					// A fresh generation token with the first batch: no
+					// recall index compiled before the repair is trusted.
+					touched[site] = true
+					drop = append(drop, kv.Op{Key: keyspace.LessonGen(site), Value: []byte(sitecache.Gen())})
+				}
 			}
 			return nil
 		})
@@ -224,6 +232,10 @@ func (s *Store) Repair(ctx context.Context) (Health, error) {
 					continue
 				}
 				if err != nil {
+					return err
+				}
+				_, site := keyspace.SiteFamily(k)
+				if err := touch(tx, site); err != nil {
 					return err
 				}
 				l, err := decodeAt(k, v)

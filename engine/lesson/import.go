@@ -17,11 +17,11 @@ import (
 
 // importBatch bounds the lessons one import, forget or index transaction
 // writes; a store with a lower op limit (etcd) gets fewer, lessonKeys keys
-// read or written per lesson (its record, id and index entries, and its
-// version: one Get, two Sets, one Delete).
+// read or written per lesson (its record, id and index entries, its
+// version: one Get, two Sets, one Delete, and its site's generation token).
 const (
 	importBatch = 1000
-	lessonKeys  = 14
+	lessonKeys  = 15
 )
 
 // File is the two-tier design's memory.json: {"version": 1, "lessons": [...]}.
@@ -195,7 +195,7 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
-				if err := s.keep(tx, OpImport, old); err != nil {
+				if err := s.keepImport(tx, old, &l); err != nil {
 					return err
 				}
 				if err := put(tx, old, &l); err != nil {
@@ -250,6 +250,11 @@ func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
 			}
 			for _, k := range damaged {
 				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			if len(damaged) > 0 {
+				if err := touch(tx, site); err != nil {
 					return err
 				}
 			}

@@ -85,9 +85,12 @@ type candidate struct {
 // 2, bound to this site 1; ties go to the more used, more helpful, more
 // recently used lesson. Lessons bound to another site never match.
 //
-// Only the index entries filed under the verb, or under no command, in the
-// global range and the host's site range are read, and only the returned
-// lessons are decoded. A recall is not a use: it changes nothing.
+// Only the entries filed under the verb, or under no command, in the
+// global range and the host's site range are candidates. They are read
+// from the sites' compiled recall indexes (index.go): a warm recall reads
+// the two sites' generation tokens and the index entries of the lessons
+// it returns, and decodes only those. A recall is not a use: it changes
+// nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	verb := Verb(command)
 	et := newErrorText(errText) // as learning reads errors
@@ -98,63 +101,13 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 		}
 		host = h
 	}
-	sites := []string{keyspace.Global}
-	if host != "" && domain.Site(host) != keyspace.Global {
-		sites = append(sites, domain.Site(host))
-	}
-	cmds := []string{verb, ""}
-	if verb == "" {
-		cmds = cmds[1:]
-	}
+	sites := errorSites(host)
 	var out []Lesson
 	var dmg damage
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		dmg = damage{}
-		var cands []candidate
-		for _, site := range sites {
-			for _, cmd := range cmds {
-				err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
-					id := keyspace.LastPart(k)
-					use, ok := useFromKey(k)
-					m, ok2 := decodeMatch(id, use, v)
-					if !ok || !ok2 {
-						return dmg.skip(k, errBadEntry)
-					}
-					if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
-						m.record = bytes.Clone(m.record)
-						cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-		}
-		slices.SortFunc(cands, func(a, b candidate) int {
-			return cmp.Or(
-				cmp.Compare(b.score, a.score),
-				cmp.Compare(b.m.useCount, a.m.useCount),
-				cmp.Compare(b.m.helped, a.m.helped),
-				cmp.Compare(b.m.lastUsed, a.m.lastUsed),
-				cmp.Compare(a.m.id, b.m.id),
-			)
-		})
-		out = make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
-		for _, c := range cands {
-			if len(out) == s.opts.MaxRecall {
-				break
-			}
-			l, err := decode(c.m.record, c.m.id)
-			if err != nil {
-				if err := dmg.skip(c.key, err); err != nil {
-					return err
-				}
-				continue
-			}
-			out = append(out, *l)
-		}
-		return nil
+	err := recall(ctx, s.db, &dmg, func(r kv.Reader) error {
+		var err error
+		out, err = s.recallError(r, sites, verb, et, host, &dmg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on error: %w", err)
@@ -163,6 +116,68 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
+	return out, nil
+}
+
+// errorSites are the sites whose entries error recall reads for host (a
+// checked host, or ""): the global range, and host's site.
+func errorSites(host string) []string {
+	sites := []string{keyspace.Global}
+	if host != "" && domain.Site(host) != keyspace.Global {
+		sites = append(sites, domain.Site(host))
+	}
+	return sites
+}
+
+// scanError is error recall by scanning the index ranges of the verb and
+// of no command in each of sites: what a recall does for a site written
+// before generation tokens, and the oracle the compiled index is tested
+// against.
+func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+	var cands []candidate
+	for _, site := range sites {
+		for _, cmd := range cmds {
+			err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
+				id := keyspace.LastPart(k)
+				use, ok := useFromKey(k)
+				m, ok2 := decodeMatch(id, use, v)
+				if !ok || !ok2 {
+					return dmg.skip(k, errBadEntry)
+				}
+				if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
+					m.record = bytes.Clone(m.record)
+					cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(
+			cmp.Compare(b.score, a.score),
+			cmp.Compare(b.m.useCount, a.m.useCount),
+			cmp.Compare(b.m.helped, a.m.helped),
+			cmp.Compare(b.m.lastUsed, a.m.lastUsed),
+			cmp.Compare(a.m.id, b.m.id),
+		)
+	})
+	out := make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
+	for _, c := range cands {
+		if len(out) == s.opts.MaxRecall {
+			break
+		}
+		l, err := decode(c.m.record, c.m.id)
+		if err != nil {
+			if err := dmg.skip(c.key, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, *l)
+	}
 	return out, nil
 }
 
@@ -190,8 +205,10 @@ func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
 
 // RecallDomain is Trigger B: the lessons bound to host or to a domain it is
 // within (www.amazon.com gets amazon.com's), the most specific domain
-// first, then the most used, at most Options.MaxRecall. It reads only the
-// index entries of those domains and decodes only the returned lessons.
+// first, then the most used, at most Options.MaxRecall. It reads the
+// site's compiled recall index (a warm recall reads the site's generation
+// token and the returned lessons' records) and decodes only the returned
+// lessons.
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
@@ -200,31 +217,39 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	site := domain.Site(h)
 	var out []Lesson
 	var dmg damage
-	err = s.db.View(ctx, func(r kv.Reader) error {
-		out, dmg = out[:0], damage{}
-		for _, d := range domainsOf(h, site) {
-			if len(out) == s.opts.MaxRecall {
-				break
-			}
-			err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-				l, err := loadAt(r, site, keyspace.LastPart(k))
-				if err != nil {
-					return dmg.skip(k, err)
-				}
-				out = append(out, *l)
-				return full(len(out), s.opts.MaxRecall)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+	err = recall(ctx, s.db, &dmg, func(r kv.Reader) error {
+		var err error
+		out, err = s.recallDomain(r, h, site, &dmg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on domain %s: %w", h, err)
 	}
 	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
+	return out, nil
+}
+
+// scanDomain is domain recall by scanning the host index ranges: for a
+// site written before generation tokens, and the compiled index's oracle.
+func (s *Store) scanDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
+	var out []Lesson
+	for _, d := range domainsOf(h, site) {
+		if len(out) == s.opts.MaxRecall {
+			break
+		}
+		err := r.Scan(keyspace.LessonsByHost(site, d), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			l, err := loadAt(r, site, keyspace.LastPart(k))
+			if err != nil {
+				return dmg.skip(k, err)
+			}
+			out = append(out, *l)
+			return full(len(out), s.opts.MaxRecall)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -195,7 +196,33 @@ func put(tx kv.Txn, old, l *Lesson) error {
 			return err
 		}
 	}
-	return nil
+	if old != nil && siteOf(old.Domain) != siteOf(l.Domain) {
+		if err := touch(tx, siteOf(old.Domain)); err != nil {
+			return err
+		}
+	}
+	return touch(tx, siteOf(l.Domain))
+}
+
+// putOwn is put, noting in *w what the write changed so the caller can
+// apply it to the cached recall indexes once committed (ownWrite.advance).
+func putOwn(tx kv.Txn, old, l *Lesson, w **ownWrite) error {
+	var err error
+	if *w, err = begin(tx, old, l); err != nil {
+		return err
+	}
+	if err := put(tx, old, l); err != nil {
+		return err
+	}
+	return (*w).end(tx)
+}
+
+// touch writes a fresh lesson generation token for site (keyspace.LessonGen)
+// in tx: every write of a lesson record or index entry in the site's range
+// calls it, so a recall index compiled before the write is not trusted
+// after it (see index.go).
+func touch(tx kv.Txn, site string) error {
+	return tx.Set(keyspace.LessonGen(site), []byte(sitecache.Gen()), 0)
 }
 
 // remove deletes l and its index entries in tx.
@@ -208,7 +235,7 @@ func remove(tx kv.Txn, l *Lesson) error {
 			return err
 		}
 	}
-	return nil
+	return touch(tx, siteOf(l.Domain))
 }
 
 // load reads the lesson with id, or returns ErrNotFound.
@@ -431,6 +458,7 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 		out     *Lesson
 		created bool
 		ch      change
+		w       *ownWrite
 	)
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		old, err := load(tx, l.ID)
@@ -442,7 +470,7 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 			}
 			ch = change{promoted: promote(&n)}
 			out, created = &n, true
-			return put(tx, nil, &n)
+			return putOwn(tx, nil, &n, &w)
 		case err != nil:
 			return err
 		}
@@ -453,11 +481,12 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 		if err := s.keep(tx, OpDedup, old); err != nil {
 			return err
 		}
-		return put(tx, old, &n)
+		return putOwn(tx, old, &n, &w)
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("lesson: record %s: %w", l.ID, err)
 	}
+	w.advance()
 	if created {
 		s.opts.Events.Emit(event.LessonRecorded, map[string]any{
 			"lesson": out.Lesson, "category": out.Category,
@@ -512,6 +541,7 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 	var (
 		out *Lesson
 		ch  change
+		w   *ownWrite
 	)
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		old, err := load(tx, id)
@@ -529,11 +559,12 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 		if err := s.keep(tx, op, old); err != nil {
 			return err
 		}
-		return put(tx, old, &n)
+		return putOwn(tx, old, &n, &w)
 	})
 	if err != nil {
 		return nil, change{}, fmt.Errorf("lesson: use %s: %w", id, err)
 	}
+	w.advance()
 	return out, ch, nil
 }
 

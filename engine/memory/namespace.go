@@ -48,10 +48,13 @@ type namespaces struct {
 // under ns/<name>/ (kv.Prefixed), so nothing recorded in one namespace is
 // seen from another or from the default. "" and "-" name the default
 // namespace. The first use of a named namespace in a process readies it:
-// it rolls back an Apply interrupted there (kv.Recover; the store's open
-// does it only for the default) and writes the seed lessons once, as Open
-// does for the default; a read-only memory writes nothing. The schema
-// stamp is the store's, outside every namespace.
+// it writes the seed lessons once, as Open does for the default, and on a
+// store this process holds alone (kv.IsExclusive: badger) it first rolls
+// back an Apply interrupted there (kv.Recover, which badger's open runs
+// only for the default). On a shared store (etcd) that Apply may be
+// another process's, still running, so only engine doctor --repair rolls
+// it back. A read-only memory writes nothing. The schema stamp is the
+// store's, outside every namespace.
 func (m *Memory) WithNamespace(ctx context.Context, name string) (*Memory, error) {
 	if err := CheckNamespace(name); err != nil {
 		return nil, err
@@ -76,8 +79,10 @@ func (m *Memory) WithNamespace(ctx context.Context, name string) (*Memory, error
 	if s.ready[name] {
 		return d, nil
 	}
-	if _, err := kv.Recover(ctx, d.db); err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", name, err)
+	if kv.IsExclusive(m.root) {
+		if _, err := kv.Recover(ctx, d.db); err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", name, err)
+		}
 	}
 	if err := d.Lessons.Seed(ctx); err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", name, err)

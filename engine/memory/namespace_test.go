@@ -13,6 +13,8 @@ import (
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/etcd"
+	"github.com/engine-dev/engine/kv/etcd/etcdtest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -222,4 +224,30 @@ func TestSettledOnlyNeedsTheNamespaceSeeded(t *testing.T) {
 		t.Fatalf("read-only open once b is seeded: %v", err)
 	}
 	m.Close()
+}
+
+// On a shared store (etcd) a namespace's first use leaves a journal marked
+// active alone: it may be another process's Apply, still running. Only
+// the operator's repair rolls it back.
+func TestNamespaceOnSharedStoreLeavesTheJournal(t *testing.T) {
+	ctx := context.Background()
+	db, err := etcd.Open(ctx, etcd.Options{Endpoints: etcdtest.Start(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if kv.IsExclusive(db) || !kv.IsExclusive(kvtest.Open(t)) {
+		t.Fatal("etcd must say shared and badger exclusive")
+	}
+	view := kv.Prefixed(db, keyspace.Namespace("a"))
+	running := []kv.Op{{Key: []byte("kv/journal/active"), Value: []byte("another process")}}
+	if err := view.Batch(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memory.New(db, memory.Options{}).WithNamespace(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := kv.RecoveryPending(ctx, view); err != nil || !pending {
+		t.Fatalf("the journal of an Apply that may be running was rolled back (pending %v, %v)", pending, err)
+	}
 }

@@ -121,6 +121,19 @@ type Manifest struct {
 	// time it reported (Start, every Update).
 	Owner       *Owner    `json:"owner,omitempty"`
 	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
+	// Replay is how a replayed run followed its trajectory (nil when it
+	// replayed none).
+	Replay *Replay `json:"replay,omitempty"`
+}
+
+// Replay is a run's replay of a trajectory: how many of its steps ran
+// and, when it fell back to the model (or failed without one), at which
+// step and why.
+type Replay struct {
+	Trajectory string `json:"trajectory"`
+	Replayed   int    `json:"replayed"`
+	FellBackAt int    `json:"fell_back_at,omitempty"` // the trajectory's step, 1-based; 0 when it did not
+	Reason     string `json:"reason,omitempty"`
 }
 
 // WebURL reports whether u is an http or https URL with a host: a page a
@@ -530,12 +543,19 @@ type Completion struct {
 	Reason        string
 	TurnCount     int
 	ArtifactPaths []string // appended
+	Replay        *Replay
 }
+
+// maxReplayReason bounds a replay's reason.
+const maxReplayReason = 1000
 
 // Complete finishes a running run: completed on success, else failed.
 func (s *Store) Complete(ctx context.Context, id string, c Completion) (*Manifest, error) {
 	if c.TurnCount < 0 {
 		return nil, engine.Invalid("run", fmt.Sprintf("turn count %d is negative", c.TurnCount))
+	}
+	if rp := c.Replay; rp != nil && (rp.Trajectory == "" || rp.Replayed < 0 || rp.FellBackAt < 0 || len(rp.Reason) > maxReplayReason) {
+		return nil, engine.Invalid("run", fmt.Sprintf("replay: want a trajectory id, counts not negative and a reason of at most %d bytes", maxReplayReason))
 	}
 	m, err := s.modify(ctx, "complete", id, func(m *Manifest) error {
 		m.Status = Failed
@@ -552,6 +572,7 @@ func (s *Store) Complete(ctx context.Context, id string, c Completion) (*Manifes
 		}
 		m.ArtifactPaths = appendNew(m.ArtifactPaths, c.ArtifactPaths)
 		m.CompletedAt = s.opts.Now().UTC()
+		m.Replay = c.Replay
 		return nil
 	})
 	if err != nil {

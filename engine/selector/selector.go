@@ -18,6 +18,7 @@
 package selector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -45,7 +47,7 @@ const FailureWeight = 2
 
 // Event names this package emits.
 const (
-	EventRecorded = "selector_recorded" // fields: domain, path, role, name, selector, ok, score
+	EventRecorded = "selector_recorded" // fields: domain, path, role, name, selector, ok, score, stale
 	EventRecall   = "selector_recall"   // fields: domain, path, count
 	// EventRefused: a selector whose accessible name or selector text
 	// failed the screen was not stored. Fields: domain, role, name, reason.
@@ -99,6 +101,19 @@ type Selector struct {
 	// selector, those whose action then used its element, and those used
 	// ones whose action worked in a successful run (see Attribute).
 	engine.Counts
+	// Stale says the selector failed on a page where it once worked (the
+	// site probably changed): it is kept out of Known and Lookup until a
+	// success clears it. Nil for a selector not known to be stale.
+	Stale *Stale `json:"stale,omitempty"`
+}
+
+// Stale is when, in which run and why a memory stopped holding on its
+// page: what it was checked against is the selector's host, path scope,
+// role and accessible name (the browsers report no more of an element).
+type Stale struct {
+	At     time.Time `json:"at"`
+	Run    string    `json:"run,omitempty"`
+	Reason string    `json:"reason"`
 }
 
 // UnhelpfulAfter is how many times a selector is shown without ever
@@ -121,19 +136,23 @@ type Options struct {
 	// Provenance is who writes through this store: stamped on the
 	// records it writes.
 	Provenance engine.Provenance
+	// HistoryKeep is how many past versions of each selector are kept (see
+	// History); zero means the default (20).
+	HistoryKeep int
 }
 
 // Store keeps selectors in a kv.Store.
 type Store struct {
-	db   kv.Store
-	now  func() time.Time
-	ev   event.Func
-	prov engine.Provenance
+	db    kv.Store
+	now   func() time.Time
+	ev    event.Func
+	prov  engine.Provenance
+	histN int
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance, histN: opts.HistoryKeep}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -148,6 +167,10 @@ type Observation struct {
 	Name     string // accessible name
 	Selector string
 	Failed   bool // the selector did not find the element, or found the wrong one
+	// Reason says why it failed ("the page has no button \"Search\""): a
+	// failure with a reason, of a selector that had worked, marks it stale.
+	// Without one a failure only demotes it (score).
+	Reason string
 }
 
 // NormalisePath returns the path scope for a page path or URL ("" for none).
@@ -269,8 +292,25 @@ func check(sl Selector) (Selector, string, error) {
 	if p := textcheck.Text("last_run", sl.LastRun, engine.MaxProvenanceField, false); p != "" {
 		return Selector{}, "", engine.Invalid("selector", p)
 	}
+	if sl.Stale != nil {
+		if p := checkStale(sl.Stale.Run, sl.Stale.Reason); p != "" {
+			return Selector{}, "", engine.Invalid("selector", p)
+		}
+	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
+}
+
+// checkStale returns what is wrong with a stale mark's run and reason, or
+// "" when nothing is.
+func checkStale(run, reason string) string {
+	if p := textcheck.Text("stale.run", run, engine.MaxProvenanceField, false); p != "" {
+		return p
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "stale.reason is empty"
+	}
+	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
 }
 
 // MaxPath bounds a normalised path scope: it goes into the selector's key
@@ -313,6 +353,17 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	}
 	site := domain.Site(sl.Domain)
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		old, err := tx.Get(key)
+		if errors.Is(err, kv.ErrNotFound) {
+			old = nil
+		} else if err != nil {
+			return err
+		}
+		if !bytes.Equal(old, b) {
+			if err := s.keep(tx, history.OpSet, &sl, old); err != nil {
+				return err
+			}
+		}
 		if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
 			return err
 		}
@@ -337,6 +388,12 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	if err != nil {
 		return Selector{}, err
 	}
+	reason := strings.Join(strings.Fields(o.Reason), " ")
+	if reason != "" {
+		if p := checkStale(s.prov.Run, reason); p != "" {
+			return Selector{}, engine.Invalid("selector", p)
+		}
+	}
 	site := domain.Site(host)
 	key := keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel))
 	now := s.now().UTC()
@@ -355,6 +412,9 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 			if err := json.Unmarshal(v, &out); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
+			if err := s.keep(tx, history.OpUse, &out, v); err != nil {
+				return err
+			}
 		case !errors.Is(err, kv.ErrNotFound):
 			return err
 		}
@@ -362,11 +422,18 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 			out.LastRun = s.prov.Run
 		}
 		if o.Failed {
+			if reason != "" && out.Successes > 0 && out.Stale == nil {
+				// It worked here once and no longer does, for a reason the
+				// caller saw (the element is gone): the page changed. A
+				// failure without one only demotes it.
+				out.Stale = &Stale{At: now, Run: s.prov.Run, Reason: reason}
+			}
 			out.Failures++
 			out.LastFailure = now
 		} else {
 			out.Successes++
 			out.LastSuccess = now
+			out.Stale = nil // re-validated
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -382,7 +449,7 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	}
 	s.ev.Emit(EventRecorded, map[string]any{
 		"domain": host, "path": path, "role": role, "name": name, "selector": sel,
-		"ok": !o.Failed, "score": out.Score(),
+		"ok": !o.Failed, "score": out.Score(), "stale": out.Stale != nil,
 	})
 	return out, nil
 }
@@ -402,7 +469,7 @@ func applies(h, r string) bool {
 
 // Known returns the selectors worth offering on the page at pageURL: those
 // kept for its host or a parent domain ("www." aside), scoped to every page or to this page's path, with a
-// positive score, best first. At most limit (0 = all), one line per
+// positive score and not stale, best first. At most limit (0 = all), one line per
 // selector; an element may have several.
 func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selector, error) {
 	host, err := domain.Host(pageURL)
@@ -419,7 +486,7 @@ func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selecto
 	}
 	var out []Selector
 	for _, sl := range all {
-		if sl.Score() > 0 && (sl.Path == "" || sl.Path == path) {
+		if sl.Score() > 0 && sl.Stale == nil && (sl.Path == "" || sl.Path == path) {
 			out = append(out, sl)
 		}
 	}
@@ -433,7 +500,8 @@ func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selecto
 }
 
 // Lookup returns every known selector for one element on a page (pageURL
-// may be a host), best first, failing ones included (last).
+// may be a host), best first, failing ones included (last), stale ones
+// left out: replay does not try what stopped holding.
 func (s *Store) Lookup(ctx context.Context, pageURL, role, name string) ([]Selector, error) {
 	host, err := domain.Host(pageURL)
 	if err != nil {
@@ -450,7 +518,7 @@ func (s *Store) Lookup(ctx context.Context, pageURL, role, name string) ([]Selec
 	}
 	var out []Selector
 	for _, sl := range all {
-		if sl.Role == r && strings.ToLower(sl.Name) == nk && (sl.Path == "" || sl.Path == path) {
+		if sl.Role == r && strings.ToLower(sl.Name) == nk && sl.Stale == nil && (sl.Path == "" || sl.Path == path) {
 			out = append(out, sl)
 		}
 	}
@@ -486,6 +554,22 @@ func siteSelectors(r kv.Reader, site string) ([]Selector, error) {
 
 func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {
 	var out []Selector
+	pick := func(all []Selector) {
+		for _, sl := range all {
+			if match(host, sl.Domain) {
+				out = append(out, sl)
+			}
+		}
+	}
+	if host != "" {
+		// A watched token (etcd) at the cached generation: no store read.
+		site := domain.Site(host)
+		if all, ok := sitecache.Cached(cache, s.db, site, keyspace.SelectorGen(site)); ok {
+			pick(all)
+			page.SortBy(out, listPos)
+			return out, nil
+		}
+	}
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		out = out[:0]
 		decode := func(k, v []byte) error {
@@ -503,11 +587,7 @@ func (s *Store) scan(ctx context.Context, host string, match func(h, r string) b
 			if err != nil {
 				return err
 			}
-			for _, sl := range all {
-				if match(host, sl.Domain) {
-					out = append(out, sl)
-				}
-			}
+			pick(all)
 			return nil
 		}
 		var keys [][]byte
@@ -601,6 +681,9 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Selector]{
 			Counts: func(sl *Selector) *engine.Counts { return &sl.Counts },
 			Gen:    keyspace.SelectorGen,
+			Version: func(tx kv.Txn, sl *Selector, old []byte) error {
+				return s.keep(tx, history.OpAttribute, sl, old)
+			},
 		})
 		return err
 	})

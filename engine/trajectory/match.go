@@ -262,8 +262,12 @@ func (s *Store) applyWrite(site, oldGen, newGen, id string, put *entry) {
 // index returns the site's match index, from the cache when no write has
 // changed the site since it was built.
 func (s *Store) index(ctx context.Context, site string) (*siteIndex, error) {
-	var ix *siteIndex
 	key := s.cacheKey(site)
+	// A watched token (etcd) at the cached generation: no store read.
+	if ix, ok := sitecache.Cached(shared, s.db, key, keyspace.TrajectoryGen(site)); ok {
+		return ix, nil
+	}
+	var ix *siteIndex
 	err := s.db.View(ctx, func(r kv.Reader) error {
 		g, err := r.Get(keyspace.TrajectoryGen(site))
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
@@ -362,6 +366,9 @@ func (s *Store) Matches(ctx context.Context, host, goal string, limit int) ([]Ma
 		t, err := s.get(ctx, site, e.ID)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted or expired since the index was read
+		}
+		if err == nil && t.Stale != nil {
+			continue // marked stale by another process since
 		}
 		if err != nil {
 			return nil, fmt.Errorf("trajectory: match %s %q: read %s: %w", h, goal, e.ID, err)

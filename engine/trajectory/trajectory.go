@@ -36,6 +36,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -99,6 +100,34 @@ type Trajectory struct {
 	// ones whose action worked in a successful run (see Attribute). A
 	// newer run of the template that replaces the steps keeps them.
 	engine.Counts
+	// Stale says a run found the site no longer as recorded (a replay
+	// handed over, or the reference's step failed): it is kept out of every
+	// match until a newer successful run of the template replaces it. Nil
+	// for one not known to be stale.
+	Stale *Stale `json:"stale,omitempty"`
+}
+
+// Stale is when, in which run, at which step (1-based) and why a
+// trajectory stopped holding.
+type Stale struct {
+	At     time.Time `json:"at"`
+	Run    string    `json:"run,omitempty"`
+	Step   int       `json:"step"`
+	Reason string    `json:"reason"`
+}
+
+// checkStale returns what is wrong with a stale mark's fields, or "".
+func checkStale(run string, step int, reason string) string {
+	if p := textcheck.Text("stale.run", run, engine.MaxProvenanceField, false); p != "" {
+		return p
+	}
+	if step < 1 {
+		return fmt.Sprintf("stale.step %d is not a step number (1 or more)", step)
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "stale.reason is empty"
+	}
+	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
 }
 
 // VerifiedShare is the share of steps that were verified.
@@ -128,6 +157,9 @@ type Options struct {
 	Threshold float64
 	// TTL is how long a trajectory is kept; zero means 30 days.
 	TTL time.Duration
+	// HistoryKeep is how many past versions of each trajectory are kept
+	// (see History); zero means the default (20).
+	HistoryKeep int
 	// Weighted ranks matches by the weighted blend (similarity 60 %,
 	// recency 20 %, speed 10 %, verification 10 %) instead of similarity
 	// alone.
@@ -200,6 +232,11 @@ func Check(t Trajectory) error {
 	}
 	if p := textcheck.Text("quarantine", t.Quarantine, textcheck.MaxPattern, false); p != "" {
 		return engine.Invalid("trajectory", p)
+	}
+	if st := t.Stale; st != nil {
+		if p := checkStale(st.Run, st.Step, st.Reason); p != "" {
+			return engine.Invalid("trajectory", p)
+		}
 	}
 	return nil
 }
@@ -291,13 +328,18 @@ func (s *Store) Record(ctx context.Context, t Trajectory) (Trajectory, error) {
 }
 
 // write stores prepared trajectory t (replacing the one of its id) with
-// its index entry, in one transaction that also deletes key held (an
-// approved trajectory's quarantine record) when it is not nil.
+// its index entry (none for a stale one: it is not matched), in one
+// transaction that also deletes key held (an approved trajectory's
+// quarantine record) when it is not nil.
 func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSecrets int, held []byte) (Trajectory, error) {
 	t.Quarantine = ""
 	site := domain.Site(t.Domain)
 	ent := entryOf(&t)
 	idx := ent.encode()
+	put := &ent
+	if t.Stale != nil {
+		put = nil
+	}
 	gen := newGen()
 	replaced := false
 	var stored Trajectory
@@ -322,6 +364,15 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 		}
 		oldGen = string(g)
 		old, err := tx.Get(keyspace.Trajectory(site, t.ID))
+		if err == nil || errors.Is(err, kv.ErrNotFound) {
+			op := history.OpRecord
+			if held != nil {
+				op = history.OpApprove
+			}
+			if err := s.keep(tx, op, t.ID, old); err != nil {
+				return err
+			}
+		}
 		switch {
 		case err == nil:
 			var o Trajectory
@@ -340,7 +391,12 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 		if err := tx.Set(keyspace.Trajectory(site, t.ID), rec, ttl); err != nil {
 			return err
 		}
-		if err := tx.Set(keyspace.TrajectoryIndex(site, t.ID), idx, ttl); err != nil {
+		if put == nil {
+			err = tx.Delete(keyspace.TrajectoryIndex(site, t.ID))
+		} else {
+			err = tx.Set(keyspace.TrajectoryIndex(site, t.ID), idx, ttl)
+		}
+		if err != nil {
 			return err
 		}
 		return tx.Set(keyspace.TrajectoryGen(site), []byte(gen), 0)
@@ -348,7 +404,7 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 	if err != nil {
 		return Trajectory{}, fmt.Errorf("trajectory: record %s %q: %w", t.Domain, t.Goal, err)
 	}
-	s.applyWrite(site, oldGen, gen, t.ID, &ent)
+	s.applyWrite(site, oldGen, gen, t.ID, put)
 	s.opts.Events.Emit(EventRecorded, map[string]any{
 		"domain": t.Domain, "id": t.ID, "goal": t.Goal, "template": t.Template,
 		"steps": len(t.Steps), "replaced": replaced, "runs": stored.Runs, "secrets": nSecrets,
@@ -414,10 +470,14 @@ func (s *Store) Delete(ctx context.Context, host, id string) error {
 			return err
 		}
 		oldGen = string(g)
-		if _, err := tx.Get(keyspace.Trajectory(site, id)); err != nil {
+		old, err := tx.Get(keyspace.Trajectory(site, id))
+		if err != nil {
 			if errors.Is(err, kv.ErrNotFound) {
 				return ErrNotFound
 			}
+			return err
+		}
+		if err := s.keep(tx, history.OpRemove, id, old); err != nil {
 			return err
 		}
 		if err := tx.Delete(keyspace.Trajectory(site, id)); err != nil {
@@ -547,6 +607,9 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Trajectory]{
 			Counts: func(t *Trajectory) *engine.Counts { return &t.Counts },
+			Version: func(tx kv.Txn, t *Trajectory, old []byte) error {
+				return s.keep(tx, history.OpAttribute, t.ID, old)
+			},
 			// One expired meanwhile is skipped; the others keep their expiry.
 			Keep: func(t *Trajectory) (time.Duration, bool) {
 				ttl := t.ExpiresAt.Sub(now)

@@ -69,9 +69,13 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := removeHalfCreatedFiles(dir); err != nil {
-		lock.release()
-		return nil, err
+	// A read-only open writes nothing: an empty file a kill left makes it
+	// fail, and the read-write open its caller then makes removes it.
+	if !opts.ReadOnly {
+		if err := removeHalfCreatedFiles(dir); err != nil {
+			lock.release()
+			return nil, err
+		}
 	}
 	bopts := badgerdb.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
@@ -154,6 +158,11 @@ func (s *store) gcLoop(every time.Duration) {
 		}
 	}
 }
+
+// Exclusive reports that this process holds the store alone (the
+// directory lock, or memory only), so it may roll back an interrupted
+// Apply in any of its namespaces (kv.Exclusive).
+func (s *store) Exclusive() bool { return true }
 
 // Close stops GC, closes badger and releases the lock. Calls in flight
 // must have returned: Close does not wait for them.

@@ -5,7 +5,9 @@
 // writes (its reads see them) and commits them in one etcd transaction that
 // compares those revisions, running fn again when another commit changed a
 // key it read. TTLs are etcd leases; Batch is split to respect the server's
-// limits per transaction (operations and request bytes).
+// limits per transaction (operations and request bytes). The store is a
+// kv.Watcher: chosen keys (the caches' generation tokens) are watched, so a
+// warm cache is checked without a round trip (watch.go).
 package etcd
 
 import (
@@ -57,7 +59,18 @@ type Options struct {
 	MaxRequestBytes int
 	// Logger receives the client's log; nil discards it.
 	Logger *zap.Logger
+	// MaxWatched bounds the keys kv.Watcher's Watched keeps copies of
+	// (least recently used dropped); zero means DefaultMaxWatched.
+	MaxWatched int
 }
+
+// keepAlive and keepAliveTimeout make a silent partition (no reset, no
+// answer) a broken connection within ~15 s, which drops the watched copies;
+// etcd refuses pings more often than every 5 s by default.
+const (
+	keepAlive        = 10 * time.Second
+	keepAliveTimeout = 5 * time.Second
+)
 
 // maxConflictRetries bounds how often Update re-runs a conflicting
 // transaction before it gives up.
@@ -76,6 +89,7 @@ type store struct {
 	maxBytes  int // of keys and values per transaction, below the server's limit
 	endpoints string
 	isClosed  atomic.Bool
+	watch     *watches
 }
 
 // Open connects to the cluster at opts.Endpoints and checks it answers.
@@ -107,12 +121,16 @@ func Open(ctx context.Context, opts Options) (kv.Store, error) {
 		Password:    opts.Password,
 		Logger:      logger,
 		Context:     context.WithoutCancel(ctx),
+
+		DialKeepAliveTime:    keepAlive,
+		DialKeepAliveTimeout: keepAliveTimeout,
 	})
 	eps := fmt.Sprint(opts.Endpoints)
 	if err != nil {
 		return nil, fmt.Errorf("kv: open etcd %s: %w", eps, err)
 	}
 	s := &store{cli: cli, opts: opts, maxBytes: opts.MaxRequestBytes - 64<<10, endpoints: eps}
+	s.watch = newWatches(s, opts.MaxWatched)
 	// The dial does not prove the cluster serves: one read does, within
 	// the dial timeout.
 	cctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
@@ -131,11 +149,13 @@ func Open(ctx context.Context, opts Options) (kv.Store, error) {
 // through its journal.
 func (s *store) MaxTxnOps() int { return s.opts.MaxTxnOps }
 
-// Close closes the client. Calls in flight must have returned.
+// Close stops the watches and closes the client. Calls in flight must
+// have returned.
 func (s *store) Close() error {
 	if s.isClosed.Swap(true) {
 		return nil
 	}
+	s.watch.close()
 	if err := s.cli.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("kv: close etcd: %w", err)
 	}
@@ -271,9 +291,11 @@ func (s *store) DropPrefix(ctx context.Context, prefix []byte) error {
 	if end != nil {
 		opt = clientv3.WithRange(string(end))
 	}
-	if _, err := s.cli.Delete(cctx, string(prefix), opt); err != nil {
+	resp, err := s.cli.Delete(cctx, string(prefix), opt)
+	if err != nil {
 		return s.wrap(ctx, fmt.Sprintf("drop prefix %q", prefix), err)
 	}
+	s.watch.dropped(resp.Header.Revision, prefix)
 	return nil
 }
 
@@ -286,7 +308,8 @@ type write struct {
 
 // commit writes ws in one etcd transaction that first compares the mod
 // revision of every key in reads; it reports errConflict when a compare
-// fails. TTLs take one lease per distinct whole second.
+// fails. TTLs take one lease per distinct whole second. A commit updates
+// the watched copies of the keys it wrote (read-your-writes).
 func (s *store) commit(ctx context.Context, op string, reads map[string]int64, ws []write) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -348,6 +371,7 @@ func (s *store) commit(ctx context.Context, op string, reads map[string]int64, w
 	if !resp.Succeeded {
 		return false, errConflict
 	}
+	s.watch.committed(resp.Header.Revision, ws)
 	return true, nil
 }
 

@@ -35,9 +35,13 @@ only, never values).
 
 It also reads every lesson and lesson index entry: a record that does not
 decode, or an index entry that is wrong or missing, is reported (recall and
-lists skip them meanwhile). --repair rebuilds the lesson indexes from the
-records first, moving a record that does not decode aside (under damaged/
-in the store, byte for byte); it needs the data dir to itself.
+lists skip them meanwhile), and so is an import that stopped part way
+(later imports are refused until it is rolled back). --repair first rolls
+such an import back, then rebuilds the lesson indexes from the records,
+moving a record that does not decode aside (under damaged/ in the store,
+byte for byte); it needs the memory to itself: a data dir held by another
+process is refused, and on a shared store (--store etcd://...) stop the
+other writers first. With --namespace it checks and repairs that namespace.
 
 Without --repair it changes nothing: a missing data dir is reported, not
 created, and the database is opened read-only, only while it is read.
@@ -50,11 +54,18 @@ plugin) fails.`,
 					if err != nil {
 						return err
 					}
-					h, err := doctor.Repair(cmd.Context(), dir)
+					st, err := a.doctorStore()
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(a.Stderr, "engine: repaired the lesson indexes of %s: %d records indexed, %d moved aside under damaged/\n", dir, h.Records, h.MovedAside)
+					r, err := doctor.Repair(cmd.Context(), dir, st)
+					if err != nil {
+						return err
+					}
+					if r.RolledBack {
+						fmt.Fprintf(a.Stderr, "engine: rolled back an import that had stopped part way in %s\n", st.Where(dir))
+					}
+					fmt.Fprintf(a.Stderr, "engine: repaired the lesson indexes of %s: %d records indexed, %d moved aside under damaged/\n", st.Where(dir), r.Lessons.Records, r.Lessons.MovedAside)
 				}
 				checks := a.doctorChecks(cmd.Context(), timeout)
 				var broken []string
@@ -89,6 +100,13 @@ plugin) fails.`,
 	})
 }
 
+// doctorStore is the memory doctor checks and repairs: --store's (or the
+// data dir's own) in --namespace.
+func (a *app) doctorStore() (doctor.Store, error) {
+	ns, err := a.Namespace()
+	return doctor.Store{Open: a.StoreOpener(), URL: a.StoreURL(), Namespace: ns}, err
+}
+
 // doctorChecks runs every check: the data dir's in engine/doctor, chromium's
 // and the plugins' in plugins/.
 func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.Check {
@@ -98,9 +116,16 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 	if dir, err := a.ResolveDataDir(); err != nil {
 		checks = append(checks, doctor.Check{Name: "data dir", Status: doctor.Fail, Required: true, Detail: err.Error()})
 	} else {
+		st, err := a.doctorStore()
+		if err != nil {
+			return append(checks, doctor.Check{Name: "namespace", Status: doctor.Fail, Required: true, Detail: err.Error()})
+		}
 		dc, info := doctor.DataDir(ctx, dir)
+		if st.Open != nil {
+			dc, info = doctor.SharedStore(ctx, dir, st)
+		}
 		checks = append(checks, dc...)
-		checks = append(checks, doctor.Lessons(ctx, dir, info))
+		checks = append(checks, doctor.Lessons(ctx, dir, info, st)...)
 	}
 
 	chromium := doctor.Check{Name: "chromium", Required: true}

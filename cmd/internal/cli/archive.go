@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"export", "import"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.exportCommand(), a.importCommand()}
 	})
 }
@@ -35,23 +35,20 @@ at all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			m, err := a.Client(ctx)
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			doc, err := m.Export(ctx)
-			if err != nil {
-				return err
-			}
-			if out == "" || out == "-" {
-				return PrintJSON(a.Stdout, doc)
-			}
-			if err := writeFileAtomic(out, doc); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "engine: exported %s to %s\n", doc.Count(), out)
-			return nil
+			return a.withMemory(ctx, func(m *MemoryClient) error {
+				doc, err := m.Export(ctx)
+				if err != nil {
+					return err
+				}
+				if out == "" || out == "-" {
+					return PrintJSON(a.Stdout, doc)
+				}
+				if err := writeFileAtomic(out, doc); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stderr, "engine: exported %s to %s\n", doc.Count(), out)
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "write to `FILE` instead of standard output")
@@ -108,39 +105,39 @@ Either way a lesson whose text fails the screen is quarantined.`,
 		Args: exactArgs(1, "FILE or DIR"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			m, err := a.Client(ctx)
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			// The file is read here and parsed by the importer; a directory
-			// is read and checked here and sent as an export document. Both
-			// go by their name in messages, as when read in one step.
-			// A large file is sent as it is read, with its digest: the
-			// importer takes it record by record (memory bounded by a chunk).
-			var res *archive.Result
-			var notes []string
-			if fi, serr := os.Stat(args[0]); serr == nil && fi.Mode().IsRegular() && fi.Size() > api.StreamImport && fi.Size() <= engine.MaxInputFile {
-				res, err = a.importStream(cmd, m, args[0], fi.Size(), trust)
-			} else {
-				var body []byte
-				if body, notes, err = archive.ReadInput(args[0]); err != nil {
+			return a.withMemory(ctx, func(m *MemoryClient) error {
+				// The file is read here and parsed by the importer; a directory
+				// is read and checked here and sent as an export document. Both
+				// go by their name in messages, as when read in one step.
+				// A large file is sent as it is read, with its digest: the
+				// importer takes it record by record (memory bounded by a chunk).
+				var res *archive.Result
+				var notes []string
+				if fi, serr := os.Stat(args[0]); serr == nil && fi.Mode().IsRegular() && fi.Size() > api.StreamImport && fi.Size() <= engine.MaxInputFile {
+					res, err = a.importStream(cmd, m, args[0], fi.Size(), trust)
+				} else {
+					var body []byte
+					if body, notes, err = archive.ReadInput(args[0]); err != nil {
+						return err
+					}
+					res, err = m.Import(ctx, body, args[0], trust)
+				}
+				if err != nil {
 					return err
 				}
-				res, err = m.Import(ctx, body, args[0], trust)
-			}
-			if err != nil {
-				return err
-			}
-			res.Skipped = append(notes, res.Skipped...)
-			if asJSON {
-				return PrintJSON(a.Stdout, res)
-			}
-			fmt.Fprintf(a.Stdout, "imported %s\n", res.Imported)
-			for _, s := range res.Skipped {
-				fmt.Fprintf(a.Stdout, "left out: %s\n", s)
-			}
-			return nil
+				res.Skipped = append(notes, res.Skipped...)
+				if asJSON {
+					return PrintJSON(a.Stdout, res)
+				}
+				fmt.Fprintf(a.Stdout, "imported %s\n", res.Imported)
+				for _, s := range res.Skipped {
+					fmt.Fprintf(a.Stdout, "left out: %s\n", s)
+				}
+				if res.SHA256 != "" {
+					fmt.Fprintf(a.Stderr, "engine: engine revert --import %s undoes this import\n", res.SHA256)
+				}
+				return nil
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was imported as JSON")

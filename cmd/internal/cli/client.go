@@ -41,6 +41,18 @@ func (a *App) Client(ctx context.Context) (*MemoryClient, error) {
 	return &MemoryClient{Memory: m, closeEvents: closeEvents}, nil
 }
 
+// withMemory attaches to memory (see Client), calls fn with it and
+// detaches, reporting a failure to detach unless fn failed first. Every
+// command that reads or writes memory goes through it once.
+func (a *App) withMemory(ctx context.Context, fn func(*MemoryClient) error) (err error) {
+	m, err := a.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer CloseInto(&err, m)
+	return fn(m)
+}
+
 // attachOptions are the options of attaching to memory: ENGINE_SERVER and
 // ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), the
 // fixed clock of ENGINE_NOW, the redaction of ENGINE_KEEP_CONTACTS and the

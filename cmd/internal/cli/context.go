@@ -46,34 +46,31 @@ the same site. What was trimmed or dropped goes to stderr (and to --json's
 				return Usagef("--entered and --same-site exclude each other")
 			}
 			req.SkipDomainTips = sameSite
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, r)
-			}
-			if p := r.Prompt(); p != "" {
-				fmt.Fprintln(a.Stdout, p)
-			}
-			fmt.Fprintf(a.Stderr, "engine: %d of %d tokens", r.Tokens, r.Budget)
-			if len(r.Sections) == 0 && len(r.Dropped) == 0 {
-				fmt.Fprintf(a.Stderr, "; no memory for %s", r.Domain)
-			}
-			for _, d := range r.Dropped {
-				if d.Reason == "trimmed" {
-					fmt.Fprintf(a.Stderr, "; trimmed %s (priority %d): cut %s", d.Name, d.Priority, items(d.Items))
-				} else {
-					fmt.Fprintf(a.Stderr, "; dropped %s (priority %d, %d tokens)", d.Name, d.Priority, d.Tokens)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted})
+				if err != nil {
+					return err
 				}
-			}
-			fmt.Fprintln(a.Stderr)
-			return nil
+				if asJSON {
+					return PrintJSON(a.Stdout, r)
+				}
+				if p := r.Prompt(); p != "" {
+					fmt.Fprintln(a.Stdout, p)
+				}
+				fmt.Fprintf(a.Stderr, "engine: %d of %d tokens", r.Tokens, r.Budget)
+				if len(r.Sections) == 0 && len(r.Dropped) == 0 {
+					fmt.Fprintf(a.Stderr, "; no memory for %s", r.Domain)
+				}
+				for _, d := range r.Dropped {
+					if d.Reason == "trimmed" {
+						fmt.Fprintf(a.Stderr, "; trimmed %s (priority %d): cut %s", d.Name, d.Priority, items(d.Items))
+					} else {
+						fmt.Fprintf(a.Stderr, "; dropped %s (priority %d, %d tokens)", d.Name, d.Priority, d.Tokens)
+					}
+				}
+				fmt.Fprintln(a.Stderr)
+				return nil
+			})
 		},
 	}
 	f := c.Flags()

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"facts"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.factsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryFactsCommand)
@@ -52,7 +52,7 @@ model, links to other sites, code, hidden characters, over-long text) is
 held in quarantine instead: engine query facts --trust quarantined lists
 them, engine facts approve|reject ID decides on them.`,
 	}
-	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsApproveCommand(), a.factsRejectCommand())
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsEditCommand(), a.factsApproveCommand(), a.factsRejectCommand())
 	return c
 }
 
@@ -110,32 +110,29 @@ func (a *App) factsObserveCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o.Type = fact.Type(typ)
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, out)
-			}
-			f := out.Fact
-			if f.Quarantine != "" {
-				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", f.Type, f.Domain, f.ID, f.Quarantine)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				out, err := k.ObserveFact(cmd.Context(), api.ObserveFact{Domain: o.Domain, Type: o.Type, Key: o.Key, Value: o.Value})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, out)
+				}
+				f := out.Fact
+				if f.Quarantine != "" {
+					fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", f.Type, f.Domain, f.ID, f.Quarantine)
+					return nil
+				}
+				fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+					out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
+				for _, r := range out.Contradicted {
+					fmt.Fprintf(a.Stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
+				}
+				for _, r := range out.Pruned {
+					fmt.Fprintf(a.Stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.Stdout, "%s %s fact on %s: %s = %q, confidence %.2f (%s)\n",
-				out.Result, f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources))
-			for _, r := range out.Contradicted {
-				fmt.Fprintf(a.Stdout, "contradicted %q: confidence %.2f\n", r.Value, r.Confidence)
-			}
-			for _, r := range out.Pruned {
-				fmt.Fprintf(a.Stdout, "pruned %q: confidence %.2f is below %.1f\n", r.Value, r.Confidence, fact.Floor)
-			}
-			return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -150,6 +147,39 @@ func (a *App) factsObserveCommand() *cobra.Command {
 	return c
 }
 
+func (a *App) factsEditCommand() *cobra.Command {
+	var value string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "edit ID --value V",
+		Short: "Change a fact's value (screened), keeping the previous version",
+		Long: `Change the value of fact ID (engine query facts lists the ids), keeping its
+type, key, confidence and counts. The value is the fact's identity, so the
+fact takes the new value's id (printed); both ids keep the previous
+version, so engine history and engine revert work from either. A value the
+screen refuses is refused with the reason. The change is written as manual.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				f, err := k.WithProvenance(manual).EditFact(cmd.Context(), args[0], value)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, f)
+				}
+				fmt.Fprintf(a.Stdout, "edited %s: %s fact on %s: %s = %q, confidence %.2f (%s), now %s\n",
+					args[0], f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources), fact.IDOf(*f))
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&value, "value", "", "the new value (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("value")
+	return c
+}
+
 func (a *App) factsSetCommand() *cobra.Command {
 	var f fact.Fact
 	var typ string
@@ -160,30 +190,27 @@ func (a *App) factsSetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			res, err := k.SetFact(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, res)
-			}
-			got := res.Fact
-			if got.Quarantine != "" {
-				fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", got.Type, got.Domain, got.ID, got.Quarantine)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				res, err := k.SetFact(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, res)
+				}
+				got := res.Fact
+				if got.Quarantine != "" {
+					fmt.Fprintf(a.Stdout, "quarantined %s fact on %s as %s: %s\n", got.Type, got.Domain, got.ID, got.Quarantine)
+					return nil
+				}
+				if !res.Kept {
+					fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
+					return nil
+				}
+				fmt.Fprintf(a.Stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
+					got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
 				return nil
-			}
-			if !res.Kept {
-				fmt.Fprintf(a.Stdout, "not kept: confidence %.2f is below %.1f; %s %s on %s forgotten\n", got.Confidence, fact.Floor, got.Type, got.Key, got.Domain)
-				return nil
-			}
-			fmt.Fprintf(a.Stdout, "set %s fact on %s: %s = %q, confidence %.2f (%s)\n",
-				got.Type, got.Domain, got.Key, got.Value, got.Confidence, seen(got.Sources))
-			return nil
+			})
 		},
 	}
 	fl := c.Flags()
@@ -202,7 +229,7 @@ func (a *App) factsSetCommand() *cobra.Command {
 
 func (a *App) queryFactsCommand() *cobra.Command {
 	var host, trust string
-	var confident, asJSON bool
+	var confident, asJSON, ids bool
 	c := &cobra.Command{
 		Use:   "facts [--domain D] [--confident] [--trust shown|quarantined]",
 		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
@@ -221,55 +248,57 @@ facts approve|reject ID decides on them.`,
 				if host != "" || confident {
 					return Usagef("--trust quarantined lists every quarantined fact: it takes no other filter")
 				}
-				m, err := a.Client(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer CloseInto(&err, m)
-				fs, err := m.QuarantinedFacts(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return PrintJSON(a.Stdout, fs)
-				}
-				t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "FROM", "REASON", "KEY", "VALUE")
-				for _, f := range fs {
-					t.Row(f.ID, f.Domain, f.Type, from(f.Provenance), f.Quarantine, f.Key, f.Value)
-				}
-				return t.Flush()
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					fs, err := m.QuarantinedFacts(cmd.Context())
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, fs)
+					}
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "FROM", "REASON", "KEY", "VALUE")
+					for _, f := range fs {
+						t.Row(f.ID, f.Domain, f.Type, from(f.Provenance), f.Quarantine, f.Key, f.Value)
+					}
+					return t.Flush()
+				})
 			default:
 				return Usagef("--trust must be shown or quarantined, not %q", trust)
 			}
 			if confident && host == "" {
 				return Usagef("--confident needs --domain: which facts reach the prompt depends on the host")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			list, err := k.Facts(cmd.Context(), host, confident)
-			if err != nil {
-				return err
-			}
-			fs := list.Facts
-			if asJSON {
-				return PrintJSON(a.Stdout, fs)
-			}
-			t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
-			for _, f := range fs {
-				prompt := "no"
-				if f.Confidence >= list.MinConfidence {
-					prompt = "yes"
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				list, err := k.Facts(cmd.Context(), host, confident)
+				if err != nil {
+					return err
 				}
-				t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
-					f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
-			}
-			return t.Flush()
+				fs := list.Facts
+				if asJSON {
+					return PrintJSON(a.Stdout, fs)
+				}
+				if ids {
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE")
+					for _, f := range fs {
+						t.Row(fact.IDOf(f), f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence))
+					}
+					return t.Flush()
+				}
+				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
+				for _, f := range fs {
+					prompt := "no"
+					if f.Confidence >= list.MinConfidence {
+						prompt = "yes"
+					}
+					t.Row(f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence),
+						f.Sources, f.LastSeen.Format(time.DateOnly), counts(f.Shown, f.Used, f.Helped), from(f.Provenance), prompt)
+				}
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the facts' ids (for engine facts edit, history and revert)")
 	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the facts memory keeps) or quarantined")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

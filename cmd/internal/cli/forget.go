@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"forget"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.forgetCommand()}
 	})
 }
@@ -31,34 +31,31 @@ exits with status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			m, err := a.Client(ctx)
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			if !yes {
-				s, err := m.Forget(ctx, host, true)
+			return a.withMemory(ctx, func(m *MemoryClient) error {
+				if !yes {
+					s, err := m.Forget(ctx, host, true)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						if err := PrintJSON(a.Stdout, s); err != nil {
+							return err
+						}
+					} else {
+						fmt.Fprintf(a.Stdout, "would forget %s (and its subdomains): %s\n", s.Site, s)
+					}
+					return Usagef("nothing forgotten: add --yes to forget %s", s.Site)
+				}
+				s, err := m.Forget(ctx, host, false)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					if err := PrintJSON(a.Stdout, s); err != nil {
-						return err
-					}
-				} else {
-					fmt.Fprintf(a.Stdout, "would forget %s (and its subdomains): %s\n", s.Site, s)
+					return PrintJSON(a.Stdout, s)
 				}
-				return Usagef("nothing forgotten: add --yes to forget %s", s.Site)
-			}
-			s, err := m.Forget(ctx, host, false)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, s)
-			}
-			fmt.Fprintf(a.Stdout, "forgot %s (and its subdomains): %s\n", s.Site, s)
-			return nil
+				fmt.Fprintf(a.Stdout, "forgot %s (and its subdomains): %s\n", s.Site, s)
+				return nil
+			})
 		},
 	}
 	f := c.Flags()

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"lessons", "recall", "learn", "prune"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.lessonsCommand(), a.recallCommand(), a.learnCommand(), a.pruneCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryLessonsCommand)
@@ -72,24 +72,21 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 					l.TriggeredDomains = append(l.TriggeredDomains, d)
 				}
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			// A person writes it: manual, so trusted from the start.
-			got, err := m.WithProvenance(manual).RecordLesson(cmd.Context(), l)
-			if err != nil {
-				return err
-			}
-			switch {
-			case got.Lesson.Quarantine != "":
-				fmt.Fprintf(a.Stderr, "engine: lesson %s quarantined (%s): no model is shown it until engine lessons approve %s\n",
-					got.Lesson.ID, got.Lesson.Quarantine, got.Lesson.ID)
-			case !got.Created:
-				fmt.Fprintf(a.Stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.Lesson.ID)
-			}
-			return a.printLessons(asJSON, false, got.Lesson)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				// A person writes it: manual, so trusted from the start.
+				got, err := m.WithProvenance(manual).RecordLesson(cmd.Context(), l)
+				if err != nil {
+					return err
+				}
+				switch {
+				case got.Lesson.Quarantine != "":
+					fmt.Fprintf(a.Stderr, "engine: lesson %s quarantined (%s): no model is shown it until engine lessons approve %s\n",
+						got.Lesson.ID, got.Lesson.Quarantine, got.Lesson.ID)
+				case !got.Created:
+					fmt.Fprintf(a.Stderr, "engine: same failed command and error pattern as %s: counted one more use\n", got.Lesson.ID)
+				}
+				return a.printLessons(asJSON, false, got.Lesson)
+			})
 		},
 	}
 	f := c.Flags()
@@ -116,16 +113,13 @@ func (a *App) lessonsUseCommand() *cobra.Command {
 		Short: "Count one use of a lesson on a domain (promotion applies)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			l, err := m.UseLesson(cmd.Context(), args[0], api.UseRequest{Domain: host})
-			if err != nil {
-				return err
-			}
-			return a.printLessons(asJSON, false, *l)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				l, err := m.UseLesson(cmd.Context(), args[0], api.UseRequest{Domain: host})
+				if err != nil {
+					return err
+				}
+				return a.printLessons(asJSON, false, *l)
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "the domain it was used on (required)")
@@ -148,16 +142,13 @@ is kept (engine history ID, engine revert ID). Text that fails the screen
 with the reason, exit status 2.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			l, err := m.WithProvenance(manual).EditLesson(cmd.Context(), args[0], text)
-			if err != nil {
-				return err
-			}
-			return a.printLessons(asJSON, false, *l)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				l, err := m.WithProvenance(manual).EditLesson(cmd.Context(), args[0], text)
+				if err != nil {
+					return err
+				}
+				return a.printLessons(asJSON, false, *l)
+			})
 		},
 	}
 	c.Flags().StringVar(&text, "lesson", "", "the new text (required)")
@@ -173,16 +164,13 @@ func (a *App) lessonsShowCommand() *cobra.Command {
 		Short: "Show one lesson",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			l, err := m.Lesson(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.printLessons(asJSON, false, *l)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				l, err := m.Lesson(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.printLessons(asJSON, false, *l)
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -251,34 +239,32 @@ func (a *App) lessonsRejectCommand() *cobra.Command {
 // eachID attaches to memory, runs do on each of ids in turn, and prints
 // "DONE ID" for each that succeeded; it stops at the first failure.
 func (a *App) eachID(ctx context.Context, ids []string, done string, do func(context.Context, *MemoryClient, string) error) (err error) {
-	m, err := a.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer CloseInto(&err, m)
-	for _, id := range ids {
-		if err := do(ctx, m, id); err != nil {
-			return err
+	return a.withMemory(ctx, func(m *MemoryClient) error {
+		for _, id := range ids {
+			if err := do(ctx, m, id); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "%s %s\n", done, id)
 		}
-		fmt.Fprintf(a.Stdout, "%s %s\n", done, id)
-	}
-	return nil
+		return nil
+	})
 }
 
 // collect attaches to memory and calls do on each of ids in turn,
 // returning what each gave; it stops at the first failure.
 func collect[T any](ctx context.Context, a *App, ids []string, do func(context.Context, *MemoryClient, string) (T, error)) (out []T, err error) {
-	m, err := a.Client(ctx)
+	err = a.withMemory(ctx, func(m *MemoryClient) error {
+		for _, id := range ids {
+			v, err := do(ctx, m, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer CloseInto(&err, m)
-	for _, id := range ids {
-		v, err := do(ctx, m, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
 	return out, nil
 }
@@ -332,30 +318,24 @@ with its reason; engine revert ID restores one.`,
 				if category != "" || f.Domain != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
 					return Usagef("--trust quarantined lists every quarantined lesson: it takes no other filter")
 				}
-				m, err := a.Client(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer CloseInto(&err, m)
-				ls, err := m.QuarantinedLessons(cmd.Context())
-				if err != nil {
-					return err
-				}
-				return a.printQuarantined(asJSON, ls)
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					ls, err := m.QuarantinedLessons(cmd.Context())
+					if err != nil {
+						return err
+					}
+					return a.printQuarantined(asJSON, ls)
+				})
 			case "retracted":
 				if category != "" || f.Domain != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
 					return Usagef("--trust retracted lists every retracted lesson: it takes no other filter")
 				}
-				m, err := a.Client(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer CloseInto(&err, m)
-				rs, err := m.RetractedLessons(cmd.Context())
-				if err != nil {
-					return err
-				}
-				return a.printRetracted(asJSON, rs)
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					rs, err := m.RetractedLessons(cmd.Context())
+					if err != nil {
+						return err
+					}
+					return a.printRetracted(asJSON, rs)
+				})
 			default:
 				return Usagef("--trust must be shown, trusted, candidate, quarantined or retracted, not %q", trust)
 			}
@@ -372,29 +352,26 @@ with its reason; engine revert ID restores one.`,
 			if max < 0 {
 				return Usagef("--max must not be negative")
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				var next string
+				if asJSON {
+					out := newJSONArray(a.Stdout)
+					if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { return out.add(l) }); err != nil {
+						return err
+					}
+					err = out.close()
+				} else {
+					t := a.lessonTable()
+					if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { t.add(l); return nil }); err != nil {
+						return err
+					}
+					err = t.Flush()
+				}
+				if next != "" && err == nil {
+					fmt.Fprintf(a.Stderr, "engine: more lessons: --cursor %s\n", next)
+				}
 				return err
-			}
-			defer CloseInto(&err, m)
-			var next string
-			if asJSON {
-				out := newJSONArray(a.Stdout)
-				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { return out.add(l) }); err != nil {
-					return err
-				}
-				err = out.close()
-			} else {
-				t := a.lessonTable()
-				if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { t.add(l); return nil }); err != nil {
-					return err
-				}
-				err = t.Flush()
-			}
-			if next != "" && err == nil {
-				fmt.Fprintf(a.Stderr, "engine: more lessons: --cursor %s\n", next)
-			}
-			return err
+			})
 		},
 	}
 	fl := c.Flags()
@@ -467,16 +444,13 @@ func (a *App) recallCommand() *cobra.Command {
 			if strings.TrimSpace(command) == "" {
 				return Usagef("--command is empty")
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			ls, err := m.RecallError(cmd.Context(), command, errText, host)
-			if err != nil {
-				return err
-			}
-			return a.printRecall(asJSON, lesson.ErrorTipsHeading, ls)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				ls, err := m.RecallError(cmd.Context(), command, errText, host)
+				if err != nil {
+					return err
+				}
+				return a.printRecall(asJSON, lesson.ErrorTipsHeading, ls)
+			})
 		},
 	}
 	onError.Flags().StringVar(&command, "command", "", "the command that failed, e.g. \"fill e37 padel rackets\" (required)")
@@ -492,16 +466,13 @@ func (a *App) recallCommand() *cobra.Command {
 		Short: "Trigger B: the tips added to the step message when the run enters a domain",
 		Args:  exactArgs(1, "HOST"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			ls, err := m.RecallDomain(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.printRecall(domainJSON, lesson.DomainTipsHeading, ls)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				ls, err := m.RecallDomain(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.printRecall(domainJSON, lesson.DomainTipsHeading, ls)
+			})
 		},
 	}
 	onDomain.Flags().BoolVar(&domainJSON, "json", false, "print the lessons as JSON")
@@ -512,16 +483,13 @@ func (a *App) recallCommand() *cobra.Command {
 		Short: "Tier 1: the lessons section of every system prompt",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			ls, err := m.Tier1(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.printRecall(tier1JSON, lesson.Tier1Heading, ls)
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				ls, err := m.Tier1(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return a.printRecall(tier1JSON, lesson.Tier1Heading, ls)
+			})
 		},
 	}
 	tier1.Flags().BoolVar(&tier1JSON, "json", false, "print the lessons as JSON")
@@ -572,37 +540,34 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 			if err != nil {
 				return err
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			learned, err := m.Learn(cmd.Context(), host, log)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if learned == nil {
-					learned = []lesson.Learned{}
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				learned, err := m.Learn(cmd.Context(), host, log)
+				if err != nil {
+					return err
 				}
-				return PrintJSON(a.Stdout, learned)
-			}
-			if len(learned) == 0 {
-				fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
-				return nil
-			}
-			t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "TRUST", "CATEGORY", "DOMAIN", "LESSON")
-			for _, l := range learned {
-				what := "used"
-				switch {
-				case l.Lesson.Quarantine != "":
-					what = "quarantined"
-				case l.Created:
-					what = "new"
+				if asJSON {
+					if learned == nil {
+						learned = []lesson.Learned{}
+					}
+					return PrintJSON(a.Stdout, learned)
 				}
-				t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, Dash(string(l.Lesson.Trust)), l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
-			}
-			return t.Flush()
+				if len(learned) == 0 {
+					fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
+					return nil
+				}
+				t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "TRUST", "CATEGORY", "DOMAIN", "LESSON")
+				for _, l := range learned {
+					what := "used"
+					switch {
+					case l.Lesson.Quarantine != "":
+						what = "quarantined"
+					case l.Created:
+						what = "new"
+					}
+					t.Row(l.Step, what, l.Lesson.ID, l.Lesson.UseCount, Dash(string(l.Lesson.Trust)), l.Lesson.Category, Dash(l.Lesson.Domain), Truncate(l.Lesson.Lesson, 70))
+				}
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "the host the run was on, for steps that carry no url")
@@ -620,17 +585,14 @@ func (a *App) pruneCommand() *cobra.Command {
 			if days < 1 {
 				return Usagef("--max-age-days must be at least 1, not %d", days)
 			}
-			m, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			p, err := m.Prune(cmd.Context(), days)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stdout, "pruned %d lessons, %d remain\n", p.Pruned, p.Remaining)
-			return nil
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				p, err := m.Prune(cmd.Context(), days)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "pruned %d lessons, %d remain\n", p.Pruned, p.Remaining)
+				return nil
+			})
 		},
 	}
 	c.Flags().IntVar(&days, "max-age-days", lesson.DefaultPruneAgeDays, "prune lessons last used more than N days ago")

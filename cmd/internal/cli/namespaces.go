@@ -5,7 +5,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"namespaces"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.namespacesCommand()}
 	})
 }
@@ -28,23 +28,20 @@ act within the one namespace given.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			m, err := a.Client(ctx)
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, m)
-			ns, err := m.Namespaces(ctx)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, ns)
-			}
-			t := NewTable(a.Stdout, "NAMESPACE", "KEYS", "SITES")
-			for _, n := range ns {
-				t.Row(n.Name, n.Keys, n.Sites)
-			}
-			return t.Flush()
+			return a.withMemory(ctx, func(m *MemoryClient) error {
+				ns, err := m.Namespaces(ctx)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, ns)
+				}
+				t := NewTable(a.Stdout, "NAMESPACE", "KEYS", "SITES")
+				for _, n := range ns {
+					t.Row(n.Name, n.Keys, n.Sites)
+				}
+				return t.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the namespaces as JSON")

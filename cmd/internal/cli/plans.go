@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"plans"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.plansCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryPlanCommand)
@@ -99,20 +99,17 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 			if err != nil {
 				return err
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			got, err := k.AddIteration(cmd.Context(), args[0], it)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, got)
-			}
-			fmt.Fprintf(a.Stdout, "run %s: iteration %d (%d tool calls, %d failed)\n", args[0], got.N, len(got.Tools), plan.ComputeMetrics([]plan.Iteration{*got}).Errors)
-			return nil
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				got, err := k.AddIteration(cmd.Context(), args[0], it)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, got)
+				}
+				fmt.Fprintf(a.Stdout, "run %s: iteration %d (%d tool calls, %d failed)\n", args[0], got.N, len(got.Tools), plan.ComputeMetrics([]plan.Iteration{*got}).Errors)
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&file, "file", "", "the iteration as JSON (\"-\" for stdin; required)")
@@ -135,23 +132,20 @@ func (a *App) queryPlanCommand() *cobra.Command {
 				return Usagef("--budget %d is negative", budget)
 			}
 			ctx := cmd.Context()
-			k, err := a.Client(ctx)
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			h, err := k.Plan(ctx, args[0], budget)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, map[string]any{
-					"run_id": h.RunID, "task": h.Task, "metrics": h.Metrics,
-					"iterations": h.Iterations, "rendered": h.Rendered, "render": h.Render,
-				})
-			}
-			fmt.Fprint(a.Stdout, h.Prompt)
-			return nil
+			return a.withMemory(ctx, func(k *MemoryClient) error {
+				h, err := k.Plan(ctx, args[0], budget)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, map[string]any{
+						"run_id": h.RunID, "task": h.Task, "metrics": h.Metrics,
+						"iterations": h.Iterations, "rendered": h.Rendered, "render": h.Render,
+					})
+				}
+				fmt.Fprint(a.Stdout, h.Prompt)
+				return nil
+			})
 		},
 	}
 	c.Flags().IntVar(&budget, "budget", 0, "fit the iteration history in `TOKENS` by summarising old iterations (0: no limit)")

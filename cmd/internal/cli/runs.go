@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"runs"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.runsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryRunsCommand)
@@ -48,39 +48,36 @@ func (a *App) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 		}
 		filter.Status = st
 	}
-	k, err := a.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer CloseInto(&err, k)
-	var next string
-	if f.asJSON {
-		out := newJSONArray(a.Stdout)
-		if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error { return out.add(m) }); err != nil {
-			return err
-		}
-		err = out.close()
-	} else {
-		var t *Table
-		if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error {
-			if t == nil {
-				t = NewTable(a.Stdout, "RUN", "STATUS", "STARTED", "DOMAIN", "SESSION", "TURNS", "GOAL")
+	return a.withMemory(ctx, func(k *MemoryClient) error {
+		var next string
+		if f.asJSON {
+			out := newJSONArray(a.Stdout)
+			if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error { return out.add(m) }); err != nil {
+				return err
 			}
-			t.Row(m.RunID, m.Status, m.StartedAt.Format(time.RFC3339), m.Domain, Dash(m.SessionID), m.TurnCount, Truncate(m.Goal, 50))
-			return nil
-		}); err != nil {
-			return err
-		}
-		if t == nil {
-			fmt.Fprintln(a.Stdout, "no runs")
+			err = out.close()
 		} else {
-			err = t.Flush()
+			var t *Table
+			if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error {
+				if t == nil {
+					t = NewTable(a.Stdout, "RUN", "STATUS", "STARTED", "DOMAIN", "SESSION", "TURNS", "GOAL")
+				}
+				t.Row(m.RunID, m.Status, m.StartedAt.Format(time.RFC3339), m.Domain, Dash(m.SessionID), m.TurnCount, Truncate(m.Goal, 50))
+				return nil
+			}); err != nil {
+				return err
+			}
+			if t == nil {
+				fmt.Fprintln(a.Stdout, "no runs")
+			} else {
+				err = t.Flush()
+			}
 		}
-	}
-	if next != "" && err == nil {
-		fmt.Fprintf(a.Stderr, "engine: more runs: --cursor %s\n", next)
-	}
-	return err
+		if next != "" && err == nil {
+			fmt.Fprintf(a.Stderr, "engine: more runs: --cursor %s\n", next)
+		}
+		return err
+	})
 }
 
 func (a *App) queryRunsCommand() *cobra.Command {
@@ -160,16 +157,13 @@ func (a *App) runsShowCommand() *cobra.Command {
 		Short: "Show one run's manifest",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			m, err := k.Run(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.printRun(asJSON, m)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				m, err := k.Run(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.printRun(asJSON, m)
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -186,20 +180,17 @@ func (a *App) runsCreateCommand() *cobra.Command {
 		Short: "Register a run as running; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			m, err := k.CreateRun(cmd.Context(), in)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, m)
-			}
-			fmt.Fprintln(a.Stdout, m.RunID)
-			return nil
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				m, err := k.CreateRun(cmd.Context(), in)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, m)
+				}
+				fmt.Fprintln(a.Stdout, m.RunID)
+				return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -224,16 +215,13 @@ func (a *App) runsUpdateCommand() *cobra.Command {
 		Short: "Record a running run's progress",
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			m, err := k.UpdateRun(cmd.Context(), args[0], p)
-			if err != nil {
-				return err
-			}
-			return a.printRun(asJSON, m)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				m, err := k.UpdateRun(cmd.Context(), args[0], p)
+				if err != nil {
+					return err
+				}
+				return a.printRun(asJSON, m)
+			})
 		},
 	}
 	f := c.Flags()
@@ -263,16 +251,13 @@ on the site sees), unless --no-session is given.`,
 				return Usagef("give exactly one of --success and --failed")
 			}
 			c.Success, c.NoSession = &success, noSession
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			out, err := k.CompleteRun(cmd.Context(), args[0], c)
-			if err != nil {
-				return err
-			}
-			return a.printRun(asJSON, &out.Run)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				out, err := k.CompleteRun(cmd.Context(), args[0], c)
+				if err != nil {
+					return err
+				}
+				return a.printRun(asJSON, &out.Run)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -303,29 +288,26 @@ func (a *App) runsScenarioCommand(kind string) *cobra.Command {
 		Short: short,
 		Args:  exactArgs(1, "RUN_ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			var sc *run.Scenario
-			if kind == "fork" {
-				sc, err = k.ForkRun(cmd.Context(), args[0], goal)
-			} else {
-				sc, err = k.ResumeRun(cmd.Context(), args[0], goal)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, sc)
-			}
-			t := NewTable(a.Stdout, "FIELD", "VALUE")
-			t.Row("goal", sc.Goal)
-			t.Row("start_url", sc.StartURL)
-			t.Row("session_id", Dash(sc.SessionID))
-			t.Row("parent_run_id", sc.ParentRunID)
-			return t.Flush()
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				var sc *run.Scenario
+				if kind == "fork" {
+					sc, err = k.ForkRun(cmd.Context(), args[0], goal)
+				} else {
+					sc, err = k.ResumeRun(cmd.Context(), args[0], goal)
+				}
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, sc)
+				}
+				t := NewTable(a.Stdout, "FIELD", "VALUE")
+				t.Row("goal", sc.Goal)
+				t.Row("start_url", sc.StartURL)
+				t.Row("session_id", Dash(sc.SessionID))
+				t.Row("parent_run_id", sc.ParentRunID)
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&goal, "goal", "", "the new run's goal (default: the run's goal)")

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"selectors"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.selectorsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).querySelectorsCommand)
@@ -34,34 +34,34 @@ func (a *App) selectorsRecordCommand() *cobra.Command {
 	var o selector.Observation
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "record --domain D --role R --name N --selector S [--path P] [--failed]",
+		Use:   "record --domain D --role R --name N --selector S [--path P] [--failed [--reason WHY]]",
 		Short: "Record that a selector found an element (or, with --failed, did not)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
+			if o.Reason != "" && !o.Failed {
+				return Usagef("--reason says why a selector failed: it needs --failed")
 			}
-			defer CloseInto(&err, k)
-			got, err := k.RecordSelector(cmd.Context(), api.SelectorObservation{Domain: o.Domain, Path: o.Path,
-				Role: o.Role, Name: o.Name, Selector: o.Selector, Failed: o.Failed})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, got)
-			}
-			if got.Refused != "" {
-				fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				got, err := k.RecordSelector(cmd.Context(), api.SelectorObservation{Domain: o.Domain, Path: o.Path,
+					Role: o.Role, Name: o.Name, Selector: o.Selector, Failed: o.Failed, Reason: o.Reason})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, got)
+				}
+				if got.Refused != "" {
+					fmt.Fprintf(a.Stdout, "not stored: %s %q on %s: %s\n", got.Role, got.Name, got.Domain, got.Refused)
+					return nil
+				}
+				what := "success"
+				if o.Failed {
+					what = "failure"
+				}
+				fmt.Fprintf(a.Stdout, "%s %q → %s on %s%s: %s recorded, score %d (%d ok, %d failed)\n",
+					got.Role, got.Name, got.Selector, got.Domain, pathNote(got.Path), what, got.Score(), got.Successes, got.Failures)
 				return nil
-			}
-			what := "success"
-			if o.Failed {
-				what = "failure"
-			}
-			fmt.Fprintf(a.Stdout, "%s %q → %s on %s%s: %s recorded, score %d (%d ok, %d failed)\n",
-				got.Role, got.Name, got.Selector, got.Domain, pathNote(got.Path), what, got.Score(), got.Successes, got.Failures)
-			return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -71,6 +71,7 @@ func (a *App) selectorsRecordCommand() *cobra.Command {
 	f.StringVar(&o.Name, "name", "", "the element's accessible name (required)")
 	f.StringVar(&o.Selector, "selector", "", "the selector (required)")
 	f.BoolVar(&o.Failed, "failed", false, "the selector failed to find the element")
+	f.StringVar(&o.Reason, "reason", "", "with --failed: why (the element is gone); a selector that had worked goes stale")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	for _, n := range []string{"domain", "role", "name", "selector"} {
 		c.MarkFlagRequired(n)
@@ -87,41 +88,67 @@ func pathNote(p string) string {
 
 func (a *App) querySelectorsCommand() *cobra.Command {
 	var host, pageURL string
-	var asJSON bool
+	var asJSON, stale, ids bool
 	c := &cobra.Command{
-		Use:   "selectors [--domain D | --url URL]",
-		Short: "List known selectors, best first (--url: exactly those offered on that page)",
+		Use:   "selectors [--domain D | --url URL] [--stale]",
+		Short: "List known selectors, best first (--url: exactly those offered on that page; --stale: those that stopped holding)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if host != "" && pageURL != "" {
 				return Usagef("give --domain or --url, not both")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
+			if stale && pageURL != "" {
+				return Usagef("give --stale or --url, not both: stale selectors are never offered on a page")
 			}
-			defer CloseInto(&err, k)
-			list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, URL: pageURL})
-			if err != nil {
-				return err
+			if stale {
+				return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+					list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, Stale: true})
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, list.Selectors)
+					}
+					t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "OK", "FAILED", "STALE SINCE", "RUN", "REASON")
+					for _, s := range list.Selectors {
+						t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Successes, s.Failures,
+							s.Stale.At.Format(time.DateTime), orDash(s.Stale.Run), Truncate(s.Stale.Reason, 100))
+					}
+					return t.Flush()
+				})
 			}
-			ss := list.Selectors
-			if asJSON {
-				return PrintJSON(a.Stdout, ss)
-			}
-			t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
-			for _, s := range ss {
-				last := "-"
-				if !s.LastSuccess.IsZero() {
-					last = s.LastSuccess.Format(time.DateOnly)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				list, err := k.Selectors(cmd.Context(), api.SelectorFilter{Domain: host, URL: pageURL})
+				if err != nil {
+					return err
 				}
-				t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
-			}
-			return t.Flush()
+				ss := list.Selectors
+				if asJSON {
+					return PrintJSON(a.Stdout, ss)
+				}
+				if ids {
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR")
+					for _, s := range ss {
+						t.Row(selector.IDOf(s), s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50))
+					}
+					return t.Flush()
+				}
+				t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
+				for _, s := range ss {
+					last := "-"
+					if !s.LastSuccess.IsZero() {
+						last = s.LastSuccess.Format(time.DateOnly)
+					}
+					t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Score(), s.Successes, s.Failures, last, counts(s.Shown, s.Used, s.Helped), from(s.Provenance))
+				}
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only selectors of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the selectors' ids (for engine history and revert)")
 	c.Flags().StringVar(&pageURL, "url", "", "only the selectors the prompt gets on this page")
+	c.Flags().BoolVar(&stale, "stale", false, "only the stale selectors (failed where they had worked), with their reasons")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

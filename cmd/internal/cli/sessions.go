@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"sessions"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.sessionsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).querySessionsCommand)
@@ -48,16 +48,13 @@ func (a *App) sessionsAddCommand() *cobra.Command {
 				return Usagef("--duration %s is negative", duration)
 			}
 			s.DurationMS = duration.Milliseconds()
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			got, err := k.RecordSession(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			return a.printSessions(asJSON, []session.Session{*got})
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				got, err := k.RecordSession(cmd.Context(), s)
+				if err != nil {
+					return err
+				}
+				return a.printSessions(asJSON, []session.Session{*got})
+			})
 		},
 	}
 	f := c.Flags()
@@ -122,27 +119,24 @@ func (a *App) querySessionsCommand() *cobra.Command {
 			if render && f.Domain == "" {
 				return Usagef("--render needs --domain: the history is rendered for one site")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			if render {
-				text, err := k.RenderSessions(cmd.Context(), f)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				if render {
+					text, err := k.RenderSessions(cmd.Context(), f)
+					if err != nil {
+						return err
+					}
+					if text == "" {
+						text = "no sessions\n"
+					}
+					fmt.Fprint(a.Stdout, text)
+					return nil
+				}
+				ss, err := k.Sessions(cmd.Context(), f)
 				if err != nil {
 					return err
 				}
-				if text == "" {
-					text = "no sessions\n"
-				}
-				fmt.Fprint(a.Stdout, text)
-				return nil
-			}
-			ss, err := k.Sessions(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			return a.printSessions(asJSON, ss)
+				return a.printSessions(asJSON, ss)
+			})
 		},
 	}
 	fl := c.Flags()

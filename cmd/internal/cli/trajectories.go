@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"trajectories"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.trajectoriesCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryTrajectoriesCommand)
@@ -189,31 +189,28 @@ PIN, CVV or one-time code.`,
 			if t.RunID == "" {
 				t.RunID = f.RunID
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			got, err := k.RecordTrajectory(cmd.Context(), t)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, got)
-			}
-			if got.Quarantine != "" {
-				fmt.Fprintf(a.Stdout, "quarantined %s on %s: %q, %s\n", got.ID, got.Domain, got.Goal, got.Quarantine)
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				got, err := k.RecordTrajectory(cmd.Context(), t)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, got)
+				}
+				if got.Quarantine != "" {
+					fmt.Fprintf(a.Stdout, "quarantined %s on %s: %q, %s\n", got.ID, got.Domain, got.Goal, got.Quarantine)
+					return nil
+				}
+				fmt.Fprintf(a.Stdout, "recorded %s on %s: %q as %q, %d steps, expires %s\n",
+					got.ID, got.Domain, got.Goal, got.Template, len(got.Steps), got.ExpiresAt.Format(time.DateOnly))
+				for i, p := range got.Params {
+					fmt.Fprintf(a.Stdout, "  {%d} %s: %q\n", i+1, p.Kind, p.Value)
+				}
+				if got.Runs > 1 {
+					fmt.Fprintf(a.Stdout, "  replaces the earlier run of the same goal template (%d runs)\n", got.Runs)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.Stdout, "recorded %s on %s: %q as %q, %d steps, expires %s\n",
-				got.ID, got.Domain, got.Goal, got.Template, len(got.Steps), got.ExpiresAt.Format(time.DateOnly))
-			for i, p := range got.Params {
-				fmt.Fprintf(a.Stdout, "  {%d} %s: %q\n", i+1, p.Kind, p.Value)
-			}
-			if got.Runs > 1 {
-				fmt.Fprintf(a.Stdout, "  replaces the earlier run of the same goal template (%d runs)\n", got.Runs)
-			}
-			return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -236,22 +233,19 @@ func (a *App) trajectoriesShowCommand() *cobra.Command {
 		Short: "Show one trajectory with its steps",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			t, err := k.Trajectory(cmd.Context(), host, args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return PrintJSON(a.Stdout, t)
-			}
-			fmt.Fprintf(a.Stdout, "%s on %s: %q\ntemplate: %s\nrecorded %s, expires %s, %d runs\n",
-				t.ID, t.Domain, t.Goal, t.Template, t.RecordedAt.Format(time.DateOnly), t.ExpiresAt.Format(time.DateOnly), t.Runs)
-			a.printSteps(t.Steps)
-			return nil
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				t, err := k.Trajectory(cmd.Context(), host, args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, t)
+				}
+				fmt.Fprintf(a.Stdout, "%s on %s: %q\ntemplate: %s\nrecorded %s, expires %s, %d runs\n",
+					t.ID, t.Domain, t.Goal, t.Template, t.RecordedAt.Format(time.DateOnly), t.ExpiresAt.Format(time.DateOnly), t.Runs)
+				a.printSteps(t.Steps)
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "host it was recorded on (required)")
@@ -300,9 +294,9 @@ func quoteIf(s string) string {
 
 func (a *App) queryTrajectoriesCommand() *cobra.Command {
 	var host, goal, trust string
-	var weighted, asJSON bool
+	var weighted, asJSON, stale bool
 	c := &cobra.Command{
-		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined]",
+		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined] [--stale]",
 		Short: "List trajectories, newest first (--goal: the best match, with the steps as they would be replayed)",
 		Long: `List trajectories, newest first; FROM says how each was recorded (learned by
 a run, manual, api, imported; --json has the run, model and time). --goal
@@ -310,32 +304,53 @@ shows the best match, with the steps as they would be replayed.
 
 --trust quarantined lists instead the trajectories held out of matching
 because their goal or a step's text failed the screen, each with its
-reason; engine trajectories approve|reject ID decides on them.`,
+reason; engine trajectories approve|reject ID decides on them.
+
+--stale lists only the trajectories a run found the site diverging from
+(a replay that fell back, a reference step that failed), with when, the
+run, the step and the reason. They are not matched until a newer
+successful run of their goal template replaces them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if stale {
+				if goal != "" || weighted || trust != "" {
+					return Usagef("--stale lists the stale trajectories: it takes only --domain")
+				}
+				return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+					list, err := k.StaleTrajectoryList(cmd.Context(), host)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, list.Trajectories)
+					}
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STALE SINCE", "RUN", "STEP", "REASON")
+					for _, tr := range list.Trajectories {
+						t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), tr.Stale.At.Format(time.DateTime), orDash(tr.Stale.Run), tr.Stale.Step, Truncate(tr.Stale.Reason, 100))
+					}
+					return t.Flush()
+				})
+			}
 			switch trust {
 			case "", "shown":
 			case "quarantined":
 				if host != "" || goal != "" || weighted {
 					return Usagef("--trust quarantined lists every quarantined trajectory: it takes no other filter")
 				}
-				m, err := a.Client(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer CloseInto(&err, m)
-				ts, err := m.QuarantinedTrajectories(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return PrintJSON(a.Stdout, ts)
-				}
-				t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STEPS", "FROM", "REASON")
-				for _, tr := range ts {
-					t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), len(tr.Steps), from(tr.Provenance), tr.Quarantine)
-				}
-				return t.Flush()
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					ts, err := m.QuarantinedTrajectories(cmd.Context())
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, ts)
+					}
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STEPS", "FROM", "REASON")
+					for _, tr := range ts {
+						t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), len(tr.Steps), from(tr.Provenance), tr.Quarantine)
+					}
+					return t.Flush()
+				})
 			default:
 				return Usagef("--trust must be shown or quarantined, not %q", trust)
 			}
@@ -345,59 +360,57 @@ reason; engine trajectories approve|reject ID decides on them.`,
 			if weighted && goal == "" {
 				return Usagef("--weighted ranks matches: it needs --goal")
 			}
-			k, err := a.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer CloseInto(&err, k)
-			if goal != "" {
-				res, err := k.MatchTrajectory(cmd.Context(), api.MatchRequest{Domain: host, Goal: goal, Weighted: weighted})
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				if goal != "" {
+					res, err := k.MatchTrajectory(cmd.Context(), api.MatchRequest{Domain: host, Goal: goal, Weighted: weighted})
+					if err != nil {
+						return err
+					}
+					m := res.Match
+					if asJSON {
+						return PrintJSON(a.Stdout, m)
+					}
+					if m == nil {
+						fmt.Fprintf(a.Stdout, "no trajectory on %s matches %q (threshold %.2f)\n", host, goal, res.Threshold)
+						return nil
+					}
+					fmt.Fprintf(a.Stdout, "%s: %q (template %q), similarity %.2f", m.Trajectory.ID, m.Trajectory.Goal, m.Trajectory.Template, m.Similarity)
+					if weighted {
+						fmt.Fprintf(a.Stdout, ", score %.2f", m.Score)
+					}
+					fmt.Fprintln(a.Stdout)
+					for _, b := range m.Bindings {
+						if b.Bound {
+							fmt.Fprintf(a.Stdout, "  {%d} %s: %q → %q\n", b.Param, b.Kind, b.Recorded, b.Value)
+						} else {
+							fmt.Fprintf(a.Stdout, "  {%d} %s: %q (not in the goal: kept)\n", b.Param, b.Kind, b.Recorded)
+						}
+					}
+					a.printSteps(m.Steps)
+					return nil
+				}
+				list, err := k.Trajectories(cmd.Context(), host)
 				if err != nil {
 					return err
 				}
-				m := res.Match
+				ts := list.Trajectories
 				if asJSON {
-					return PrintJSON(a.Stdout, m)
+					return PrintJSON(a.Stdout, ts)
 				}
-				if m == nil {
-					fmt.Fprintf(a.Stdout, "no trajectory on %s matches %q (threshold %.2f)\n", host, goal, res.Threshold)
-					return nil
+				t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES", "SHOWN/USED/HELPED", "FROM")
+				for _, tr := range ts {
+					t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), Truncate(tr.Template, 40), len(tr.Steps),
+						fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly), counts(tr.Shown, tr.Used, tr.Helped), from(tr.Provenance))
 				}
-				fmt.Fprintf(a.Stdout, "%s: %q (template %q), similarity %.2f", m.Trajectory.ID, m.Trajectory.Goal, m.Trajectory.Template, m.Similarity)
-				if weighted {
-					fmt.Fprintf(a.Stdout, ", score %.2f", m.Score)
-				}
-				fmt.Fprintln(a.Stdout)
-				for _, b := range m.Bindings {
-					if b.Bound {
-						fmt.Fprintf(a.Stdout, "  {%d} %s: %q → %q\n", b.Param, b.Kind, b.Recorded, b.Value)
-					} else {
-						fmt.Fprintf(a.Stdout, "  {%d} %s: %q (not in the goal: kept)\n", b.Param, b.Kind, b.Recorded)
-					}
-				}
-				a.printSteps(m.Steps)
-				return nil
-			}
-			list, err := k.Trajectories(cmd.Context(), host)
-			if err != nil {
-				return err
-			}
-			ts := list.Trajectories
-			if asJSON {
-				return PrintJSON(a.Stdout, ts)
-			}
-			t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "TEMPLATE", "STEPS", "VERIFIED", "RUNS", "RECORDED", "EXPIRES", "SHOWN/USED/HELPED", "FROM")
-			for _, tr := range ts {
-				t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), Truncate(tr.Template, 40), len(tr.Steps),
-					fmt.Sprintf("%.0f%%", 100*tr.VerifiedShare()), tr.Runs, tr.RecordedAt.Format(time.DateOnly), tr.ExpiresAt.Format(time.DateOnly), counts(tr.Shown, tr.Used, tr.Helped), from(tr.Provenance))
-			}
-			return t.Flush()
+				return t.Flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only trajectories of this host, its parent domains and its subdomains")
 	c.Flags().StringVar(&goal, "goal", "", "show the best match for this goal on --domain")
 	c.Flags().BoolVar(&weighted, "weighted", false, "rank by similarity 60%, recency 20%, speed 10%, verification 10%")
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the trajectories that are matched) or quarantined")
+	c.Flags().BoolVar(&stale, "stale", false, "only the stale trajectories (a run found the site changed), with their reasons")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

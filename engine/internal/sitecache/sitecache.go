@@ -8,6 +8,13 @@
 // bits wide, so a cached value is never served for another database or
 // after any write; a site without a token (nothing written, or forgotten
 // with DropPrefix) is never cached.
+//
+// On a store that watches keys (kv.Watcher: etcd), a warm read checks the
+// token without a round trip: Token gives the watched copy, and when the
+// cache holds that generation the store answers without opening a View.
+// The copy follows this process's commits at once and other processes'
+// as their watch events arrive, so another machine's write is seen within
+// the watch's delivery lag instead of at the next read's revision.
 package sitecache
 
 import (
@@ -26,6 +33,36 @@ func Gen() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// Token returns the generation token at genKey as db's watch last saw it,
+// when db is a kv.Watcher whose copy of genKey is synced; ok is false
+// otherwise (badger, a key not yet watched, a broken watch), and the caller
+// reads the token in its snapshot as before. A missing token is ("", true),
+// which no cache entry matches.
+func Token(db kv.Store, genKey []byte) (gen string, ok bool) {
+	w, isW := db.(kv.Watcher)
+	if !isW {
+		return "", false
+	}
+	v, ok := w.Watched(genKey)
+	if !ok {
+		return "", false
+	}
+	return string(v), true
+}
+
+// Cached returns the value c holds under key when it is at the generation
+// Token reads at genKey: a warm read with no store read at all. ok is false
+// when db does not watch, the token is not synced, or the cache is at
+// another generation; the caller then reads in a View.
+func Cached[T any](c *Cache[T], db kv.Store, key string, genKey []byte) (T, bool) {
+	gen, ok := Token(db, genKey)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return c.Get(key, gen)
 }
 
 // Cache holds up to Max values, dropping the least recently used.

@@ -1,6 +1,11 @@
 package sitecache
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
+)
 
 func TestGenerations(t *testing.T) {
 	c := New[int](2)
@@ -47,5 +52,48 @@ func TestGenIsFresh(t *testing.T) {
 			t.Fatalf("token %q (seen before: %v)", g, seen[g])
 		}
 		seen[g] = true
+	}
+}
+
+// watching is a store that watches: one key, synced or not.
+type watching struct {
+	kv.Store
+	key, value string
+	synced     bool
+}
+
+func (w *watching) Watched(key []byte) ([]byte, bool) {
+	if !w.synced {
+		return nil, false
+	}
+	if string(key) != w.key {
+		return nil, true
+	}
+	return []byte(w.value), true
+}
+
+func TestTokenAndCached(t *testing.T) {
+	c := New[int](4)
+	c.Put("site", "g1", 1)
+	if _, ok := Token(kvtest.OpenMemory(t), []byte("gen")); ok {
+		t.Error("a store that does not watch gave a token")
+	}
+	w := &watching{key: "gen", value: "g1"}
+	if _, ok := Cached(c, w, "site", []byte("gen")); ok {
+		t.Error("a hit while the token is not synced")
+	}
+	w.synced = true
+	if v, ok := Cached(c, w, "site", []byte("gen")); !ok || v != 1 {
+		t.Errorf("Cached at the watched token: %v %v", v, ok)
+	}
+	w.value = "g2"
+	if _, ok := Cached(c, w, "site", []byte("gen")); ok {
+		t.Error("a hit at another generation")
+	}
+	if g, ok := Token(w, []byte("other")); !ok || g != "" {
+		t.Errorf("a missing token: %q %v", g, ok)
+	}
+	if _, ok := Cached(c, w, "site", []byte("other")); ok {
+		t.Error("a hit with no token")
 	}
 }

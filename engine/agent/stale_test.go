@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/run"
+)
+
+// On a changed site a replay falls back at the first divergent step: the
+// manifest says where and why, the trajectory and the selector of the
+// element that is gone are marked stale, and a stale trajectory is not
+// replayed. A later successful run re-validates the trajectory, and
+// replay works again.
+func TestReplayOnChangedSiteMarksStale(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t)
+	mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
+	mem := memOf(t, db)
+
+	// Replay only (no model) on the changed site: it fails at step 6.
+	b := newShop()
+	b.renamed = true
+	cfg := config(t, db, b, nil)
+	cfg.Model, cfg.Replay = nil, true
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Success || res.Replayed != 5 {
+		t.Fatalf("replay on the changed site: %+v", res)
+	}
+	const why = `the expected element is not there: the page has no link "Padel Racket Pro 3000"`
+	m, err := mem.Run(ctx, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := m.Replay; rp == nil || rp.FellBackAt != 6 || rp.Replayed != 5 || rp.Reason != why || rp.Trajectory == "" {
+		t.Fatalf("manifest replay: %+v", m.Replay)
+	}
+	var file run.Manifest
+	raw, err := os.ReadFile(filepath.Join(cfg.RunsDir, res.RunID, ManifestFile))
+	if err != nil || json.Unmarshal(raw, &file) != nil || file.Replay == nil || file.Replay.FellBackAt != 6 {
+		t.Fatalf("manifest.json replay: %s, %v", raw, err)
+	}
+	ts, err := mem.StaleTrajectoryList(ctx, "shop.test")
+	if err != nil || len(ts.Trajectories) != 1 {
+		t.Fatalf("stale trajectories: %+v, %v", ts, err)
+	}
+	if st := ts.Trajectories[0].Stale; st.Step != 6 || st.Reason != why || st.Run != res.RunID {
+		t.Fatalf("stale mark: %+v", st)
+	}
+	ss, err := mem.Selectors(ctx, api.SelectorFilter{Domain: "shop.test", Stale: true})
+	if err != nil || len(ss.Selectors) != 1 || ss.Selectors[0].Name != "Padel Racket Pro 3000" ||
+		!strings.Contains(ss.Selectors[0].Stale.Reason, `the page has no link "Padel Racket Pro 3000"`) {
+		t.Fatalf("stale selectors: %+v, %v", ss, err)
+	}
+
+	// Stale: not replayed, not shown; the model runs the task.
+	model := &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		if strings.Contains(msg, "REFERENCE TRAJECTORY") {
+			t.Error("a stale trajectory reached the prompt")
+		}
+		if strings.Contains(msg, "Title: Padel Racket Ultra 4000") {
+			return "finish", map[string]any{"answer": "Opened Padel Racket Ultra 4000", "success": true}
+		}
+		tool, args := naive(system, msg)
+		if args["element"] == "Padel Racket Pro 3000" {
+			args["element"] = "Padel Racket Ultra 4000"
+		}
+		return tool, args
+	}}
+	b = newShop()
+	b.renamed = true
+	cfg = config(t, db, b, model)
+	cfg.Replay = true
+	res = mustRun(t, cfg)
+	if !res.Success || res.Replayed != 0 {
+		t.Fatalf("model run on the changed site: %+v", res)
+	}
+	// That successful run re-validated the template: replay works again.
+	if ts, _ := mem.StaleTrajectoryList(ctx, "shop.test"); len(ts.Trajectories) != 0 {
+		t.Fatalf("still stale after a successful run: %+v", ts.Trajectories)
+	}
+	b = newShop()
+	b.renamed = true
+	cfg = config(t, db, b, nil)
+	cfg.Model, cfg.Replay = nil, true
+	res = mustRun(t, cfg)
+	if !res.Success || res.LLMCalls != 0 || res.Replayed != 7 {
+		t.Fatalf("replay after re-validation: %+v", res)
+	}
+	if m, _ := mem.Run(ctx, res.RunID); m.Replay == nil || m.Replay.FellBackAt != 0 || m.Replay.Replayed != 7 {
+		t.Fatalf("manifest replay after re-validation: %+v", m.Replay)
+	}
+}
+
+// A model-driven run shown a reference trajectory whose step at the same
+// position fails on the page marks the trajectory stale.
+func TestReferenceStepFailureMarksStale(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t)
+	mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
+	mem := memOf(t, db)
+	// An overlay now covers the cookie button: the reference's first step
+	// fails on the page's side, and the model gives up.
+	b := newShop()
+	b.coverCookies = true
+	model := &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		if strings.Contains(msg, "Last action: (none)") && strings.Contains(msg, "REFERENCE TRAJECTORY") {
+			return "click", el("Accept cookies")
+		}
+		return "finish", map[string]any{"answer": "blocked", "success": false}
+	}}
+	res := mustRun(t, config(t, db, b, model))
+	if res.Success {
+		t.Fatalf("run: %+v", res)
+	}
+	ts, err := mem.StaleTrajectoryList(ctx, "shop.test")
+	if err != nil || len(ts.Trajectories) != 1 {
+		t.Fatalf("stale trajectories: %+v, %v", ts, err)
+	}
+	if st := ts.Trajectories[0].Stale; st.Step != 1 || !strings.Contains(st.Reason, "step 1 failed: another element would receive the click") {
+		t.Fatalf("stale mark: %+v", st)
+	}
+}

@@ -1,0 +1,739 @@
+package lesson
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/internal/sitecache"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+)
+
+// The recall index: one site's error-recall and domain-recall index
+// entries compiled into process memory, so a recall reads the site's
+// generation token and the records of its winners instead of scanning
+// four ranges. A compiled index is trusted only while the site's token
+// (keyspace.LessonGen, rewritten by every lesson write in the site, see
+// touch) is the one it was built at, read in the same snapshot.
+
+// indexes holds recently used compiled site indexes, process-wide, one
+// cache per part (partErrors, partHosts: each recall compiles only the
+// range it reads): an agent visits a handful of sites at a time, and the
+// global range is one of them. Stores over namespaces (kv.Prefixed) share
+// them; their tokens are random, so one namespace's index is never taken
+// for another's.
+var indexes = [2]*sitecache.Cache[*siteIndex]{sitecache.New[*siteIndex](indexSites), sitecache.New[*siteIndex](indexSites)}
+
+// The parts of a site's recall index: error recall's entries, domain
+// recall's.
+const (
+	partErrors = iota
+	partHosts
+)
+
+// indexSites bounds each index cache.
+const indexSites = 256
+
+// maxAnchor bounds an anchor word taken from a pattern's first or last
+// word, so a recall looks up only that many prefixes and suffixes of each
+// word of the error.
+const maxAnchor = 24
+
+// ientry is one error-recall index entry, compact: what scoring and
+// ranking need, and the entry's key to read the lesson from.
+type ientry struct {
+	key      string
+	id       string
+	use      int
+	helped   int
+	lastUsed string
+	domain   string
+	pattern  string // lower-cased error_pattern
+	// lesson is the lesson, decoded the first time a recall returns it:
+	// an entry lives only while its value in the store is unchanged (a
+	// write of the lesson rebuilds the index or replaces the entry).
+	lesson atomic.Pointer[Lesson]
+}
+
+// rankCmp orders entries of equal score as recall ranks them: more used,
+// more helpful, more recently used, then by id.
+func rankCmp(a, b *ientry) int {
+	return cmp.Or(
+		cmp.Compare(b.use, a.use),
+		cmp.Compare(b.helped, a.helped),
+		cmp.Compare(b.lastUsed, a.lastUsed),
+		cmp.Compare(a.id, b.id),
+	)
+}
+
+// anchor kinds: where in its pattern an anchor word sits, and so which
+// words of an error text can hold it.
+const (
+	anchorWhole  = iota // inside: the error has it as a whole word
+	anchorSuffix        // first word: the error has a word ending with it
+	anchorPrefix        // last word: the error has a word starting with it
+)
+
+// bucket is the compiled range of one command's entries
+// (keyspace.LessonsByCommand) in one site.
+type bucket struct {
+	byDomain map[string][]*ientry    // domain ("" unbound) → entries, ranked
+	postings [3]map[string][]*ientry // anchor kind → anchor word → entries
+	always   []*ientry               // patterns without an anchor word
+	bad      []string                // malformed entries' keys, in key order
+}
+
+// hostRef is one domain-recall index entry, and its lesson once decoded
+// (as ientry.lesson).
+type hostRef struct {
+	key, id string
+	lesson  atomic.Pointer[Lesson]
+}
+
+// copyOf is a copy of the cached lesson l that its caller may change.
+func copyOf(l *Lesson) Lesson {
+	c := *l
+	c.TriggeredDomains = slices.Clone(l.TriggeredDomains)
+	return c
+}
+
+// siteIndex is one site's compiled recall index at generation gen.
+type siteIndex struct {
+	gen     string
+	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
+	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
+}
+
+// siteIndexAt returns site's compiled index as of r's snapshot, from the
+// cache when its token is the one the cached index was built at, else
+// built from the site's index ranges (and cached). It returns nil when the
+// site has no token (never written since tokens, or forgotten): the caller
+// then scans as before.
+func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
+	if w, ok := r.(watchedRead); ok {
+		if ix, ok := sitecache.Cached(indexes[part], w.db, site, keyspace.LessonGen(site)); ok {
+			return ix, nil
+		}
+		return nil, errNeedRead
+	}
+	g, err := r.Get(keyspace.LessonGen(site))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	gen := string(g)
+	if ix, ok := indexes[part].Get(site, gen); ok {
+		return ix, nil
+	}
+	ix, err := buildIndex(r, site, gen, part)
+	if err != nil {
+		return nil, err
+	}
+	indexes[part].Put(site, gen, ix)
+	return ix, nil
+}
+
+// buildIndex reads site's error-recall or domain-recall range once.
+func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
+	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]*hostRef{}}
+	if part == partHosts {
+		hostRange := keyspace.LessonHostIndex(site)
+		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if rng, ok := rangeOf(k, len(hostRange)); ok {
+				ix.hosts[rng] = append(ix.hosts[rng], &hostRef{key: string(k), id: keyspace.LastPart(k)})
+			}
+			return nil
+		})
+		return ix, err
+	}
+	var all []*ientry
+	var owner []*bucket
+	cmdRange := keyspace.LessonCmdIndex(site)
+	err := r.Scan(cmdRange, kv.ScanOptions{}, func(k, v []byte) error {
+		rng, ok := rangeOf(k, len(cmdRange))
+		if !ok {
+			return nil // in no command's range: no recall reads it
+		}
+		b := ix.buckets[rng]
+		if b == nil {
+			b = &bucket{byDomain: map[string][]*ientry{}}
+			ix.buckets[rng] = b
+		}
+		id := keyspace.LastPart(k)
+		use, ok := useFromKey(k)
+		m, ok2 := decodeMatch(id, use, v)
+		if !ok || !ok2 {
+			b.bad = append(b.bad, string(k))
+			return nil
+		}
+		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, lastUsed: m.lastUsed,
+			domain: m.domain, pattern: m.pattern}
+		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
+		all, owner = append(all, e), append(owner, b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range ix.buckets {
+		for _, es := range b.byDomain {
+			slices.SortFunc(es, rankCmp)
+		}
+	}
+	// Each pattern is filed under its rarest anchor word (fewest patterns
+	// of the site have it), the longer at equal counts.
+	df := map[string]int{}
+	for _, e := range all {
+		for _, a := range anchors(e.pattern) {
+			df[a.word]++
+		}
+	}
+	for i, e := range all {
+		file(owner[i], e, df, false)
+	}
+	return ix, nil
+}
+
+// rangeOf returns the range (a keyspace.LessonsByCommand or LessonsByHost
+// prefix) key k belongs to: its first n bytes, the next part and its
+// slash.
+func rangeOf(k []byte, n int) (string, bool) {
+	i := bytes.IndexByte(k[n:], '/')
+	if i < 0 {
+		return "", false
+	}
+	return string(k[:n+i+1]), true
+}
+
+// file puts e in b's postings under its best anchor word, or in b.always.
+// With shared set, b's lists and maps belong to a cached index as well,
+// so the ones it changes are copied first.
+func file(b *bucket, e *ientry, df map[string]int, shared bool) {
+	if e.pattern == "" {
+		return // never matches a pattern
+	}
+	as := anchors(e.pattern)
+	if len(as) == 0 {
+		if shared {
+			b.always = slices.Clip(b.always)
+		}
+		b.always = append(b.always, e)
+		return
+	}
+	best := as[0]
+	for _, a := range as[1:] {
+		if c := cmp.Or(cmp.Compare(df[a.word], df[best.word]), cmp.Compare(len(best.word), len(a.word)),
+			cmp.Compare(a.kind, best.kind)); c < 0 {
+			best = a
+		}
+	}
+	m := b.postings[best.kind]
+	switch {
+	case m == nil:
+		m = map[string][]*ientry{}
+	case shared:
+		m = cloneMap(m)
+		m[best.word] = slices.Clip(m[best.word])
+	}
+	m[best.word] = append(m[best.word], e)
+	b.postings[best.kind] = m
+}
+
+// unfile removes e from b's postings (or b.always), copying the list it was in.
+func unfile(b *bucket, e *ientry) {
+	if i := slices.Index(b.always, e); i >= 0 {
+		b.always = slices.Delete(slices.Clone(b.always), i, i+1)
+		return
+	}
+	for kind, m := range b.postings {
+		for w, es := range m {
+			if i := slices.Index(es, e); i >= 0 {
+				m2 := cloneMap(m)
+				if len(es) == 1 {
+					delete(m2, w)
+				} else {
+					m2[w] = slices.Delete(slices.Clone(es), i, i+1)
+				}
+				b.postings[kind] = m2
+				return
+			}
+		}
+	}
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// anchorWord is a word of a pattern that the error text must hold for
+// errorText.has to find the pattern, and how it must hold it.
+type anchorWord struct {
+	word string
+	kind int
+}
+
+// anchors lists the words of a lower-cased pattern that any error text
+// holding it (errorText.has) must hold, as whole words, word endings or
+// word beginnings of its plain lower-cased text. A word is a run of ASCII
+// letters a-z. A run bounded inside the pattern by other bytes is a whole
+// word of any text that contains the pattern. Placeholders need care: a
+// pattern with one is also looked for in the error's normalised text,
+// where a placeholder replaced a value, so runs next to '<' (a
+// placeholder's name, or text a URL was glued to: "seehttps://" becomes
+// "see<url>") are not anchors; text after a placeholder was after a quote
+// or whitespace in the plain text (a URL runs to whitespace, a ref or
+// number ends at a word boundary), so it stays a word there.
+func anchors(p string) []anchorWord {
+	var out []anchorWord
+	for i := 0; i < len(p); {
+		if !isLetter(p[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(p) && isLetter(p[j]) {
+			j++
+		}
+		w := p[i:j]
+		switch {
+		case i == 0 && j == len(p):
+			// The whole pattern is one word: any part of a word.
+		case i > 0 && p[i-1] == '<', j < len(p) && p[j] == '<':
+		case i == 0:
+			if p[j] != '>' && len(w) <= maxAnchor {
+				out = append(out, anchorWord{w, anchorSuffix})
+			}
+		case j == len(p):
+			if len(w) <= maxAnchor {
+				out = append(out, anchorWord{w, anchorPrefix})
+			}
+		default:
+			out = append(out, anchorWord{w, anchorWhole})
+		}
+		i = j
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// words calls fn with each word (a run of a-z) of s.
+func eachWord(s string, fn func(w string)) {
+	for i := 0; i < len(s); {
+		if !isLetter(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		fn(s[i:j])
+		i = j
+	}
+}
+
+// hits appends to out the entries of b whose pattern et holds, by their
+// anchor words: only entries whose anchor word the error has are checked.
+func (b *bucket) hits(et *errorText, out []*ientry) []*ientry {
+	check := func(es []*ientry) {
+		for _, e := range es {
+			if et.has(e.pattern) && !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	check(b.always)
+	whole, suffix, prefix := b.postings[anchorWhole], b.postings[anchorSuffix], b.postings[anchorPrefix]
+	if whole == nil && suffix == nil && prefix == nil {
+		return out
+	}
+	eachWord(et.lower, func(w string) {
+		if whole != nil {
+			check(whole[w])
+		}
+		if suffix != nil {
+			for i := max(0, len(w)-maxAnchor); i < len(w); i++ {
+				check(suffix[w[i:]])
+			}
+		}
+		if prefix != nil {
+			for i := 1; i <= min(len(w), maxAnchor); i++ {
+				check(prefix[w[:i]])
+			}
+		}
+	})
+	return out
+}
+
+// entryScore is errorScore for a compiled entry.
+func entryScore(e *ientry, cmdMatch bool, et *errorText, host string) int {
+	m := matchEntry{domain: e.domain, pattern: e.pattern}
+	return errorScore(&m, cmdMatch, et, host)
+}
+
+// walk is a merge of ranked entry lists, each of one score, best first.
+type walk struct {
+	lists  [][]*ientry
+	scores []int
+}
+
+func (w *walk) add(es []*ientry, score int) {
+	if len(es) > 0 {
+		w.lists, w.scores = append(w.lists, es), append(w.scores, score)
+	}
+}
+
+// next returns the best head of the lists, and its score, removing it.
+func (w *walk) next() (*ientry, int) {
+	best := -1
+	for i, es := range w.lists {
+		if len(es) == 0 {
+			continue
+		}
+		if best < 0 || w.scores[i] > w.scores[best] ||
+			(w.scores[i] == w.scores[best] && rankCmp(es[0], w.lists[best][0]) < 0) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, 0
+	}
+	e := w.lists[best][0]
+	w.lists[best] = w.lists[best][1:]
+	return e, w.scores[best]
+}
+
+// errNeedRead ends a recall tried from watched tokens alone (watchedRead)
+// at its first store read: the caller then recalls in a View.
+var errNeedRead = errors.New("lesson: recall needs a store read")
+
+// watchedRead is the reader of a recall tried without a snapshot, on a
+// store that watches the generation tokens (kv.Watcher: etcd): the sites'
+// compiled indexes come from the cache when the watched tokens are theirs,
+// and any other read fails with errNeedRead. A warm recall whose lessons
+// are decoded thus asks the store nothing.
+type watchedRead struct{ db kv.Store }
+
+func (watchedRead) Get([]byte) ([]byte, error) { return nil, errNeedRead }
+
+func (watchedRead) Scan([]byte, kv.ScanOptions, func(k, v []byte) error) error { return errNeedRead }
+
+// recall runs fn from watched tokens when db watches them, else (or when
+// fn needs a read) in a View; dmg is reset for each try.
+func recall(ctx context.Context, db kv.Store, dmg *damage, fn func(r kv.Reader) error) error {
+	if _, ok := db.(kv.Watcher); ok {
+		*dmg = damage{}
+		if err := fn(watchedRead{db}); !errors.Is(err, errNeedRead) {
+			return err
+		}
+	}
+	return db.View(ctx, func(r kv.Reader) error {
+		*dmg = damage{}
+		return fn(r)
+	})
+}
+
+// noIndex is the compiled index of a site that has no lesson entries.
+var noIndex = &siteIndex{}
+
+// indexOf is siteIndexAt, with a site that has no token and no lesson
+// entries at all compiled as empty (the common case of a site never
+// learned from), and nil only for a site with entries and no token.
+func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
+	ix, err := siteIndexAt(r, site, part)
+	if ix != nil || err != nil {
+		return ix, err
+	}
+	empty := true
+	prefix := append(bytes.TrimSuffix(keyspace.Lessons(site), []byte("/")), '-') // site/<site>/lesson-
+	err = r.Scan(prefix, kv.ScanOptions{KeysOnly: true, Limit: 1}, func(_, _ []byte) error {
+		empty = false
+		return nil
+	})
+	if err != nil || !empty {
+		return nil, err
+	}
+	return noIndex, nil
+}
+
+// recallError is RecallError in r: from the compiled indexes of sites, or
+// by scanning when a site has none. Candidates are the entries whose
+// pattern the error holds (found by anchor word), then the verb's entries
+// in rank order, walked only until MaxRecall lessons are read: every entry
+// the walk has not reached scores no more than the one it stopped at and
+// ranks after it, so none could be among the first MaxRecall.
+func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+	cmds := []string{verb, ""}
+	if verb == "" {
+		cmds = cmds[1:]
+	}
+	ixs := make([]*siteIndex, len(sites))
+	for i, site := range sites {
+		ix, err := indexOf(r, site, partErrors)
+		if err != nil {
+			return nil, err
+		}
+		if ix == nil {
+			return s.scanError(r, sites, cmds, et, host, dmg)
+		}
+		ixs[i] = ix
+	}
+	type hit struct {
+		e     *ientry
+		score int
+	}
+	var hits []hit
+	var found []*ientry
+	for i, site := range sites {
+		for _, cmd := range cmds {
+			b := ixs[i].buckets[string(keyspace.LessonsByCommand(site, cmd))]
+			if b == nil {
+				continue
+			}
+			for _, k := range b.bad {
+				if err := dmg.skip([]byte(k), errBadEntry); err != nil {
+					return nil, err
+				}
+			}
+			found = b.hits(et, found[:0])
+			for _, e := range found {
+				if sc := entryScore(e, cmd != "", et, host); sc > 0 {
+					hits = append(hits, hit{e, sc})
+				}
+			}
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), rankCmp(a.e, b.e)) })
+	var w walk
+	if verb != "" {
+		var doms []string
+		if host != "" {
+			doms = domainsOf(host, domain.Site(host))
+		}
+		for i, site := range sites {
+			b := ixs[i].buckets[string(keyspace.LessonsByCommand(site, verb))]
+			if b == nil {
+				continue
+			}
+			w.add(b.byDomain[""], 2)
+			for _, d := range doms {
+				if domain.Within(host, d) {
+					w.add(b.byDomain[d], 3)
+				}
+			}
+		}
+	}
+	out := make([]Lesson, 0, min(s.opts.MaxRecall, len(hits)+8))
+	take := func(e *ientry) error {
+		if l := e.lesson.Load(); l != nil {
+			out = append(out, copyOf(l))
+			return nil
+		}
+		v, err := r.Get([]byte(e.key))
+		if err != nil {
+			return dmg.skip([]byte(e.key), err)
+		}
+		m, ok := decodeMatch(e.id, e.use, v)
+		if !ok {
+			return dmg.skip([]byte(e.key), errBadEntry)
+		}
+		l, err := decode(m.record, e.id)
+		if err != nil {
+			return dmg.skip([]byte(e.key), err)
+		}
+		e.lesson.Store(l)
+		out = append(out, copyOf(l))
+		return nil
+	}
+	for _, h := range hits {
+		if len(out) == s.opts.MaxRecall {
+			return out, nil
+		}
+		if err := take(h.e); err != nil {
+			return nil, err
+		}
+	}
+	for len(out) < s.opts.MaxRecall {
+		e, _ := w.next()
+		if e == nil {
+			break
+		}
+		if slices.ContainsFunc(hits, func(h hit) bool { return h.e == e }) {
+			continue // a pattern hit, taken above
+		}
+		if err := take(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// recallDomain is RecallDomain in r: from the site's compiled index, or by
+// scanning when it has none.
+func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
+	ix, err := indexOf(r, site, partHosts)
+	if err != nil {
+		return nil, err
+	}
+	if ix == nil {
+		return s.scanDomain(r, h, site, dmg)
+	}
+	var out []Lesson
+	for _, d := range domainsOf(h, site) {
+		for _, ref := range ix.hosts[string(keyspace.LessonsByHost(site, d))] {
+			if len(out) == s.opts.MaxRecall {
+				return out, nil
+			}
+			if l := ref.lesson.Load(); l != nil {
+				out = append(out, copyOf(l))
+				continue
+			}
+			l, err := loadAt(r, site, ref.id)
+			if err != nil {
+				if err := dmg.skip([]byte(ref.key), err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			ref.lesson.Store(l)
+			out = append(out, copyOf(l))
+		}
+	}
+	return out, nil
+}
+
+// gens reads the lesson generation tokens of sites in r ("" for none).
+func gens(r kv.Reader, sites ...string) ([]string, error) {
+	out := make([]string, len(sites))
+	for i, site := range sites {
+		g, err := r.Get(keyspace.LessonGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return nil, err
+		}
+		out[i] = string(g)
+	}
+	return out, nil
+}
+
+// ownWrite is one lesson write this process made, for advance: the
+// lesson before (nil for a new one) and after, and the tokens of the
+// sites it touched before and after the transaction.
+type ownWrite struct {
+	old, new         *Lesson
+	sites            []string
+	oldGens, newGens []string
+}
+
+// begin reads, in tx before the write, the tokens of the sites a write of
+// old → n touches.
+func begin(tx kv.Txn, old, n *Lesson) (*ownWrite, error) {
+	w := &ownWrite{old: old, new: n, sites: []string{siteOf(n.Domain)}}
+	if old != nil && siteOf(old.Domain) != w.sites[0] {
+		w.sites = append(w.sites, siteOf(old.Domain))
+	}
+	var err error
+	w.oldGens, err = gens(tx, w.sites...)
+	return w, err
+}
+
+// end reads, in tx after the write, the tokens it wrote.
+func (w *ownWrite) end(tx kv.Txn) error {
+	var err error
+	w.newGens, err = gens(tx, w.sites...)
+	return err
+}
+
+// advance applies a committed write to the cached indexes of its sites,
+// so a run's own uses and new lessons do not force a rebuild of a big
+// site: each cached index still at the token the write read is replaced
+// by a copy with the lesson's entries changed, at the token it wrote.
+// An index another writer moved on is left alone (the next recall
+// rebuilds it).
+func (w *ownWrite) advance() {
+	if w == nil || w.newGens == nil {
+		return
+	}
+	for i, site := range w.sites {
+		var old, n *Lesson
+		if w.old != nil && siteOf(w.old.Domain) == site {
+			old = w.old
+		}
+		if siteOf(w.new.Domain) == site {
+			n = w.new
+		}
+		for part, c := range indexes {
+			c.Advance(site, w.oldGens[i], w.newGens[i], func(ix *siteIndex) *siteIndex {
+				return ix.with(site, part, old, n)
+			})
+		}
+	}
+}
+
+// with returns a copy of ix with old's entries (if any) replaced by n's
+// (if any); ix itself is shared and never changed.
+func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
+	out := &siteIndex{gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	if part == partHosts {
+		out.hosts = cloneMap(ix.hosts)
+		if old != nil && old.Domain != "" {
+			key := string(keyspace.LessonByHost(site, old.Domain, old.UseCount, old.ID))
+			rng := string(keyspace.LessonsByHost(site, old.Domain))
+			out.hosts[rng] = slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
+		}
+		if n != nil && n.Domain != "" {
+			key := string(keyspace.LessonByHost(site, n.Domain, n.UseCount, n.ID))
+			rng := string(keyspace.LessonsByHost(site, n.Domain))
+			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
+			i, _ := slices.BinarySearchFunc(hs, key, func(h *hostRef, k string) int { return strings.Compare(h.key, k) })
+			out.hosts[rng] = slices.Insert(hs, i, &hostRef{key: key, id: n.ID})
+		}
+		return out
+	}
+	out.buckets = cloneMap(ix.buckets)
+	bucketOf := func(rng string) *bucket {
+		b := out.buckets[rng]
+		if b == nil {
+			b = &bucket{byDomain: map[string][]*ientry{}}
+		} else {
+			c := *b
+			c.byDomain = cloneMap(b.byDomain)
+			b = &c
+		}
+		out.buckets[rng] = b
+		return b
+	}
+	if old != nil {
+		key := string(keyspace.LessonByCommand(site, old.FailedCommand, old.UseCount, old.ID))
+		b := bucketOf(string(keyspace.LessonsByCommand(site, old.FailedCommand)))
+		for d, es := range b.byDomain {
+			if i := slices.IndexFunc(es, func(e *ientry) bool { return e.key == key }); i >= 0 {
+				unfile(b, es[i])
+				b.byDomain[d] = slices.Delete(slices.Clone(es), i, i+1)
+				break
+			}
+		}
+	}
+	if n != nil {
+		e := &ientry{key: string(keyspace.LessonByCommand(site, n.FailedCommand, n.UseCount, n.ID)), id: n.ID,
+			use: n.UseCount, helped: n.Helped, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
+		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
+		es := b.byDomain[e.domain]
+		i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+		b.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
+		file(b, e, nil, true)
+	}
+	return out
+}

@@ -1,0 +1,421 @@
+package lesson
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
+)
+
+// The compiled recall index answers as the scans it replaces (kept as the
+// oracle, and for sites without a token) on random stores: random verbs,
+// patterns with placeholders and partial words, domains and subdomains,
+// use and helped ties, damaged entries, and writes and forgets between
+// recalls. Answers are compared byte for byte, order included, and so is
+// the damage each recall reports.
+func TestRecallIndexMatchesScan(t *testing.T) {
+	for seed := range 12 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 14))
+			db := kvtest.Open(t)
+			now := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
+			s := New(db, Options{Now: func() time.Time { return now }, Provenance: engine.Provenance{Source: engine.SourceManual},
+				MaxRecall: 1 + r.IntN(4)})
+			ctx := context.Background()
+			if seed%2 == 0 {
+				if err := s.Seed(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ls, err := s.Prepare(randLessons(r, 40+r.IntN(80)), ImportOptions{KeepTrust: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Import(ctx, ls); err != nil {
+				t.Fatal(err)
+			}
+			for round := range 30 {
+				for range 8 {
+					compareRecalls(t, s, randCommand(r), randError(r), randHost(r))
+					compareDomain(t, s, randHost(r))
+				}
+				randWrite(t, r, s, db, round)
+			}
+			// A store written before tokens: every site falls back to the scan.
+			dropTokens(t, db)
+			for range 20 {
+				compareRecalls(t, s, randCommand(r), randError(r), randHost(r))
+				compareDomain(t, s, randHost(r))
+			}
+		})
+	}
+}
+
+var (
+	idxVerbs    = []string{"click", "fill", "type", "press", ""}
+	idxDomains  = []string{"", "", "", "shop.example", "www.shop.example", "a.b.shop.example", "other.example", "m.other.example", "x.co.uk"}
+	idxPatterns = []string{
+		"", "", "element <ref> is not visible", "timeout <n>ms exceeded", "too many arguments", "<text> is not a snapshot ref",
+		"ny argum", "not visi", "timeout", "net::err_name_not_resolved", "waiting for selector <text>", "see <url>",
+		"Another element would receive the click", "expected <n>, received <n>", "is not", "<n>", "<ref> is not",
+		"strict mode violation: <text> resolved to <n> elements", "ms exceeded", "Element is", "ref (refs look like <ref>)",
+	}
+	idxErrors = []string{
+		"Element e12 is not visible", "Timeout 5000ms exceeded.", `"foo" is not a snapshot ref (refs look like e37)`,
+		"too many arguments: expected 2, received 3", "See https://x.example/a for help", "Error: waiting for selector 'a.b'",
+		"net::ERR_NAME_NOT_RESOLVED at https://shop.example/", "another element would receive the click: <div>",
+		"strict mode violation: \"button\" resolved to 4 elements", "is not", "elementis notvisible", "seehttps://a.b/c",
+		"", "TIMEOUT", "many argumentsxx", "\x1b[31mElement e9 is not visible\x1b[0m\nsecond line: timeout 3ms exceeded",
+	}
+)
+
+func randLesson(r *rand.Rand, i int) Lesson {
+	d := idxDomains[r.IntN(len(idxDomains))]
+	cat := []Category{ErrorRecovery, ErrorRecovery, ToolFallback, BestPractice}[r.IntN(4)]
+	if d != "" && r.IntN(3) == 0 {
+		cat = SiteSpecific
+	}
+	l := Lesson{
+		Lesson:        fmt.Sprintf("Lesson %d: do the other thing.", i),
+		Category:      cat,
+		FailedCommand: idxVerbs[r.IntN(len(idxVerbs))],
+		ErrorPattern:  idxPatterns[r.IntN(len(idxPatterns))],
+		Domain:        d,
+		UseCount:      r.IntN(3),
+		Helped:        r.IntN(2),
+		CreatedAt:     "2026-03-01",
+		LastUsed:      []string{"2026-03-01", "2026-03-05", "2026-03-10"}[r.IntN(3)],
+		Source:        SourceLearned,
+		Trust:         Candidate,
+	}
+	if l.FailedCommand == "" && l.ErrorPattern == "" {
+		l.ErrorPattern = "timeout"
+	}
+	if r.IntN(5) == 0 {
+		l.ErrorPattern += fmt.Sprintf(" %d", i) // unique, so the pair is new
+	}
+	return l
+}
+
+func randLessons(r *rand.Rand, n int) []Lesson {
+	out := make([]Lesson, n)
+	for i := range out {
+		out[i] = randLesson(r, i)
+	}
+	return out
+}
+
+func randCommand(r *rand.Rand) string {
+	return []string{"click e12", "fill e3 hello", "playwright-cli type e1 x", "press Enter", "", "scroll", "CLICK"}[r.IntN(7)]
+}
+
+func randError(r *rand.Rand) string {
+	e := idxErrors[r.IntN(len(idxErrors))]
+	if r.IntN(3) == 0 {
+		e += "\n" + idxErrors[r.IntN(len(idxErrors))]
+	}
+	return e
+}
+
+func randHost(r *rand.Rand) string {
+	return []string{"", "shop.example", "www.shop.example", "a.b.shop.example", "c.shop.example", "other.example",
+		"m.other.example", "new.example", "x.co.uk"}[r.IntN(9)]
+}
+
+// randWrite changes the store between recalls: new lessons, uses, helps,
+// edits, removals, a forgotten site, or damage.
+func randWrite(t *testing.T, r *rand.Rand, s *Store, db kv.Store, round int) {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	err := db.View(ctx, func(rd kv.Reader) error {
+		return rd.Scan(keyspace.LessonIDPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			ids = append(ids, keyspace.LastPart(k))
+			return nil
+		})
+	})
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("ids: %v, %v", ids, err)
+	}
+	id := ids[r.IntN(len(ids))]
+	switch op := r.IntN(10); op {
+	case 0, 1:
+		_, _, err = s.Record(ctx, randLesson(r, 1000+round), randHost(r))
+	case 2:
+		_, err = s.Use(ctx, id, randHost(r))
+	case 3:
+		_, err = s.Helped(ctx, id, randHost(r))
+	case 4:
+		_, err = s.Edit(ctx, id, fmt.Sprintf("Edited in round %d.", round))
+	case 5:
+		err = s.Remove(ctx, id)
+	case 6:
+		_, err = s.ForgetSite(ctx, []string{"shop.example", "other.example"}[r.IntN(2)])
+	case 7:
+		err = damageEntry(ctx, db, r, ids)
+	default:
+		_, err = s.Use(ctx, id, "")
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, errDamaged) {
+		t.Fatalf("write: %v", err)
+	}
+}
+
+// damageEntry writes damage as a disk or a crash leaves it (and a fresh
+// token, as if it was there when the process started): a stray entry, a
+// match entry whose record does not decode, or a record that does not.
+func damageEntry(ctx context.Context, db kv.Store, r *rand.Rand, ids []string) error {
+	return db.Update(ctx, func(tx kv.Txn) error {
+		site := []string{keyspace.Global, "shop.example", "other.example"}[r.IntN(3)]
+		var err error
+		switch r.IntN(3) {
+		case 0:
+			err = tx.Set(append(keyspace.LessonsByCommand(site, idxVerbs[r.IntN(len(idxVerbs))]), "garbage"...), []byte("a\x00b"), 0)
+		case 1:
+			err = tx.Set(keyspace.LessonByCommand(site, "click", r.IntN(3), "lbroken"), []byte("\x00timeout\x000\x002026-03-01\x00{bad"), 0)
+		default:
+			id := ids[r.IntN(len(ids))]
+			b, gerr := tx.Get(keyspace.LessonID(id))
+			if gerr != nil {
+				return gerr
+			}
+			site = string(b)
+			err = tx.Set(keyspace.Lesson(site, id), []byte(`{"id": tru`), 0)
+		}
+		if err != nil {
+			return err
+		}
+		return touch(tx, site)
+	})
+}
+
+func dropTokens(t *testing.T, db kv.Store) {
+	t.Helper()
+	var keys [][]byte
+	err := db.View(context.Background(), func(r kv.Reader) error {
+		return r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+			if f, _ := keyspace.SiteFamily(k); f == keyspace.FamilyLessonGen {
+				keys = append(keys, slices.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("tokens: %d, %v", len(keys), err)
+	}
+	err = db.Update(context.Background(), func(tx kv.Txn) error {
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func compareRecalls(t *testing.T, s *Store, command, errText, host string) {
+	t.Helper()
+	verb, et := Verb(command), newErrorText(errText)
+	if host != "" {
+		host, _ = domain.Host(host)
+	}
+	cmds := []string{verb, ""}
+	if verb == "" {
+		cmds = cmds[1:]
+	}
+	var got, want []Lesson
+	var dGot, dWant damage
+	err := s.db.View(context.Background(), func(r kv.Reader) error {
+		var err error
+		if got, err = s.recallError(r, errorSites(host), verb, et, host, &dGot); err != nil {
+			return err
+		}
+		want, err = s.scanError(r, errorSites(host), cmds, newErrorText(errText), host, &dWant)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Fatalf("recall %q %q on %q:\n got %s\nwant %s", command, errText, host, g, w)
+	}
+	if !reflect.DeepEqual(dGot, dWant) {
+		t.Fatalf("recall %q %q on %q: damage %+v, the scan %+v", command, errText, host, dGot, dWant)
+	}
+}
+
+func compareDomain(t *testing.T, s *Store, host string) {
+	t.Helper()
+	if host == "" {
+		return
+	}
+	h, _ := domain.Host(host)
+	site := domain.Site(h)
+	var got, want []Lesson
+	var dGot, dWant damage
+	err := s.db.View(context.Background(), func(r kv.Reader) error {
+		var err error
+		if got, err = s.recallDomain(r, h, site, &dGot); err != nil {
+			return err
+		}
+		want, err = s.scanDomain(r, h, site, &dWant)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w || !reflect.DeepEqual(dGot, dWant) {
+		t.Fatalf("domain recall %q:\n got %s %+v\nwant %s %+v", host, g, dGot, w, dWant)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Each anchor word a pattern is filed under is held by every error text
+// that holds the pattern, as errorText.has finds it.
+func TestAnchorsAreInEveryMatchingError(t *testing.T) {
+	texts := append(slices.Clone(idxErrors), "xelement e1 is not visiblex", "timeout 12ms exceededms", "a \"q\"see <url> b")
+	for _, p := range idxPatterns {
+		p = strings.ToLower(p)
+		for _, text := range texts {
+			et := newErrorText(text)
+			if !et.has(p) {
+				continue
+			}
+			var words []string
+			eachWord(et.lower, func(w string) { words = append(words, w) })
+			for _, a := range anchors(p) {
+				ok := slices.ContainsFunc(words, func(w string) bool {
+					switch a.kind {
+					case anchorSuffix:
+						return strings.HasSuffix(w, a.word)
+					case anchorPrefix:
+						return strings.HasPrefix(w, a.word)
+					}
+					return w == a.word
+				})
+				if !ok {
+					t.Errorf("pattern %q matches %q but its anchor %+v is not among its words %q", p, text, a, words)
+				}
+			}
+		}
+	}
+}
+
+// A warm recall is served from the compiled index; any lesson write in the
+// site (here a use) changes the token, and the next recall sees the write.
+func TestRecallIndexFollowsWrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.record(Lesson{Lesson: "Close the cookie banner first.", Category: ErrorRecovery, FailedCommand: "click",
+		ErrorPattern: "another element would receive the click", Domain: "shop.example"}, "")
+	b := e.record(Lesson{Lesson: "Scroll it into view.", Category: ErrorRecovery, FailedCommand: "click",
+		ErrorPattern: "element is not visible", Domain: "shop.example"}, "")
+	got, err := e.s.RecallError(ctx, "click e1", "timeout", "shop.example")
+	if err != nil || len(got) < 2 || got[0].ID != a.ID || got[1].ID != b.ID {
+		t.Fatalf("recall = %v, %v", got, err)
+	}
+	if !indexes[partErrors].Has("shop.example") {
+		t.Fatal("no compiled index cached for shop.example")
+	}
+	if _, err := e.s.Use(ctx, b.ID, "shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.s.RecallError(ctx, "click e1", "timeout", "shop.example")
+	if err != nil || len(got) < 2 || got[0].ID != b.ID || got[0].UseCount != 1 {
+		t.Fatalf("recall after a use = %v, %v; want %s first", got, err, b.ID)
+	}
+	if _, err := e.s.ForgetSite(ctx, "shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.s.RecallDomain(ctx, "shop.example"); err != nil || len(got) != 0 {
+		t.Fatalf("domain recall after forget = %v, %v", got, err)
+	}
+}
+
+// Stores over namespaces of one database share the process-wide cache of
+// compiled indexes; their random tokens keep their answers apart.
+func TestRecallIndexNamespacesApart(t *testing.T) {
+	db := kvtest.Open(t)
+	ctx := context.Background()
+	var stores []*Store
+	for i, ns := range []string{"ns/a/", "ns/b/"} {
+		s := New(kv.Prefixed(db, []byte(ns)), Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+		_, _, err := s.Record(ctx, Lesson{Lesson: fmt.Sprintf("Lesson of namespace %d.", i), Category: ErrorRecovery,
+			FailedCommand: "click", ErrorPattern: "not visible", Domain: "shop.example"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	for range 3 {
+		for i, s := range stores {
+			want := fmt.Sprintf("Lesson of namespace %d.", i)
+			got, err := s.RecallError(ctx, "click", "element is not visible", "shop.example")
+			if err != nil || len(got) != 1 || got[0].Lesson != want {
+				t.Fatalf("namespace %d: error recall = %v, %v", i, got, err)
+			}
+			got, err = s.RecallDomain(ctx, "www.shop.example")
+			if err != nil || len(got) != 1 || got[0].Lesson != want {
+				t.Fatalf("namespace %d: domain recall = %v, %v", i, got, err)
+			}
+		}
+	}
+}
+
+// BenchmarkRecallIndexWarm is recall on the few sites a run visits (eight
+// here, all within the index cache), where BenchmarkRecallError and
+// BenchmarkRecallDomain visit n/20 sites in turn, so that past the cache's
+// size each recall compiles its site's index afresh.
+func BenchmarkRecallIndexWarm(b *testing.B) {
+	for _, shape := range []string{"grown", "skewed"} {
+		for _, n := range []int{1_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
+				s := benchStore(b, n, shape == "skewed")
+				ctx := context.Background()
+				b.Run("error", func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						ls, err := s.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", fmt.Sprintf("www.site%d.example", i%8))
+						if err != nil || len(ls) == 0 {
+							b.Fatalf("recall: %d lessons, %v", len(ls), err)
+						}
+					}
+				})
+				if shape == "skewed" {
+					return
+				}
+				b.Run("domain", func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						if _, err := s.RecallDomain(ctx, fmt.Sprintf("www.site%d.example", i%8)); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+		}
+	}
+}
