@@ -111,11 +111,8 @@ type Fact struct {
 
 // UnhelpfulAfter is how many times a fact is shown without ever helping
 // before Confident ranks it below the ones that have not earned that.
-const UnhelpfulAfter = 10
-
-// Unhelpful reports whether the fact was shown UnhelpfulAfter times or
-// more and never helped.
-func (f *Fact) Unhelpful() bool { return f.Shown >= UnhelpfulAfter && f.Helped == 0 }
+// Unhelpful (engine.Counts) reports whether it reached that and never helped.
+const UnhelpfulAfter = engine.UnhelpfulAfter
 
 // ParseType returns the type named s, or an engine.ErrInvalid error listing the valid
 // ones.

@@ -116,11 +116,8 @@ type Stale struct {
 
 // UnhelpfulAfter is how many times a selector is shown without ever
 // helping before Known ranks it below the ones that have not earned that.
-const UnhelpfulAfter = 10
-
-// Unhelpful reports whether the selector was shown UnhelpfulAfter times
-// or more and never helped.
-func (s *Selector) Unhelpful() bool { return s.Shown >= UnhelpfulAfter && s.Helped == 0 }
+// Unhelpful (engine.Counts) reports whether it reached that and never helped.
+const UnhelpfulAfter = engine.UnhelpfulAfter
 
 // Score ranks selectors: successes − FailureWeight·failures.
 func (s *Selector) Score() int { return s.Successes - FailureWeight*s.Failures }
