@@ -17,10 +17,9 @@ import (
 const OpAttribute = "attribute"
 
 // Attribution is what a run adds to one lesson's counts: shown, used and
-// helped (engine.Counts) by the steps of a run on a host.
+// helped (engine.Counts) by the run's steps.
 type Attribution struct {
-	ID     string `json:"id"`
-	Domain string `json:"domain,omitempty"` // the host it was shown on
+	ID string `json:"id"`
 	engine.Counts
 }
 

@@ -77,9 +77,9 @@ func TestAttributeLessons(t *testing.T) {
 	mine := e.record(Lesson{Lesson: "Scroll down first.", Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "not visible"}, "shop.example")
 	e.now = e.now.AddDate(0, 0, 3)
 	n, err := e.s.Attribute(ctx, []Attribution{
-		{ID: cand.ID, Domain: "shop.example", Counts: engine.Counts{Shown: 3, Used: 1, Helped: 1}},
-		{ID: mine.ID, Domain: "shop.example", Counts: engine.Counts{Shown: 2}},
-		{ID: cand.ID, Domain: "www.shop.example", Counts: engine.Counts{Shown: 1}},
+		{ID: cand.ID, Counts: engine.Counts{Shown: 3, Used: 1, Helped: 1}},
+		{ID: mine.ID, Counts: engine.Counts{Shown: 2}},
+		{ID: cand.ID, Counts: engine.Counts{Shown: 1}},
 		{ID: "gone", Counts: engine.Counts{Shown: 1}},
 	})
 	if err != nil || n != 3 {
