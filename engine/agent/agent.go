@@ -298,7 +298,7 @@ type runner struct {
 	// failure logged ("" after a success), and what waits for the run's
 	// outcome to be credited.
 	shownLessons    []string
-	lessonText      map[string]string // id → text of the lessons shown this run (lesson.UsedBy)
+	recovery        map[string]lesson.Recovery // id → recovery of each lesson shown this run (lesson.UsedBy)
 	shownTrajectory string
 	shownSteps      []trajectory.Step // the reference trajectory's steps, shown with it
 	shownFacts      []memctx.ShownFact

@@ -182,7 +182,11 @@ func BenchmarkAttributionPerStep(b *testing.B) {
 			lessons = append(lessons, fmt.Sprintf("l%d", i))
 		}
 	}
-	r := &runner{res: &Result{}}
+	// Each lesson's text is read for its recovery (lesson.UsedBy).
+	r := &runner{res: &Result{}, recovery: map[string]lesson.Recovery{}}
+	for i, id := range lessons {
+		r.recovery[id] = lesson.RecoveryOf(lesson.Seeds()[i%3].Lesson + fmt.Sprintf(" Then click \"Product %d\".", i))
+	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r.actions = append(r.actions[:0], record{Step: i, Action: "click", Role: "link", Name: "Product 7", OK: true,

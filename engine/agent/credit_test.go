@@ -114,7 +114,7 @@ func TestAttributionRule(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var events []event.Event
-			r := &runner{mem: memOf(t, db), res: &Result{Success: c.success}, lessonText: map[string]string{l.ID: l.Lesson}}
+			r := &runner{mem: memOf(t, db), res: &Result{Success: c.success}, recovery: map[string]lesson.Recovery{l.ID: lesson.RecoveryOf(l.Lesson)}}
 			before, err := store.Get(ctx, l.ID)
 			if err != nil {
 				t.Fatal(err)

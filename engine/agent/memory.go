@@ -47,11 +47,11 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	r.shownFacts = mc.Facts
 	r.shownLessons = mc.Lessons
 	for i, id := range mc.Lessons {
-		if i < len(mc.LessonTexts) {
-			if r.lessonText == nil {
-				r.lessonText = map[string]string{}
+		if _, ok := r.recovery[id]; !ok && i < len(mc.LessonTexts) {
+			if r.recovery == nil {
+				r.recovery = map[string]lesson.Recovery{}
 			}
-			r.lessonText[id] = mc.LessonTexts[i]
+			r.recovery[id] = lesson.RecoveryOf(mc.LessonTexts[i])
 		}
 	}
 	r.shownTrajectory, r.shownSteps = "", nil
@@ -143,7 +143,7 @@ func (r *runner) attribute() {
 	}
 	a.lessonUsed = make([]bool, len(last.Lessons))
 	for i, id := range last.Lessons {
-		a.lessonUsed[i] = lesson.UsedBy(r.lessonText[id], engineKind(last.Action), last.Name, last.Value)
+		a.lessonUsed[i] = r.recovery[id].FollowedBy(engineKind(last.Action), last.Name, last.Value)
 	}
 	a.facts, a.factUsed = last.facts, make([]bool, len(last.facts))
 	for i, f := range last.facts {

@@ -195,7 +195,12 @@ func RecoveryOf(text string) Recovery {
 // the lesson asks for (a key press only when the key is the one named,
 // if the lesson names any).
 func UsedBy(text string, kind engine.ActionKind, name, value string) bool {
-	r := RecoveryOf(text)
+	return RecoveryOf(text).FollowedBy(kind, name, value)
+}
+
+// FollowedBy is UsedBy for the lesson whose recovery r is (read once per
+// lesson: a run checks every step against the lessons it was shown).
+func (r Recovery) FollowedBy(kind engine.ActionKind, name, value string) bool {
 	named := func(s string) bool {
 		s = strings.Join(strings.Fields(s), " ")
 		if len(s) < 3 {
