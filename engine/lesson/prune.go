@@ -94,7 +94,11 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 		return pruned, 0, fmt.Errorf("lesson: prune: count: %w", err)
 	}
 	if pruned > 0 {
-		s.opts.Events.Emit(event.LessonsPruned, map[string]any{"pruned_count": pruned, "remaining_count": remaining, "unhelpful_count": unhelpful})
+		fields := map[string]any{"pruned_count": pruned, "remaining_count": remaining}
+		if unhelpful > 0 {
+			fields["unhelpful_count"] = unhelpful // the seed's event otherwise
+		}
+		s.opts.Events.Emit(event.LessonsPruned, fields)
 	}
 	return pruned, remaining, nil
 }
