@@ -34,6 +34,9 @@ type Options[T any] struct {
 	// Gen, when set, is the key of a site's generation token, given a
 	// fresh one for every site whose records changed (sitecache).
 	Gen func(site string) []byte
+	// Version, when set, keeps the record's stored bytes old as a past
+	// version before the counts change it (engine/internal/history).
+	Version func(tx kv.Txn, rec *T, old []byte) error
 	// Prune, when set, says whether the record, its counts added, is
 	// removed instead of written back (see Learned); it is called once for
 	// each record that took counts, so it may count them.
@@ -71,6 +74,11 @@ func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
 			var keep bool
 			if ttl, keep = o.Keep(&rec); !keep {
 				continue
+			}
+		}
+		if o.Version != nil {
+			if err := o.Version(tx, &rec, v); err != nil {
+				return 0, err
 			}
 		}
 		o.Counts(&rec).Add(u.Counts)
