@@ -74,6 +74,10 @@ const (
 	ActBack     ActionKind = "back"
 )
 
+// ActionKinds lists the actions, the vocabulary lessons' recoveries are
+// read in (lesson.RecoveryOf).
+var ActionKinds = []ActionKind{ActNavigate, ActClick, ActFill, ActType, ActPress, ActSelect, ActHover, ActScroll, ActWait, ActBack}
+
 // Action is one user action on the page.
 type Action struct {
 	Kind ActionKind `json:"kind"`

@@ -26,3 +26,20 @@ func (c *Counts) Add(d Counts) {
 	c.Used += d.Used
 	c.Helped += d.Helped
 }
+
+// UnhelpfulAfter is how many times a memory is shown without ever helping
+// before it ranks after the others (Unhelpful).
+const UnhelpfulAfter = 10
+
+// PruneUnhelpfulAfter is how many times a learned memory is shown without
+// ever helping before a prune removes it (PrunableUnhelpful). Seeds and a
+// person's memory are never removed for it.
+const PruneUnhelpfulAfter = 30
+
+// Unhelpful reports whether c was shown UnhelpfulAfter times or more and
+// never helped: recall and context rank it after the others.
+func (c Counts) Unhelpful() bool { return c.Shown >= UnhelpfulAfter && c.Helped == 0 }
+
+// PrunableUnhelpful reports whether c was shown PruneUnhelpfulAfter times
+// or more and never helped: a learned memory with such counts is pruned.
+func (c Counts) PrunableUnhelpful() bool { return c.Shown >= PruneUnhelpfulAfter && c.Helped == 0 }

@@ -168,7 +168,7 @@ type Result struct {
 	// Learning.
 	LessonsLearned int    `json:"lessons_learned"` // new lessons
 	LessonsUsed    int    `json:"lessons_reused"`  // existing lessons seen again
-	Helped         int    `json:"lessons_helped"`  // attributions recorded
+	Helped         int    `json:"lessons_helped"`  // lesson credits: a step that followed a lesson and helped
 	TrajectoryID   string `json:"trajectory_id,omitempty"`
 	// Warnings are problems after the run that did not change its outcome.
 	Warnings []string `json:"warnings,omitempty"`
@@ -298,6 +298,7 @@ type runner struct {
 	// failure logged ("" after a success), and what waits for the run's
 	// outcome to be credited.
 	shownLessons    []string
+	recovery        map[string]lesson.Recovery // id → recovery of each lesson shown this run (lesson.UsedBy)
 	shownTrajectory string
 	shownSteps      []trajectory.Step // the reference trajectory's steps, shown with it
 	shownFacts      []memctx.ShownFact

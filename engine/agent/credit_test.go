@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/trajectory"
@@ -74,14 +75,16 @@ func TestUnconfirmedRunCreditsAndRecordsNothing(t *testing.T) {
 	}
 }
 
-// The attribution rule: lessons shown before an action are credited when
-// the action worked, was not the model's recovery from a failure of engine
-// origin, and the run succeeded.
+// The attribution rule: a lesson shown before an action is credited when
+// the action followed it (lesson.UsedBy: here, pressed the key it names),
+// worked, was not the model's recovery from a failure of engine origin,
+// and the run succeeded. An action that worked but did not follow it
+// (a click on "Accept cookies" after "press Escape") credits nothing.
 func TestAttributionRule(t *testing.T) {
 	db := openDisk(t)
 	ctx := context.Background()
 	store := lesson.New(db, lesson.Options{})
-	l, _, err := store.Record(ctx, lesson.Lesson{Lesson: "Close the menu first.", Category: lesson.ErrorRecovery,
+	l, _, err := store.Record(ctx, lesson.Lesson{Lesson: "Close the menu: press Escape first.", Category: lesson.ErrorRecovery,
 		FailedCommand: "click", ErrorPattern: "element is not visible"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -93,22 +96,29 @@ func TestAttributionRule(t *testing.T) {
 		success bool
 		want    int
 		why     string
+		used    int // steps that followed the lesson
 	}{
 		{"browser failure, shown, recovery worked, run succeeded",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown}}, true, 1, ""},
+			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, true, 1, "", 1},
+		{"browser failure, shown, another action worked, run succeeded",
+			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "click", Role: "button", Name: "Accept cookies"}}, true, 0, "", 0},
 		{"engine failure, shown, recovery worked, run succeeded",
-			[]record{{Step: 1, Origin: lesson.OriginEngine, Error: "\"x\" is not a snapshot ref"}, {Step: 2, OK: true, Lessons: shown}}, true, 0,
-			"the action recovered from an engine-side failure"},
+			[]record{{Step: 1, Origin: lesson.OriginEngine, Error: "\"x\" is not a snapshot ref"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, true, 0,
+			"the action recovered from an engine-side failure", 1},
 		{"browser failure, shown, recovery failed",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, Origin: lesson.OriginBrowser, Error: "element is not visible", Lessons: shown}}, true, 0,
-			"the action failed"},
+			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, Origin: lesson.OriginBrowser, Error: "element is not visible", Lessons: shown, Action: "press", Value: "Escape"}}, true, 0,
+			"the action failed", 1},
 		{"browser failure, shown, recovery worked, run failed",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown}}, false, 0,
-			"the run did not succeed"},
+			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, false, 0,
+			"the run did not succeed", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var events []event.Event
-			r := &runner{mem: memOf(t, db), res: &Result{Success: c.success}}
+			r := &runner{mem: memOf(t, db), res: &Result{Success: c.success}, recovery: map[string]lesson.Recovery{l.ID: lesson.RecoveryOf(l.Lesson)}}
+			before, err := store.Get(ctx, l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			r.cfg.Events = func(e event.Event) { events = append(events, e) }
 			for _, rec := range c.recs {
 				rec.URL = "http://shop.test/"
@@ -125,6 +135,13 @@ func TestAttributionRule(t *testing.T) {
 			}
 			if why, _ := events[0].Fields["why"].(string); why != c.why {
 				t.Fatalf("why %q, want %q", why, c.why)
+			}
+			after, err := store.Get(ctx, l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := (engine.Counts{Shown: after.Shown - before.Shown, Used: after.Used - before.Used, Helped: after.Helped - before.Helped}); d != (engine.Counts{Shown: 1, Used: c.used, Helped: c.want}) {
+				t.Fatalf("lesson counts added %+v, want 1/%d/%d", d, c.used, c.want)
 			}
 		})
 	}

@@ -46,6 +46,14 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	r.shownSelectors = mc.Selectors
 	r.shownFacts = mc.Facts
 	r.shownLessons = mc.Lessons
+	for i, id := range mc.Lessons {
+		if _, ok := r.recovery[id]; !ok && i < len(mc.LessonTexts) {
+			if r.recovery == nil {
+				r.recovery = map[string]lesson.Recovery{}
+			}
+			r.recovery[id] = lesson.RecoveryOf(mc.LessonTexts[i])
+		}
+	}
 	r.shownTrajectory, r.shownSteps = "", nil
 	if mc.Match != nil {
 		r.shownTrajectory, r.shownSteps = mc.Match.Trajectory.ID, mc.Match.Steps
@@ -98,6 +106,7 @@ func (r *runner) selectorFailed(ctx context.Context, rec record) error {
 type attribution struct {
 	step       int
 	lessons    []string
+	lessonUsed []bool // the action followed lessons[i] (lesson.UsedBy)
 	trajectory string
 	trajUsed   bool // the action is a step of the reference trajectory
 	selectors  []memctx.Shown
@@ -110,8 +119,9 @@ type attribution struct {
 }
 
 // attribute notes what the previous step's action did with the memory its
-// context showed: which selectors and whether the reference trajectory it
-// used (usedSelector, usedStep), and whether they and the lessons helped:
+// context showed: which lessons, selectors and facts and whether the
+// reference trajectory it used (lesson.UsedBy, usedSelector, usedFact,
+// usedStep), and whether they helped:
 // its action succeeded after they were shown, and it was not the model's
 // recovery from its own mistake (a failure of engine origin: an unknown
 // ref or name, a malformed action). The credit itself waits for the end of
@@ -130,6 +140,10 @@ func (r *runner) attribute() {
 		selectors: last.selectors, selUsed: make([]bool, len(last.selectors))}
 	for i, s := range last.selectors {
 		a.selUsed[i] = usedSelector(s, *last)
+	}
+	a.lessonUsed = make([]bool, len(last.Lessons))
+	for i, id := range last.Lessons {
+		a.lessonUsed[i] = r.recovery[id].FollowedBy(engineKind(last.Action), last.Name, last.Value)
 	}
 	a.facts, a.factUsed = last.facts, make([]bool, len(last.facts))
 	for i, f := range last.facts {
@@ -196,16 +210,18 @@ func tally(c *engine.Counts, used, helps bool) bool {
 	return used
 }
 
-// credit ends attribution: in a successful run, each lesson shown before
-// an action that helped gets lesson.Helped; in any other run none does.
-// The selectors, facts and reference trajectory shown get their counts
-// (shown, used, helped: used by an action that helped) in one request
-// per kind; so do the facts. Every step that showed memory gets its
-// attribution event {step, lessons, trajectory, ok, helped,
-// selectors_shown, selectors_used, trajectory_used, facts_shown,
-// facts_used[, why]}.
+// credit ends attribution: the lessons, selectors, facts and reference
+// trajectory shown get their counts (shown; used: the next action followed
+// it; helped: used by an action that helped, in a successful run) in one
+// request per kind. A lesson is credited helped only when the action
+// followed it, no longer for being shown before an action that worked.
+// Every step that showed memory gets its attribution event {step,
+// lessons, lessons_used, trajectory, ok, helped, selectors_shown,
+// selectors_used, trajectory_used, facts_shown, facts_used[, why]}.
 func (r *runner) credit(ctx context.Context) error {
 	r.attribute()
+	lessons := map[string]*lesson.Attribution{}
+	var lessonOrder []string
 	sels := map[string]*selector.Attribution{}
 	var order []string
 	facts := map[memctx.ShownFact]*fact.Attribution{}
@@ -216,14 +232,20 @@ func (r *runner) credit(ctx context.Context) error {
 		if a.why == "" && !r.res.Success {
 			a.why = "the run did not succeed"
 		}
-		helped := []string{}
-		if a.why == "" {
-			for _, id := range a.lessons {
-				if _, err := r.mem.UseLesson(ctx, id, api.UseRequest{Domain: a.host, Helped: true}); err != nil {
-					return err
+		helped, lessonsUsed := []string{}, []string{}
+		for i, id := range a.lessons {
+			t := lessons[id]
+			if t == nil {
+				t = &lesson.Attribution{ID: id}
+				lessons[id] = t
+				lessonOrder = append(lessonOrder, id)
+			}
+			if tally(&t.Counts, a.lessonUsed[i], a.why == "") {
+				lessonsUsed = append(lessonsUsed, id)
+				if a.why == "" {
+					helped = append(helped, id)
+					r.res.Helped++
 				}
-				helped = append(helped, id)
-				r.res.Helped++
 			}
 		}
 		used := 0
@@ -260,7 +282,7 @@ func (r *runner) credit(ctx context.Context) error {
 			}
 			tally(&t.Counts, a.trajUsed, a.why == "")
 		}
-		fields := map[string]any{"step": a.step, "lessons": a.lessons, "trajectory": a.trajectory, "ok": a.ok, "helped": helped,
+		fields := map[string]any{"step": a.step, "lessons": a.lessons, "lessons_used": lessonsUsed, "trajectory": a.trajectory, "ok": a.ok, "helped": helped,
 			"selectors_shown": len(a.selectors), "selectors_used": used, "trajectory_used": a.trajUsed,
 			"facts_shown": len(a.facts), "facts_used": factsUsed}
 		if a.why != "" {
@@ -269,6 +291,15 @@ func (r *runner) credit(ctx context.Context) error {
 		r.emit("attribution", fields)
 	}
 	r.attributions = nil
+	if len(lessonOrder) > 0 {
+		in := api.LessonAttribution{}
+		for _, id := range lessonOrder {
+			in.Lessons = append(in.Lessons, *lessons[id])
+		}
+		if _, err := r.mem.AttributeLessons(ctx, in); err != nil {
+			return err
+		}
+	}
 	if len(order) > 0 {
 		in := api.SelectorAttribution{}
 		for _, k := range order {

@@ -168,6 +168,16 @@ func lessonRoutes() []Route {
 				}
 				return c.m.Lessons.Use(c.ctx, c.r.PathValue("id"), in.Domain)
 			}},
+		{Method: http.MethodPost, Path: "/v1/attribution/lessons", Summary: "Add a run's shown/used/helped counts to its lessons (one request per run; a version kept for each)",
+			Body: LessonAttribution{}, Response: AttributionResult{},
+			handle: func(c *call) (any, error) {
+				var in LessonAttribution
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				n, err := c.m.Lessons.Attribute(c.ctx, in.Lessons)
+				return AttributionResult{Updated: n}, err
+			}},
 		{Method: http.MethodPost, Path: "/v1/learn", Summary: "Learn lessons from a run's action log (JSON lines): browser-side failures a different action recovered from; a log is learned once; stale lessons are pruned first",
 			Query:    []Param{{Name: "domain", Type: "string", Description: "the host the run was on, for steps that carry no url"}},
 			BodyType: "application/jsonl", Limit: MaxUpload, Response: []lesson.Learned{},
@@ -313,6 +323,18 @@ func (c *Client) ApproveLesson(ctx context.Context, id string) (*Approved, error
 // RejectLesson is POST /v1/quarantine/lessons/{id}/reject.
 func (c *Client) RejectLesson(ctx context.Context, id string) error {
 	return c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/quarantine/lessons/%s/reject", id)}, &Removed{})
+}
+
+// LessonAttribution is POST /v1/attribution/lessons's body: what a run's
+// steps did with the lessons they were shown.
+type LessonAttribution struct {
+	Lessons []lesson.Attribution `json:"lessons"`
+}
+
+// AttributeLessons is POST /v1/attribution/lessons.
+func (c *Client) AttributeLessons(ctx context.Context, in LessonAttribution) (*AttributionResult, error) {
+	var out AttributionResult
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/attribution/lessons", json: in}, &out)
 }
 
 // UseLesson is POST /v1/lessons/{id}/use.

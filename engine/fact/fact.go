@@ -113,11 +113,8 @@ type Fact struct {
 
 // UnhelpfulAfter is how many times a fact is shown without ever helping
 // before Confident ranks it below the ones that have not earned that.
-const UnhelpfulAfter = 10
-
-// Unhelpful reports whether the fact was shown UnhelpfulAfter times or
-// more and never helped.
-func (f *Fact) Unhelpful() bool { return f.Shown >= UnhelpfulAfter && f.Helped == 0 }
+// Unhelpful (engine.Counts) reports whether it reached that and never helped.
+const UnhelpfulAfter = engine.UnhelpfulAfter
 
 // ParseType returns the type named s, or an engine.ErrInvalid error listing the valid
 // ones.
@@ -608,7 +605,10 @@ type Attribution struct {
 
 // Attribute adds each attribution's counts to its fact, all in one
 // transaction, and returns how many facts it updated: one no longer kept
-// (pruned, deleted, or a value since replaced) is skipped.
+// (pruned, deleted, or a value since replaced) is skipped. A fact written
+// by a program that reaches engine.PruneUnhelpfulAfter shown without ever
+// helping is removed there (attribution.Learned; facts_pruned, reason
+// "unhelpful"): counts change nowhere else.
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	ups := make([]attribution.Update, 0, len(as))
 	for _, a := range as {
@@ -623,18 +623,30 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		ups = append(ups, attribution.Update{Key: keyspace.Fact(site, host, string(typ), key, valueHash(value)), Site: site, Counts: a.Counts})
 	}
 	n := 0
+	var pruned []Fact
 	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		pruned = pruned[:0]
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Fact]{
 			Counts: func(f *Fact) *engine.Counts { return &f.Counts },
 			Gen:    keyspace.FactGen,
 			Version: func(tx kv.Txn, f *Fact, old []byte) error {
 				return s.keep(tx, history.OpAttribute, f, old)
 			},
+			Prune: func(f *Fact) bool {
+				if !attribution.Learned(f.Provenance, f.Counts) {
+					return false
+				}
+				pruned = append(pruned, *f)
+				return true
+			},
 		})
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("fact: attribute %d facts: %w", len(as), err)
+	}
+	for _, f := range pruned {
+		s.ev.Emit(EventPruned, map[string]any{"domain": f.Domain, "type": string(f.Type), "key": f.Key, "values": []string{f.Value}, "reason": "unhelpful"})
 	}
 	return n, nil
 }

@@ -92,7 +92,7 @@ func TestPagesShowWhatTheAPIHolds(t *testing.T) {
 	}{
 		{"/", []string{"run_cold", "run_warm", "run_replay", "<svg class=\"runs\"", ">cold 1<", ">warm 2<", ">replay 3<"}},
 		{"/runs?status=completed", []string{"run_cold"}},
-		{"/lessons", []string{"END-OF-LESSON", "covered by another element", "every site", "api"}},
+		{"/lessons", []string{"END-OF-LESSON", "covered by another element", "every site", "api", "Shown/used/helped", ">0/0/0<"}},
 		{"/facts", []string{"checkout needs login", `<svg class="conf"`, "quirk"}},
 		{"/selectors", []string{"#add", ".btn-add", "Add to cart"}},
 		{"/trajectories", []string{"add {1} padel rackets to the cart", "Quantity", w.trajID}},

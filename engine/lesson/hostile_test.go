@@ -124,7 +124,7 @@ func TestImportRefusesHostileFields(t *testing.T) {
 		{Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "fill\nx"}, "failed_command holds a control character (U+000A)"},
 		{Lesson{ID: "l/../x", Lesson: "x", Category: ErrorRecovery}, `id "l/../x" may hold only letters, digits and _ - . :`},
 		{Lesson{Lesson: "x", Category: ErrorRecovery, Domain: "-"}, `domain: "-" is not a valid host name`},
-		{Lesson{Lesson: "x", Category: ErrorRecovery, Helped: -1}, "helped -1 is negative"},
+		{Lesson{Lesson: "x", Category: ErrorRecovery, Counts: engine.Counts{Helped: -1}}, "helped -1 is negative"},
 		{Lesson{Lesson: "x", Category: ErrorRecovery, FailedCommand: "npx"}, `failed_command "npx" runs commands; give the command that failed`},
 	} {
 		_, err := e.s.Prepare([]Lesson{c.l}, ImportOptions{KeepTrust: true})

@@ -120,7 +120,7 @@ func (s *Store) Prepare(lessons []Lesson, opts ImportOptions) ([]Lesson, error) 
 		}
 		m := &out[j]
 		m.UseCount += l.UseCount
-		m.Helped += l.Helped
+		m.Counts.Add(l.Counts)
 		m.CreatedAt = min(m.CreatedAt, l.CreatedAt)
 		m.LastUsed = max(m.LastUsed, l.LastUsed)
 		for _, d := range l.TriggeredDomains {

@@ -52,6 +52,7 @@ type ientry struct {
 	id       string
 	use      int
 	helped   int
+	shown    int
 	lastUsed string
 	domain   string
 	pattern  string // lower-cased error_pattern
@@ -61,10 +62,13 @@ type ientry struct {
 	lesson atomic.Pointer[Lesson]
 }
 
-// rankCmp orders entries of equal score as recall ranks them: more used,
-// more helpful, more recently used, then by id.
+// rankCmp orders entries of equal score as recall ranks them: an
+// unhelpful lesson (engine.Counts.Unhelpful: shown UnhelpfulAfter times,
+// never helped) after the others, then more used, more helpful, more
+// recently used, then by id. scanError's order is the same.
 func rankCmp(a, b *ientry) int {
 	return cmp.Or(
+		cmpUnhelpful(a.shown, a.helped, b.shown, b.helped),
 		cmp.Compare(b.use, a.use),
 		cmp.Compare(b.helped, a.helped),
 		cmp.Compare(b.lastUsed, a.lastUsed),
@@ -174,7 +178,7 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 			b.bad = append(b.bad, string(k))
 			return nil
 		}
-		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, lastUsed: m.lastUsed,
+		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, shown: m.shown, lastUsed: m.lastUsed,
 			domain: m.domain, pattern: m.pattern}
 		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
 		all, owner = append(all, e), append(owner, b)
@@ -591,14 +595,14 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 	if ix == nil {
 		return s.scanDomain(r, h, site, dmg)
 	}
-	var out []Lesson
+	var out, late []Lesson // late: unhelpful ones (rankedAppend)
 	for _, d := range domainsOf(h, site) {
 		for _, ref := range ix.hosts[string(keyspace.LessonsByHost(site, d))] {
 			if len(out) == s.opts.MaxRecall {
 				return out, nil
 			}
 			if l := ref.lesson.Load(); l != nil {
-				out = append(out, copyOf(l))
+				out, late = rankedAppend(out, late, copyOf(l))
 				continue
 			}
 			l, err := loadAt(r, site, ref.id)
@@ -609,10 +613,10 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 				continue
 			}
 			ref.lesson.Store(l)
-			out = append(out, copyOf(l))
+			out, late = rankedAppend(out, late, copyOf(l))
 		}
 	}
-	return out, nil
+	return withLate(out, late, s.opts.MaxRecall), nil
 }
 
 // gens reads the lesson generation tokens of sites in r ("" for none).
@@ -728,7 +732,7 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 	}
 	if n != nil {
 		e := &ientry{key: string(keyspace.LessonByCommand(site, n.FailedCommand, n.UseCount, n.ID)), id: n.ID,
-			use: n.UseCount, helped: n.Helped, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
+			use: n.UseCount, helped: n.Helped, shown: n.Shown, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
 		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
 		es := b.byDomain[e.domain]
 		i, _ := slices.BinarySearchFunc(es, e, rankCmp)

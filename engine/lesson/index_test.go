@@ -94,11 +94,12 @@ func randLesson(r *rand.Rand, i int) Lesson {
 		ErrorPattern:  idxPatterns[r.IntN(len(idxPatterns))],
 		Domain:        d,
 		UseCount:      r.IntN(3),
-		Helped:        r.IntN(2),
-		CreatedAt:     "2026-03-01",
-		LastUsed:      []string{"2026-03-01", "2026-03-05", "2026-03-10"}[r.IntN(3)],
-		Source:        SourceLearned,
-		Trust:         Candidate,
+		// Shown 12 and never helped: unhelpful, ranked last (rankCmp).
+		Counts:    engine.Counts{Shown: []int{0, 3, 12}[r.IntN(3)], Helped: r.IntN(2)},
+		CreatedAt: "2026-03-01",
+		LastUsed:  []string{"2026-03-01", "2026-03-05", "2026-03-10"}[r.IntN(3)],
+		Source:    SourceLearned,
+		Trust:     Candidate,
 	}
 	if l.FailedCommand == "" && l.ErrorPattern == "" {
 		l.ErrorPattern = "timeout"

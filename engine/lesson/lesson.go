@@ -110,9 +110,12 @@ type Lesson struct {
 	LastUsed         string   `json:"last_used"`  // YYYY-MM-DD
 	Source           Source   `json:"source"`
 	TriggeredDomains []string `json:"triggered_domains"`
-	// Helped counts the times the agent's next action succeeded after this
-	// lesson was shown to it (attribution, recorded by the agent loop).
-	Helped int `json:"helped,omitempty"`
+	// Shown, Used and Helped are the lesson's attribution (JSON shown,
+	// used, helped): the run steps whose context showed it, those whose
+	// next action followed its recovery (UsedBy), and those used ones
+	// whose action worked in a successful run. UseCount is apart: it
+	// counts the times the failure pattern recurred.
+	engine.Counts
 	// Quarantine says why the lesson is held out of every prompt (the
 	// screen's reason, engine/screen); "" for a lesson that may be shown.
 	// A quarantined lesson is kept apart from the lessons (no index, no
@@ -206,6 +209,9 @@ func (l *Lesson) validate() error {
 	}
 	if l.Helped < 0 {
 		return engine.Invalid("lesson", fmt.Sprintf("helped %d is negative", l.Helped))
+	}
+	if l.Shown < 0 || l.Used < 0 {
+		return engine.Invalid("lesson", fmt.Sprintf("shown %d or used %d is negative", l.Shown, l.Used))
 	}
 	for _, d := range []struct{ name, v string }{{"created_at", l.CreatedAt}, {"last_used", l.LastUsed}} {
 		if _, err := time.Parse(time.DateOnly, d.v); err != nil {

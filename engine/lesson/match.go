@@ -16,15 +16,21 @@ type matchEntry struct {
 	domain   string
 	pattern  string // lower-cased error_pattern
 	helped   int
+	shown    int
 	lastUsed string
 	record   []byte // the lesson's JSON
 }
 
-// encodeMatch renders l's match entry: domain, pattern, helped, last_used
-// and the lesson's JSON, separated by NUL bytes (the first four cannot hold
-// one, and the JSON comes last).
+// encodeMatch renders l's match entry: domain, pattern, helped (and
+// ",shown" once shown, for ranking: Unhelpful), last_used and the lesson's
+// JSON, separated by NUL bytes (the first four cannot hold one, and the
+// JSON comes last).
 func encodeMatch(l *Lesson, record []byte) []byte {
-	head := strings.Join([]string{l.Domain, strings.ToLower(l.ErrorPattern), strconv.Itoa(l.Helped), l.LastUsed, ""}, "\x00")
+	counts := strconv.Itoa(l.Helped)
+	if l.Shown > 0 {
+		counts += "," + strconv.Itoa(l.Shown)
+	}
+	head := strings.Join([]string{l.Domain, strings.ToLower(l.ErrorPattern), counts, l.LastUsed, ""}, "\x00")
 	return append([]byte(head), record...)
 }
 
@@ -35,12 +41,19 @@ func decodeMatch(id string, useCount int, v []byte) (matchEntry, bool) {
 	if len(parts) != 5 {
 		return matchEntry{}, false
 	}
-	helped, err := strconv.Atoi(string(parts[2]))
+	h, sh, hasShown := strings.Cut(string(parts[2]), ",") // an entry written before counts has no ",shown"
+	helped, err := strconv.Atoi(h)
 	if err != nil {
 		return matchEntry{}, false
 	}
+	shown := 0
+	if hasShown {
+		if shown, err = strconv.Atoi(sh); err != nil {
+			return matchEntry{}, false
+		}
+	}
 	return matchEntry{id: id, useCount: useCount, domain: string(parts[0]), pattern: string(parts[1]),
-		helped: helped, lastUsed: string(parts[3]), record: parts[4]}, true
+		helped: helped, shown: shown, lastUsed: string(parts[3]), record: parts[4]}, true
 }
 
 // useFromKey reads the use count from a key's "<use>/<id>" tail.

@@ -20,7 +20,11 @@ const (
 )
 
 // Prune removes stale learned lessons: last used more than maxAgeDays days
-// ago (default 90) and used fewer than 5 times. Seeds are never pruned. It
+// ago (default 90) and used fewer than 5 times; and unhelpful ones: written
+// by a program (not a seed, not a person's), shown
+// engine.PruneUnhelpfulAfter times and never helped, whatever their age or
+// use (prunableUnhelpful; the event's unhelpful_count). Seeds are never
+// pruned. It
 // reads only candidates, through an index of learned lessons by last use,
 // and reports how many it removed and how many lessons remain. The
 // lessons_pruned event is emitted when it removed any, as the seed's does
@@ -31,10 +35,11 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 	}
 	cutoff := s.opts.Now().UTC().AddDate(0, 0, -maxAgeDays).Format(time.DateOnly)
 	batch := kv.TxnItems(s.db, pruneBatch, pruneKeys)
+	unhelpful := 0 // of pruned, those pruned for their counters
 	for {
-		n := 0
+		n, u := 0, 0
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
-			n = 0
+			n, u = 0, 0
 			var stale []*Lesson
 			err := tx.Scan(keyspace.LessonDuePrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 				// due/lesson/<yyyy-mm-dd>/<id>: stop at the first day not before the cutoff.
@@ -53,8 +58,11 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 				return err
 			}
 			for _, l := range stale {
-				if l.Source == SourceSeed || l.UseCount >= PruneKeepUseCount {
+				if !prunableUnhelpful(l) && (l.Source == SourceSeed || l.UseCount >= PruneKeepUseCount) {
 					continue // not indexed as due; defensive
+				}
+				if prunableUnhelpful(l) {
+					u++
 				}
 				if err := s.keep(tx, OpPrune, l); err != nil {
 					return err
@@ -70,6 +78,7 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 			return pruned, 0, fmt.Errorf("lesson: prune: %w", err)
 		}
 		pruned += n
+		unhelpful += u
 		if n < batch {
 			break
 		}
@@ -85,7 +94,11 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 		return pruned, 0, fmt.Errorf("lesson: prune: count: %w", err)
 	}
 	if pruned > 0 {
-		s.opts.Events.Emit(event.LessonsPruned, map[string]any{"pruned_count": pruned, "remaining_count": remaining})
+		fields := map[string]any{"pruned_count": pruned, "remaining_count": remaining}
+		if unhelpful > 0 {
+			fields["unhelpful_count"] = unhelpful // the seed's event otherwise
+		}
+		s.opts.Events.Emit(event.LessonsPruned, fields)
 	}
 	return pruned, remaining, nil
 }

@@ -158,6 +158,7 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 	slices.SortFunc(cands, func(a, b candidate) int {
 		return cmp.Or(
 			cmp.Compare(b.score, a.score),
+			cmpUnhelpful(a.m.shown, a.m.helped, b.m.shown, b.m.helped),
 			cmp.Compare(b.m.useCount, a.m.useCount),
 			cmp.Compare(b.m.helped, a.m.helped),
 			cmp.Compare(b.m.lastUsed, a.m.lastUsed),
@@ -233,7 +234,7 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 // scanDomain is domain recall by scanning the host index ranges: for a
 // site written before generation tokens, and the compiled index's oracle.
 func (s *Store) scanDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, error) {
-	var out []Lesson
+	var out, late []Lesson
 	for _, d := range domainsOf(h, site) {
 		if len(out) == s.opts.MaxRecall {
 			break
@@ -243,14 +244,14 @@ func (s *Store) scanDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson, 
 			if err != nil {
 				return dmg.skip(k, err)
 			}
-			out = append(out, *l)
+			out, late = rankedAppend(out, late, *l)
 			return full(len(out), s.opts.MaxRecall)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return withLate(out, late, s.opts.MaxRecall), nil
 }
 
 // full ends a scan (kv.ErrStop) once n of at most max are read: right after

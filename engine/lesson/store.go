@@ -134,7 +134,7 @@ func indexEntries(l *Lesson, record []byte) []entry {
 	}
 	es = append(es, listEntries(l)...)
 	if prunable(l) {
-		es = append(es, entry{keyspace.LessonDue(l.LastUsed, l.ID), nil})
+		es = append(es, entry{keyspace.LessonDue(dueDay(l), l.ID), nil})
 	}
 	return es
 }
@@ -146,9 +146,10 @@ func listPos(l *Lesson) string {
 
 // prunable reports whether l is in the due index: every lesson but a seed
 // (before the wider sources, every lesson but a seed was "learned"), while
-// used fewer than PruneKeepUseCount times.
+// used fewer than PruneKeepUseCount times; and one pruned for its counters
+// (prunableUnhelpful, filed under unhelpfulDay).
 func prunable(l *Lesson) bool {
-	return l.Source != SourceSeed && l.UseCount < PruneKeepUseCount
+	return l.Source != SourceSeed && l.UseCount < PruneKeepUseCount || prunableUnhelpful(l)
 }
 
 // listEntries are the entries that keep l in the lists' order: among all
@@ -510,9 +511,10 @@ func (s *Store) Use(ctx context.Context, id, host string) (*Lesson, error) {
 	return l, err
 }
 
-// Helped records that the agent's next action succeeded after lesson id was
-// shown to it on host: a use, and one more to its helped count. It makes a
-// candidate trusted: the recovery worked in a successful run.
+// Helped records that the agent's next action followed lesson id, shown to
+// it on host, and succeeded: a use, and one more to its shown, used and
+// helped counts. It makes a candidate trusted: the recovery worked in a
+// successful run. A run credits its lessons with Attribute instead.
 func (s *Store) Helped(ctx context.Context, id, host string) (*Lesson, error) {
 	l, ch, err := s.use(ctx, id, host, true)
 	if err == nil {
@@ -582,7 +584,9 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 func (s *Store) countUse(l *Lesson, host string, helped bool) change {
 	l.UseCount++
 	if helped {
-		l.Helped++
+		// A help is of a lesson shown and used (engine.Counts): the
+		// caller saw it follow the lesson.
+		l.Counts.Add(engine.Counts{Shown: 1, Used: 1, Helped: 1})
 	}
 	l.LastUsed = s.today()
 	if host != "" {

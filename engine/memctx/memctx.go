@@ -229,6 +229,9 @@ type Result struct {
 	// budget, error tips first, in order), for an agent that attributes
 	// success to them.
 	Lessons []string `json:"lessons,omitempty"`
+	// LessonTexts are their texts, one each, for an agent that judges
+	// whether its next action followed a lesson (lesson.UsedBy).
+	LessonTexts []string `json:"lesson_texts,omitempty"`
 	// Selectors are the selectors shown (kept under the budget), for an
 	// agent that records a failure of one.
 	Selectors []Shown `json:"selectors,omitempty"`
@@ -268,7 +271,8 @@ type candidate struct {
 	heading string
 	items   []string
 	// ids are the lessons behind items, one each (lesson sections only).
-	ids []string
+	ids   []string
+	texts []string // the lessons' texts, one each
 	// shown are the selectors behind items, one each (selectors only).
 	shown []Shown
 	// facts are the facts behind items, one each (facts only).
@@ -351,6 +355,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Result, error) {
 		res.Sections = append(res.Sections, Section{Name: c.name, Priority: p, Text: text, Tokens: t, Items: k, Trimmed: len(c.items) - k})
 		if c.ids != nil {
 			res.Lessons = append(res.Lessons, c.ids[:k]...)
+			res.LessonTexts = append(res.LessonTexts, c.texts[:k]...)
 		}
 		if c.shown != nil {
 			res.Selectors = append(res.Selectors, c.shown[:k]...)
@@ -471,6 +476,7 @@ func lessonSection(name, heading string, ls []lesson.Lesson) candidate {
 	for _, l := range ls {
 		c.items = append(c.items, lesson.Item(l))
 		c.ids = append(c.ids, l.ID)
+		c.texts = append(c.texts, l.Lesson)
 	}
 	return c
 }

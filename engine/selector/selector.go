@@ -52,6 +52,11 @@ const (
 	// EventRefused: a selector whose accessible name or selector text
 	// failed the screen was not stored. Fields: domain, role, name, reason.
 	EventRefused = "selector_refused"
+	// EventPruned: a selector written by a program was shown
+	// engine.PruneUnhelpfulAfter times and never helped, and was removed
+	// by the attribution that counted it so. Fields: domain, path, role,
+	// name, selector, shown, reason.
+	EventPruned = "selector_pruned"
 )
 
 // screenOf returns why a selector must not be stored, or "": its
@@ -118,11 +123,8 @@ type Stale struct {
 
 // UnhelpfulAfter is how many times a selector is shown without ever
 // helping before Known ranks it below the ones that have not earned that.
-const UnhelpfulAfter = 10
-
-// Unhelpful reports whether the selector was shown UnhelpfulAfter times
-// or more and never helped.
-func (s *Selector) Unhelpful() bool { return s.Shown >= UnhelpfulAfter && s.Helped == 0 }
+// Unhelpful (engine.Counts) reports whether it reached that and never helped.
+const UnhelpfulAfter = engine.UnhelpfulAfter
 
 // Score ranks selectors: successes − FailureWeight·failures.
 func (s *Selector) Score() int { return s.Successes - FailureWeight*s.Failures }
@@ -658,7 +660,10 @@ type Attribution struct {
 
 // Attribute adds each attribution's counts to its selector, all in one
 // transaction, and returns how many selectors it updated: a selector no
-// longer kept (deleted, or never stored) is skipped, not an error.
+// longer kept (deleted, or never stored) is skipped, not an error. A
+// selector written by a program that reaches engine.PruneUnhelpfulAfter
+// shown without ever helping is removed there (attribution.Learned;
+// selector_pruned): counts change nowhere else.
 func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	ups := make([]attribution.Update, 0, len(as))
 	for _, a := range as {
@@ -677,18 +682,31 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		ups = append(ups, attribution.Update{Key: keyspace.Selector(site, host, pathPart(path), role, nameKey, selHash(sel)), Site: site, Counts: a.Counts})
 	}
 	n := 0
+	var pruned []Selector
 	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		pruned = pruned[:0]
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Selector]{
 			Counts: func(sl *Selector) *engine.Counts { return &sl.Counts },
 			Gen:    keyspace.SelectorGen,
 			Version: func(tx kv.Txn, sl *Selector, old []byte) error {
 				return s.keep(tx, history.OpAttribute, sl, old)
 			},
+			Prune: func(sl *Selector) bool {
+				if !attribution.Learned(sl.Provenance, sl.Counts) {
+					return false
+				}
+				pruned = append(pruned, *sl)
+				return true
+			},
 		})
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("selector: attribute %d selectors: %w", len(as), err)
+	}
+	for _, sl := range pruned {
+		s.ev.Emit(EventPruned, map[string]any{"domain": sl.Domain, "path": sl.Path, "role": sl.Role, "name": sl.Name,
+			"selector": sl.Selector, "shown": sl.Shown, "reason": "unhelpful"})
 	}
 	return n, nil
 }

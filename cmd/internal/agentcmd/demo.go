@@ -165,10 +165,10 @@ func (a *app) printLearned(ctx context.Context, siteURL string) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES: the pattern recurred or the lesson helped; HELPED: the next action succeeded after it was shown):\n")
-	t := cli.NewTable(out, "TIER", "USES", "HELPED", "SOURCE", "DOMAIN", "LESSON")
+	fmt.Fprintf(out, "\nWhat memory learned:\n\nLessons (USES: the pattern recurred; SHOWN/USED/HELPED: steps shown it, whose next action followed it, and of those the ones that worked in a successful run):\n")
+	t := cli.NewTable(out, "TIER", "USES", "SHOWN/USED/HELPED", "SOURCE", "DOMAIN", "LESSON")
 	for _, l := range page.Lessons {
-		t.Row(l.Tier(), l.UseCount, l.Helped, l.Source, cli.Dash(l.Domain), cli.Truncate(l.Lesson, 90))
+		t.Row(l.Tier(), l.UseCount, fmt.Sprintf("%d/%d/%d", l.Shown, l.Used, l.Helped), l.Source, cli.Dash(l.Domain), cli.Truncate(l.Lesson, 90))
 	}
 	if err := t.Flush(); err != nil {
 		return err

@@ -408,11 +408,11 @@ func (a *App) printLessons(asJSON, list bool, ls ...lesson.Lesson) error {
 type lessonTable struct{ *Table }
 
 func (a *App) lessonTable() lessonTable {
-	return lessonTable{NewTable(a.Stdout, "ID", "TIER", "TRUST", "CATEGORY", "USES", "HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
+	return lessonTable{NewTable(a.Stdout, "ID", "TIER", "TRUST", "CATEGORY", "USES", "SHOWN/USED/HELPED", "COMMAND", "PATTERN", "DOMAIN", "LAST USED", "SOURCE", "LESSON")}
 }
 
 func (t lessonTable) add(l lesson.Lesson) {
-	t.Row(l.ID, l.Tier(), Dash(string(l.Trust)), l.Category, l.UseCount, l.Helped, Dash(l.FailedCommand), Dash(Truncate(l.ErrorPattern, 30)),
+	t.Row(l.ID, l.Tier(), Dash(string(l.Trust)), l.Category, l.UseCount, counts(l.Shown, l.Used, l.Helped), Dash(l.FailedCommand), Dash(Truncate(l.ErrorPattern, 30)),
 		Dash(l.Domain), l.LastUsed, sourceCell(l), Truncate(l.Lesson, 70))
 }
 

@@ -1,6 +1,7 @@
 // Package attribution holds what the stores that count attribution
 // (facts, selectors, trajectories) share: adding a run's counts to stored
-// JSON records in one transaction.
+// JSON records in one transaction, and removing the records the counts
+// show to be unhelpful (Learned, Options.Prune).
 package attribution
 
 import (
@@ -36,11 +37,23 @@ type Options[T any] struct {
 	// Version, when set, keeps the record's stored bytes old as a past
 	// version before the counts change it (engine/internal/history).
 	Version func(tx kv.Txn, rec *T, old []byte) error
+	// Prune, when set, says whether the record, its counts added, is
+	// removed instead of written back (see Learned); it is called once for
+	// each record that took counts, so it may count them.
+	Prune func(*T) bool
+}
+
+// Learned reports whether a record written by p may be pruned for its
+// counters: written by a program (learned, imported, api), never a seed or
+// a person's (seed, manual), and shown engine.PruneUnhelpfulAfter times
+// without ever helping.
+func Learned(p engine.Provenance, c engine.Counts) bool {
+	return p.Source != engine.SourceSeed && p.Source != engine.SourceManual && c.PrunableUnhelpful()
 }
 
 // AddAll adds each update's counts to the JSON record of type T at its
 // key, in tx, and returns how many records it updated: a record gone, or
-// one Keep refuses, is skipped.
+// one Keep refuses, is skipped; one Prune removes counts as updated.
 func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
 	n := 0
 	sites := map[string]bool{}
@@ -69,6 +82,14 @@ func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
 			}
 		}
 		o.Counts(&rec).Add(u.Counts)
+		sites[u.Site] = true
+		n++
+		if o.Prune != nil && o.Prune(&rec) {
+			if err := tx.Delete(u.Key); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		b, err := json.Marshal(&rec)
 		if err != nil {
 			return 0, err
@@ -76,8 +97,6 @@ func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
 		if err := tx.Set(u.Key, b, ttl); err != nil {
 			return 0, err
 		}
-		sites[u.Site] = true
-		n++
 	}
 	if o.Gen != nil {
 		for site := range sites {
