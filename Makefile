@@ -26,7 +26,7 @@ demo: demo-deps build
 
 ## test: go.mod tidy, go vet, gofmt, staticcheck, and every test with the race detector
 test: deps tidy-check vet fmt-check lint
-	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 40m ./...
 
 ## deps: install what the tests need where it is missing (chromium, a C compiler, protoc, generators)
 deps:

@@ -109,7 +109,9 @@ func TestRepairRollsBackAnImportOnEtcd(t *testing.T) {
 	if err != nil || !r.RolledBack || !r.Lessons.OK() {
 		t.Fatalf("Repair = %+v, %v", r, err)
 	}
-	if diff := kvtest.Diff(before, kvtest.Dump(t, m.DB())); diff != "" {
+	// The repair rebuilt the lesson indexes, so their sites' generation
+	// tokens are new (caches reload); the memory is what it was.
+	if diff := kvtest.Diff(memoryOnly(before), memoryOnly(kvtest.Dump(t, m.DB()))); diff != "" {
 		t.Fatalf("after the repair the store is not as before the import: %s", diff)
 	}
 	if c := find(t, Lessons(ctx, dir, info, st), "imports"); c.Status != OK {
@@ -165,4 +167,14 @@ func TestLessonsCheckAndRepairNamespaceOnEtcd(t *testing.T) {
 	if c := find(t, Lessons(ctx, dir, info, st), "lessons"); c.Status != OK || !strings.Contains(c.Detail, "1 damaged records moved aside") {
 		t.Fatalf("lessons check of namespace team after the repair = %+v", c)
 	}
+}
+
+// memoryOnly is a dump without the generation tokens.
+func memoryOnly(dump map[string]string) map[string]string {
+	for k := range dump {
+		if keyspace.IsGeneration([]byte(k)) {
+			delete(dump, k)
+		}
+	}
+	return dump
 }

@@ -204,6 +204,21 @@ func SiteFamily(key []byte) (family, site string) {
 	return family, site
 }
 
+// IsGeneration reports whether key is one of a site's generation tokens
+// (lesson-gen, fact-gen, selector-gen, session-gen, trajectory/gen): a
+// random value rewritten by writes so in-process caches know to reload,
+// not memory. A repair or rollback may leave a different token behind.
+func IsGeneration(key []byte) bool {
+	family, _ := SiteFamily(key)
+	switch family {
+	case "lesson-gen", "fact-gen", "selector-gen", "session-gen":
+		return true
+	case "trajectory":
+		return strings.HasSuffix(string(key), "/trajectory/gen")
+	}
+	return false
+}
+
 // LessonIndexPrefixes are the ranges outside site/ that hold lesson index
 // entries (engine doctor --repair rebuilds them from the records).
 func LessonIndexPrefixes() [][]byte {
