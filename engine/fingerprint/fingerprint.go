@@ -1,0 +1,173 @@
+// Package fingerprint computes structural fingerprints of a page from its
+// snapshot, so a memory can record what it was checked against and a later
+// failure can say how the page changed.
+//
+// A snapshot lists the elements a user could act on, in document order,
+// each with a role, an accessible name, a value and states. Two
+// fingerprints are read from it:
+//
+//   - Element(els, i): the element's role and name, the roles of the K
+//     elements before and after it, and the role and name of the nearest
+//     preceding heading- or landmark-like element (heading, banner,
+//     navigation, main, search, form, region, dialog, tablist, menubar,
+//     toolbar). It changes when the element is renamed or moved among other
+//     kinds of elements; it does not change when its neighbours are renamed
+//     (a new product list beside a search button keeps the button's).
+//   - Page(els): the sorted set of (role, name) of every element. It
+//     changes when an element appears, goes or is renamed; not when the
+//     page shows them in another order or shows one several times.
+//
+// Values and states are left out of both (what was typed, what is checked
+// or focused is not the page's structure), roles are lower-cased and names
+// compared with spaces collapsed and case folded. A fingerprint is the
+// first 32 bits of an FNV-1a hash, as 8 hex digits: short enough for a
+// reason line, and a collision only hides a change.
+package fingerprint
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	"github.com/engine-dev/engine/engine"
+)
+
+// K is how many elements on each side of an element its fingerprint
+// takes the roles of.
+const K = 2
+
+// anchors are the roles that head a part of a page: the nearest preceding
+// one names the part an element is in.
+var anchors = map[string]bool{
+	"heading": true, "banner": true, "navigation": true, "main": true, "search": true, "form": true,
+	"region": true, "dialog": true, "alertdialog": true, "tablist": true, "menubar": true, "toolbar": true,
+	"complementary": true, "contentinfo": true,
+}
+
+func role(e engine.Element) string { return strings.ToLower(strings.TrimSpace(e.Role)) }
+
+func name(e engine.Element) string { return strings.ToLower(strings.Join(strings.Fields(e.Name), " ")) }
+
+func sum(parts []string) string {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%08x", uint32(h.Sum64()>>32))
+}
+
+// Element returns the fingerprint of els[i] (see the package comment), or
+// "" when i is out of range.
+func Element(els []engine.Element, i int) string {
+	if i < 0 || i >= len(els) {
+		return ""
+	}
+	parts := make([]string, 0, 2*K+4)
+	parts = append(parts, role(els[i]), name(els[i]))
+	for j := i - K; j <= i+K; j++ {
+		switch {
+		case j == i:
+			parts = append(parts, "|")
+		case j < 0 || j >= len(els):
+			parts = append(parts, "-")
+		default:
+			parts = append(parts, role(els[j]))
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		if anchors[role(els[j])] {
+			parts = append(parts, role(els[j]), name(els[j]))
+			break
+		}
+	}
+	return sum(parts)
+}
+
+// Page returns the fingerprint of a page's elements (see the package
+// comment); "" for a page without any.
+func Page(els []engine.Element) string {
+	if len(els) == 0 {
+		return ""
+	}
+	set := make([]string, 0, len(els))
+	for _, e := range els {
+		set = append(set, role(e)+"\x00"+name(e))
+	}
+	sort.Strings(set)
+	uniq := set[:0]
+	for i, s := range set {
+		if i == 0 || s != set[i-1] {
+			uniq = append(uniq, s)
+		}
+	}
+	return sum(uniq)
+}
+
+// Find returns the index of the first element with role (case aside) and
+// name (spaces collapsed, case aside), or -1.
+func Find(els []engine.Element, r, n string) int {
+	r, n = strings.ToLower(strings.TrimSpace(r)), strings.ToLower(strings.Join(strings.Fields(n), " "))
+	for i, e := range els {
+		if role(e) == r && name(e) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// Checked is what a memory was checked against: the page's path, the
+// element's fingerprint (empty for a memory of no element) and the page's.
+type Checked struct {
+	Path    string `json:"path,omitempty"`
+	Element string `json:"fingerprint,omitempty"`
+	Page    string `json:"page,omitempty"`
+}
+
+// Of returns what els[i] (i < 0: no element) on the page at path is
+// checked against now.
+func Of(path string, els []engine.Element, i int) Checked {
+	return Checked{Path: path, Element: Element(els, i), Page: Page(els)}
+}
+
+// Change says how the page now (path, els) differs from what a memory of
+// the element role+name was checked against (was; empty fingerprints, from
+// a record older than fingerprints, compare as unknown), or "" when no
+// difference shows:
+//
+//   - "the element is gone from /search" when no element has its role and
+//     name (with the page's change, when its fingerprint was recorded);
+//   - "the element moved: its surroundings changed (fingerprint a → b)"
+//     when it is there but its neighbourhood is not the recorded one;
+//   - "the page changed: fingerprint a → b" when only the page's elements
+//     changed.
+func Change(was Checked, path string, els []engine.Element, r, n string) string {
+	page := Page(els)
+	pageChanged := ""
+	if was.Page != "" && was.Page != page {
+		pageChanged = fmt.Sprintf("the page changed: fingerprint %s → %s", was.Page, page)
+	}
+	i := -1
+	if r != "" || n != "" {
+		i = Find(els, r, n)
+		if i < 0 {
+			s := "the element is gone from " + orRoot(path)
+			if pageChanged != "" {
+				s += "; " + pageChanged
+			}
+			return s
+		}
+		if el := Element(els, i); was.Element != "" && el != was.Element {
+			return fmt.Sprintf("the element moved: its surroundings changed (fingerprint %s → %s)", was.Element, el)
+		}
+	}
+	return pageChanged
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
