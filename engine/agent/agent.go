@@ -635,6 +635,9 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""
 	}
+	if found && run.WebURL(r.page.URL) {
+		rec.checked = r.page.checked(el.Ref)
+	}
 	if !found {
 		// An element name the page does not have: the model's mistake, told
 		// like the browser would.

@@ -12,6 +12,7 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/run"
@@ -140,7 +141,11 @@ func (r *runner) attribute() {
 		last.Step >= 1 && last.Step <= len(last.refSteps) && usedStep(last.refSteps[last.Step-1:last.Step], *last) {
 		// The reference's step at this position failed on the page: the
 		// site no longer is as the trajectory recorded it.
-		r.markStale(last.URL, last.Trajectory, last.Step, fmt.Sprintf("step %d failed: %s", last.Step, last.Error))
+		why := fmt.Sprintf("step %d failed: %s", last.Step, last.Error)
+		if c := fingerprint.Compare(stepChecked(last.refSteps[last.Step-1]), last.checked); c != "" {
+			why += "; " + c
+		}
+		r.markStale(last.URL, last.Trajectory, last.Step, why)
 	}
 	switch {
 	case !last.OK:
@@ -149,6 +154,12 @@ func (r *runner) attribute() {
 		a.why = "the action recovered from an engine-side failure"
 	}
 	r.attributions = append(r.attributions, a)
+}
+
+// stepChecked is what a trajectory step was checked against when it was
+// recorded (empty fingerprints for a step recorded before them).
+func stepChecked(st trajectory.Step) fingerprint.Checked {
+	return fingerprint.Checked{Path: st.Path, Element: st.Fingerprint, Page: st.Page}
 }
 
 // usedSelector reports whether rec's action used the shown selector: it
@@ -448,7 +459,8 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			}
 			continue
 		}
-		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true}
+		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true,
+			Path: a.checked.Path, Page: a.checked.Page, Fingerprint: a.checked.Element}
 		if a.secret || r.red.String(a.Value) != a.Value {
 			// Typed into a secret field, or holding what is never stored
 			// (a secret shape, a contact): a step to fill in by hand, which
@@ -462,6 +474,7 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			if run.WebURL(a.URL) {
 				obs := api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}
 				r.red.Value(&obs)
+				obs.Fingerprint, obs.Page = a.checked.Element, a.checked.Page // hashes, not page text
 				if _, err := r.mem.RecordSelector(ctx, obs); err != nil {
 					return err
 				}
@@ -475,8 +488,15 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
 	tr := trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
 		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()}
+	fps := make([][2]string, len(steps))
+	for i, st := range steps {
+		fps[i] = [2]string{st.Page, st.Fingerprint}
+	}
 	r.red.Value(&tr)
 	tr.Domain, tr.RunID = host, r.res.RunID // identifiers
+	for i, fp := range fps { // hashes, not page text
+		tr.Steps[i].Page, tr.Steps[i].Fingerprint = fp[0], fp[1]
+	}
 	steps = tr.Steps
 	t, err := r.mem.RecordTrajectory(ctx, tr)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/run"
 )
 
@@ -22,6 +24,27 @@ func TestReplayOnChangedSiteMarksStale(t *testing.T) {
 	db := openDisk(t)
 	mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
 	mem := memOf(t, db)
+	// What the run recorded it was checked against: each step's page path
+	// and fingerprints, each selector's last success.
+	recorded, err := mem.Trajectories(ctx, "shop.test")
+	if err != nil || len(recorded.Trajectories) != 1 {
+		t.Fatalf("trajectories: %+v, %v", recorded, err)
+	}
+	step6 := recorded.Trajectories[0].Steps[5]
+	if step6.Path != "/search" || len(step6.Page) != 8 || len(step6.Fingerprint) != 8 {
+		t.Fatalf("step 6 checked against %q %q %q", step6.Path, step6.Page, step6.Fingerprint)
+	}
+	sels, err := mem.Selectors(ctx, api.SelectorFilter{Domain: "shop.test"})
+	if err != nil || len(sels.Selectors) == 0 {
+		t.Fatalf("selectors: %+v, %v", sels, err)
+	}
+	for _, sl := range sels.Selectors {
+		if sl.Checked == nil || sl.Checked.Path == "" || sl.Checked.Page == "" || sl.Checked.Fingerprint == "" || sl.Checked.At.IsZero() {
+			t.Fatalf("selector %s %q checked %+v", sl.Role, sl.Name, sl.Checked)
+		}
+	}
+	// The changed results page: another first product.
+	changedPage := fingerprint.Page([]engine.Element{{Role: "link", Name: "Padel Racket Ultra 4000"}, {Role: "link", Name: "Padel Racket Lite"}})
 
 	// Replay only (no model) on the changed site: it fails at step 6.
 	b := newShop()
@@ -35,7 +58,8 @@ func TestReplayOnChangedSiteMarksStale(t *testing.T) {
 	if res.Success || res.Replayed != 5 {
 		t.Fatalf("replay on the changed site: %+v", res)
 	}
-	const why = `the expected element is not there: the page has no link "Padel Racket Pro 3000"`
+	why := `the expected element is not there: the page has no link "Padel Racket Pro 3000"; the page changed: fingerprint ` +
+		step6.Page + " → " + changedPage
 	m, err := mem.Run(ctx, res.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +81,7 @@ func TestReplayOnChangedSiteMarksStale(t *testing.T) {
 	}
 	ss, err := mem.Selectors(ctx, api.SelectorFilter{Domain: "shop.test", Stale: true})
 	if err != nil || len(ss.Selectors) != 1 || ss.Selectors[0].Name != "Padel Racket Pro 3000" ||
-		!strings.Contains(ss.Selectors[0].Stale.Reason, `the page has no link "Padel Racket Pro 3000"`) {
+		ss.Selectors[0].Stale.Reason != "the element is gone from /search; the page changed: fingerprint "+step6.Page+" → "+changedPage {
 		t.Fatalf("stale selectors: %+v, %v", ss, err)
 	}
 
@@ -125,7 +149,7 @@ func TestReferenceStepFailureMarksStale(t *testing.T) {
 	if err != nil || len(ts.Trajectories) != 1 {
 		t.Fatalf("stale trajectories: %+v, %v", ts, err)
 	}
-	if st := ts.Trajectories[0].Stale; st.Step != 1 || !strings.Contains(st.Reason, "step 1 failed: another element would receive the click") {
+	if st := ts.Trajectories[0].Stale; st.Step != 1 || !strings.HasPrefix(st.Reason, "step 1 failed: another element would receive the click: div#promo; the element moved: its surroundings changed (fingerprint ") {
 		t.Fatalf("stale mark: %+v", st)
 	}
 }

@@ -158,11 +158,22 @@ func Change(was Checked, path string, els []engine.Element, r, n string) string 
 			}
 			return s
 		}
-		if el := Element(els, i); was.Element != "" && el != was.Element {
-			return fmt.Sprintf("the element moved: its surroundings changed (fingerprint %s → %s)", was.Element, el)
-		}
+		return Compare(was, Checked{Path: path, Element: Element(els, i), Page: page})
 	}
 	return pageChanged
+}
+
+// Compare says how now differs from was, for an element found on both
+// (see Change): "the element moved: …", "the page changed: …", or "" when
+// no recorded fingerprint differs.
+func Compare(was, now Checked) string {
+	switch {
+	case was.Element != "" && now.Element != "" && was.Element != now.Element:
+		return fmt.Sprintf("the element moved: its surroundings changed (fingerprint %s → %s)", was.Element, now.Element)
+	case was.Page != "" && now.Page != "" && was.Page != now.Page:
+		return fmt.Sprintf("the page changed: fingerprint %s → %s", was.Page, now.Page)
+	}
+	return ""
 }
 
 func orRoot(p string) string {
