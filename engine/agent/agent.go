@@ -321,6 +321,10 @@ type runner struct {
 	replay     *replayState
 	replayed   *run.Replay
 	staleMarks []trajectory.StaleMark
+	// lessonFails are the lessons shown before an action that failed on
+	// the page, sent with the pages lessons were learned on at the run's
+	// end (one request).
+	lessonFails []lesson.PageFailure
 
 	nav navGuard
 }

@@ -147,6 +147,15 @@ func (r *runner) attribute() {
 		}
 		r.markStale(last.URL, last.Trajectory, last.Step, why)
 	}
+	if !last.OK && last.Origin == lesson.OriginBrowser && last.checked.Page != "" {
+		// The lessons shown before an action that failed on the page: a
+		// site-bound one that recommends it goes stale if its page changed
+		// (the store decides, at the run's end).
+		for _, id := range last.Lessons {
+			r.lessonFails = append(r.lessonFails, lesson.PageFailure{ID: id, Action: last.Action, Element: clip(r.red.String(oneLine(last.Name)), 200),
+				Path: r.red.String(last.checked.Path), Page: last.checked.Page})
+		}
+	}
 	switch {
 	case !last.OK:
 		a.why = "the action failed"
@@ -360,6 +369,9 @@ func (r *runner) learn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.sendLessonPages(ctx, learned); err != nil {
+		return err
+	}
 	for _, l := range learned {
 		if l.Created {
 			r.res.LessonsLearned++
@@ -369,6 +381,38 @@ func (r *runner) learn(ctx context.Context) error {
 	}
 	if r.res.Success {
 		return r.recordSuccess(ctx)
+	}
+	return nil
+}
+
+// sendLessonPages tells memory, in one request, the page each site-bound
+// lesson was learned (again) on — the page of its failing step — and the
+// shown lessons whose action then failed on the page (see
+// lesson.MarkPages).
+func (r *runner) sendLessonPages(ctx context.Context, learned []lesson.Learned) error {
+	in := lesson.PageMarks{Failed: r.lessonFails}
+	for _, l := range learned {
+		if l.Lesson.Domain == "" {
+			continue
+		}
+		for _, a := range r.actions {
+			if a.Step == l.Step && !a.OK && a.checked.Page != "" {
+				in.Checked = append(in.Checked, lesson.PageCheck{ID: l.Lesson.ID, Path: r.red.String(a.checked.Path), Page: a.checked.Page})
+				break
+			}
+		}
+	}
+	r.lessonFails = nil
+	if len(in.Checked) == 0 && len(in.Failed) == 0 {
+		return nil
+	}
+	if _, err := r.mem.MarkLessonPages(ctx, in); err != nil {
+		// A page memory cannot take (a path too long): the lessons stay as
+		// they were; the run's learning goes on.
+		if ctx.Err() != nil {
+			return err
+		}
+		r.warn("recording the lessons' pages", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/fingerprint"
+	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/run"
 )
 
@@ -151,5 +152,89 @@ func TestReferenceStepFailureMarksStale(t *testing.T) {
 	}
 	if st := ts.Trajectories[0].Stale; st.Step != 1 || !strings.HasPrefix(st.Reason, "step 1 failed: another element would receive the click: div#promo; the element moved: its surroundings changed (fingerprint ") {
 		t.Fatalf("stale mark: %+v", st)
+	}
+}
+
+// A site-bound lesson learned on the home page goes stale when the page
+// changed (a promo now sits before the cookie banner) and the action it
+// recommends fails there; it is then left out of the tips, and a run that
+// learns it again on the page re-validates it.
+func TestSiteLessonGoesStale(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t)
+	mustRun(t, config(t, db, newShop(), &fakeModel{p: naive}))
+	mem := memOf(t, db)
+	ls, err := mem.Lessons(ctx, api.LessonFilter{Domain: "shop.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var learned *lesson.Lesson
+	for i, l := range ls.Lessons {
+		if l.Domain != "" && l.FailedCommand == "fill" {
+			learned = &ls.Lessons[i]
+		}
+	}
+	if learned == nil || learned.Checked == nil || learned.Checked.Path != "/" || len(learned.Checked.Page) != 8 {
+		t.Fatalf("the fill lesson and its page: %+v", ls.Lessons)
+	}
+
+	// A promo now sits on the home page: fill fails, the tip says click,
+	// and the click fails on the page.
+	tipShown := false
+	model := &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "Last action: (none)"):
+			return "fill", map[string]any{"element": "Search products", "text": "padel rackets"}
+		case strings.Contains(msg, "element is not an input"):
+			tipShown = tipShown || strings.Contains(msg, `try click instead.`)
+			return "click", el("Search products")
+		}
+		return "finish", map[string]any{"answer": "blocked", "success": false}
+	}}
+	b := newShop()
+	b.coverCookies = true
+	if res := mustRun(t, config(t, db, b, model)); res.Success {
+		t.Fatalf("run on the changed page: %+v", res)
+	}
+	if !tipShown {
+		t.Fatal("the lesson was not shown as a tip")
+	}
+	stale, err := mem.StaleLessons(ctx, "shop.test")
+	if err != nil || len(stale.Lessons) != 1 || stale.Lessons[0].ID != learned.ID {
+		t.Fatalf("stale lessons: %+v, %v", stale, err)
+	}
+	st := stale.Lessons[0].Stale
+	if !strings.HasPrefix(st.Reason, `click "Search products" failed on /; the page changed: fingerprint `+learned.Checked.Page+" → ") || st.Run == "" {
+		t.Fatalf("stale mark %+v", st)
+	}
+	tips, err := mem.RecallError(ctx, "fill", "element is not an input", "shop.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range tips {
+		if l.ID == learned.ID {
+			t.Fatal("a stale lesson was recalled")
+		}
+	}
+
+	// On the original page a run fails to fill and recovers by a click:
+	// the lesson is learned there again, and holds again.
+	again := &fakeModel{p: func(system, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "Last action: (none)"):
+			return "click", el("Accept cookies")
+		case strings.Contains(msg, `Last action: click "Accept cookies" → ok`):
+			return "fill", map[string]any{"element": "Search products", "text": "padel rackets"}
+		case strings.Contains(msg, "element is not an input"):
+			if strings.Contains(msg, `try click instead.`) {
+				t.Error("a stale lesson was shown as a tip")
+			}
+			return "click", el("Search products")
+		}
+		return "finish", map[string]any{"answer": "focused", "success": true}
+	}}
+	mustRun(t, config(t, db, newShop(), again))
+	if stale, _ := mem.StaleLessons(ctx, "shop.test"); len(stale.Lessons) != 0 {
+		t.Fatalf("still stale after it was learned again: %+v", stale.Lessons[0].Stale)
 	}
 }
