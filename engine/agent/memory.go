@@ -538,7 +538,8 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 	}
 	r.red.Value(&tr)
 	tr.Domain, tr.RunID = host, r.res.RunID // identifiers
-	for i, fp := range fps { // hashes, not page text
+	// The fingerprints are hashes, not page text: kept as computed.
+	for i, fp := range fps {
 		tr.Steps[i].Page, tr.Steps[i].Fingerprint = fp[0], fp[1]
 	}
 	steps = tr.Steps
