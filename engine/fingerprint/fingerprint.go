@@ -20,15 +20,16 @@
 // Values and states are left out of both (what was typed, what is checked
 // or focused is not the page's structure), roles are lower-cased and names
 // compared with spaces collapsed and case folded. A fingerprint is the
-// first 32 bits of an FNV-1a hash, as 8 hex digits: short enough for a
-// reason line, and a collision only hides a change.
+// high 32 bits of a 64-bit FNV-1a hash, as 8 hex digits: short enough for
+// a reason line, and a collision only hides a change.
 package fingerprint
 
 import (
 	"fmt"
-	"hash/fnv"
-	"sort"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
 )
@@ -49,14 +50,43 @@ func role(e engine.Element) string { return strings.ToLower(strings.TrimSpace(e.
 
 func name(e engine.Element) string { return strings.ToLower(strings.Join(strings.Fields(e.Name), " ")) }
 
-func sum(parts []string) string {
-	h := fnv.New64a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+// FNV-1a, 64 bits, inline: no hasher to allocate per element.
+const (
+	offset64 = 14695981039346656037
+	prime64  = 1099511628211
+)
+
+func add(h uint64, b byte) uint64 { return (h ^ uint64(b)) * prime64 }
+
+// addNorm adds s to h as role and name are compared: spaces trimmed and
+// collapsed to one, letters lower-cased; then a 0 byte ends it.
+func addNorm(h uint64, s string) uint64 {
+	space := false
+	started := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = started
+			continue
+		}
+		if space {
+			h = add(h, ' ')
+			space = false
+		}
+		started = true
+		r = unicode.ToLower(r)
+		if r < utf8.RuneSelf {
+			h = add(h, byte(r))
+			continue
+		}
+		var buf [utf8.UTFMax]byte
+		for _, b := range buf[:utf8.EncodeRune(buf[:], r)] {
+			h = add(h, b)
+		}
 	}
-	return fmt.Sprintf("%08x", uint32(h.Sum64()>>32))
+	return add(h, 0)
 }
+
+func short(h uint64) string { return fmt.Sprintf("%08x", uint32(h>>32)) }
 
 // Element returns the fingerprint of els[i] (see the package comment), or
 // "" when i is out of range.
@@ -64,45 +94,48 @@ func Element(els []engine.Element, i int) string {
 	if i < 0 || i >= len(els) {
 		return ""
 	}
-	parts := make([]string, 0, 2*K+4)
-	parts = append(parts, role(els[i]), name(els[i]))
+	h := addNorm(addNorm(offset64, els[i].Role), els[i].Name)
 	for j := i - K; j <= i+K; j++ {
 		switch {
 		case j == i:
-			parts = append(parts, "|")
+			h = add(add(h, '|'), 0)
 		case j < 0 || j >= len(els):
-			parts = append(parts, "-")
+			h = add(add(h, '-'), 0)
 		default:
-			parts = append(parts, role(els[j]))
+			h = addNorm(h, els[j].Role)
 		}
 	}
 	for j := i - 1; j >= 0; j-- {
 		if anchors[role(els[j])] {
-			parts = append(parts, role(els[j]), name(els[j]))
+			h = addNorm(addNorm(h, els[j].Role), els[j].Name)
 			break
 		}
 	}
-	return sum(parts)
+	return short(h)
 }
 
 // Page returns the fingerprint of a page's elements (see the package
-// comment); "" for a page without any.
+// comment); "" for a page without any. The set is hashed as the sorted,
+// distinct hashes of its (role, name) pairs.
 func Page(els []engine.Element) string {
 	if len(els) == 0 {
 		return ""
 	}
-	set := make([]string, 0, len(els))
-	for _, e := range els {
-		set = append(set, role(e)+"\x00"+name(e))
+	set := make([]uint64, len(els))
+	for i, e := range els {
+		set[i] = addNorm(addNorm(offset64, e.Role), e.Name)
 	}
-	sort.Strings(set)
-	uniq := set[:0]
-	for i, s := range set {
-		if i == 0 || s != set[i-1] {
-			uniq = append(uniq, s)
+	slices.Sort(set)
+	h := uint64(offset64)
+	for i, x := range set {
+		if i > 0 && x == set[i-1] {
+			continue
+		}
+		for k := range 8 {
+			h = add(h, byte(x>>(8*k)))
 		}
 	}
-	return sum(uniq)
+	return short(h)
 }
 
 // Find returns the index of the first element with role (case aside) and
