@@ -322,6 +322,10 @@ type runner struct {
 	replay     *replayState
 	replayed   *run.Replay
 	staleMarks []trajectory.StaleMark
+	// lessonFails are the lessons shown before an action that failed on
+	// the page, sent with the pages lessons were learned on at the run's
+	// end (one request).
+	lessonFails []lesson.PageFailure
 
 	nav navGuard
 }
@@ -635,6 +639,9 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {
 		rec.Ref = ""
+	}
+	if found && run.WebURL(r.page.URL) {
+		rec.checked = r.page.checked(el.Ref)
 	}
 	if !found {
 		// An element name the page does not have: the model's mistake, told

@@ -8,6 +8,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
@@ -54,6 +55,9 @@ type record struct {
 	facts       []memctx.ShownFact // the facts this step's context showed
 	afterEngine bool               // the record before it was a failure of engine origin
 	secret      bool               // Value was typed into a secret field
+	// checked is what the action was checked against: the page's path and
+	// the structural fingerprints of its element and its page.
+	checked fingerprint.Checked
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.

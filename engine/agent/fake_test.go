@@ -71,6 +71,10 @@ func (s *shop) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 	switch s.page {
 	case "home":
 		snap.URL, snap.Title = s.base+"/", "Demo Shop"
+		if s.cookie && s.coverCookies {
+			// The promo that covers it sits before it in the document.
+			snap.Elements = append(snap.Elements, engine.Element{Ref: "e0", Role: "dialog", Name: "Promo"})
+		}
 		if s.cookie {
 			snap.Elements = append(snap.Elements, engine.Element{Ref: "e1", Role: "button", Name: "Accept cookies"})
 		}

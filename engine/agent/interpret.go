@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/fingerprint"
+	"github.com/engine-dev/engine/engine/selector"
 )
 
 // Page is the interpretation of one snapshot, as the step message shows it.
@@ -19,6 +21,32 @@ type Page struct {
 	// Fingerprint changes when the page does (URL, tree); the repeated-
 	// action guardrail compares it.
 	Fingerprint uint64
+	// structure is the page's structural fingerprint (engine/fingerprint),
+	// computed on first use by checked.
+	structure string
+}
+
+// checked is what an action on the element with ref ("" or a ref the page
+// does not list: no element) is checked against on this page: its path
+// (normalised as selector scopes are), the element's and the page's
+// structural fingerprints.
+func (p *Page) checked(ref string) fingerprint.Checked {
+	if p.structure == "" {
+		p.structure = fingerprint.Page(p.Elements)
+	}
+	c := fingerprint.Checked{Page: p.structure}
+	if u, err := url.Parse(p.URL); err == nil && u.Host != "" {
+		c.Path = selector.NormalisePath(u.EscapedPath())
+	}
+	if ref != "" {
+		for i, e := range p.Elements {
+			if e.Ref == ref {
+				c.Element = fingerprint.Element(p.Elements, i)
+				break
+			}
+		}
+	}
+	return c
 }
 
 // maxTextChars bounds the visible text shown in a step message.

@@ -12,6 +12,7 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/run"
@@ -154,7 +155,20 @@ func (r *runner) attribute() {
 		last.Step >= 1 && last.Step <= len(last.refSteps) && usedStep(last.refSteps[last.Step-1:last.Step], *last) {
 		// The reference's step at this position failed on the page: the
 		// site no longer is as the trajectory recorded it.
-		r.markStale(last.URL, last.Trajectory, last.Step, fmt.Sprintf("step %d failed: %s", last.Step, last.Error))
+		why := fmt.Sprintf("step %d failed: %s", last.Step, last.Error)
+		if c := fingerprint.Compare(stepChecked(last.refSteps[last.Step-1]), last.checked); c != "" {
+			why += "; " + c
+		}
+		r.markStale(last.URL, last.Trajectory, last.Step, why)
+	}
+	if !last.OK && last.Origin == lesson.OriginBrowser && last.checked.Page != "" {
+		// The lessons shown before an action that failed on the page: a
+		// site-bound one that recommends it goes stale if its page changed
+		// (the store decides, at the run's end).
+		for _, id := range last.Lessons {
+			r.lessonFails = append(r.lessonFails, lesson.PageFailure{ID: id, Action: last.Action, Element: clip(r.red.String(oneLine(last.Name)), 200),
+				Path: r.red.String(last.checked.Path), Page: last.checked.Page})
+		}
 	}
 	switch {
 	case !last.OK:
@@ -163,6 +177,12 @@ func (r *runner) attribute() {
 		a.why = "the action recovered from an engine-side failure"
 	}
 	r.attributions = append(r.attributions, a)
+}
+
+// stepChecked is what a trajectory step was checked against when it was
+// recorded (empty fingerprints for a step recorded before them).
+func stepChecked(st trajectory.Step) fingerprint.Checked {
+	return fingerprint.Checked{Path: st.Path, Element: st.Fingerprint, Page: st.Page}
 }
 
 // usedSelector reports whether rec's action used the shown selector: it
@@ -380,6 +400,9 @@ func (r *runner) learn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.sendLessonPages(ctx, learned); err != nil {
+		return err
+	}
 	for _, l := range learned {
 		if l.Created {
 			r.res.LessonsLearned++
@@ -389,6 +412,38 @@ func (r *runner) learn(ctx context.Context) error {
 	}
 	if r.res.Success {
 		return r.recordSuccess(ctx)
+	}
+	return nil
+}
+
+// sendLessonPages tells memory, in one request, the page each site-bound
+// lesson was learned (again) on — the page of its failing step — and the
+// shown lessons whose action then failed on the page (see
+// lesson.MarkPages).
+func (r *runner) sendLessonPages(ctx context.Context, learned []lesson.Learned) error {
+	in := lesson.PageMarks{Failed: r.lessonFails}
+	for _, l := range learned {
+		if l.Lesson.Domain == "" {
+			continue
+		}
+		for _, a := range r.actions {
+			if a.Step == l.Step && !a.OK && a.checked.Page != "" {
+				in.Checked = append(in.Checked, lesson.PageCheck{ID: l.Lesson.ID, Path: r.red.String(a.checked.Path), Page: a.checked.Page})
+				break
+			}
+		}
+	}
+	r.lessonFails = nil
+	if len(in.Checked) == 0 && len(in.Failed) == 0 {
+		return nil
+	}
+	if _, err := r.mem.MarkLessonPages(ctx, in); err != nil {
+		// A page memory cannot take (a path too long): the lessons stay as
+		// they were; the run's learning goes on.
+		if ctx.Err() != nil {
+			return err
+		}
+		r.warn("recording the lessons' pages", err)
 	}
 	return nil
 }
@@ -479,7 +534,8 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			}
 			continue
 		}
-		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true}
+		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true,
+			Path: a.checked.Path, Page: a.checked.Page, Fingerprint: a.checked.Element}
 		if a.secret || r.red.String(a.Value) != a.Value {
 			// Typed into a secret field, or holding what is never stored
 			// (a secret shape, a contact): a step to fill in by hand, which
@@ -493,6 +549,7 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			if run.WebURL(a.URL) {
 				obs := api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}
 				r.red.Value(&obs)
+				obs.Fingerprint, obs.Page = a.checked.Element, a.checked.Page // hashes, not page text
 				if _, err := r.mem.RecordSelector(ctx, obs); err != nil {
 					return err
 				}
@@ -506,8 +563,16 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 	steps = append(steps, trajectory.Step{Action: ToolFinish, Value: r.res.Answer, URL: r.res.FinalURL, Verified: true})
 	tr := trajectory.Trajectory{Domain: host, Goal: r.cfg.Goal, Steps: steps, RunID: r.res.RunID,
 		DurationMs: r.cfg.Now().Sub(r.started).Milliseconds()}
+	fps := make([][2]string, len(steps))
+	for i, st := range steps {
+		fps[i] = [2]string{st.Page, st.Fingerprint}
+	}
 	r.red.Value(&tr)
 	tr.Domain, tr.RunID = host, r.res.RunID // identifiers
+	// The fingerprints are hashes, not page text: kept as computed.
+	for i, fp := range fps {
+		tr.Steps[i].Page, tr.Steps[i].Fingerprint = fp[0], fp[1]
+	}
 	steps = tr.Steps
 	t, err := r.mem.RecordTrajectory(ctx, tr)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/run"
 	"github.com/engine-dev/engine/engine/selector"
@@ -147,20 +148,31 @@ func (r *runner) replayStep(ctx context.Context, step int, mc *memctx.Result) bo
 	c := call{Kind: engine.ActionKind(st.Action), Value: st.Value}
 	if st.Role != "" || st.Name != "" {
 		if rs.target == nil {
-			if err := r.selectorsGone(ctx, rs.known, rs.notFound); err != nil {
+			if err := r.selectorsGone(ctx, rs.known); err != nil {
 				r.stopFailed(ctx, fmt.Sprintf("memory: %v", err))
 				return true
 			}
-			return handOver("the expected element is not there: "+rs.notFound, true)
+			why := "the expected element is not there: " + rs.notFound
+			if ch := fingerprint.Compare(stepChecked(st), r.page.checked("")); ch != "" {
+				why += "; " + ch
+			}
+			return handOver(why, true)
 		}
 		c.Ref = rs.target.Ref
 	}
+	// What the step's element and page are checked against now, for the
+	// reason should the step fail.
+	now := r.page.checked(c.Ref)
 	r.shownLessons, r.shownTrajectory, r.shownSteps = nil, rs.id, rs.steps
 	if !r.perform(ctx, step, c, true) {
 		if r.stopped {
 			return true
 		}
-		return handOver("the step failed: "+r.lastErr, true)
+		why := "the step failed: " + r.lastErr
+		if ch := fingerprint.Compare(stepChecked(st), now); ch != "" {
+			why += "; " + ch
+		}
+		return handOver(why, true)
 	}
 	rs.next++
 	r.replayed.Replayed++
@@ -188,14 +200,25 @@ func (r *runner) markStale(page, id string, at int, why string) {
 	r.staleMarks = append(r.staleMarks, trajectory.StaleMark{Domain: host, ID: id, Step: at, Reason: clip(r.red.String(oneLine(why)), 400)})
 }
 
-// selectorsGone records a failure, with why as its reason, of each
-// selector memory had for an element the page no longer has: having
-// worked before, each goes stale.
-func (r *runner) selectorsGone(ctx context.Context, known []selector.Selector, why string) error {
+// selectorsGone records a failure of each selector memory had for an
+// element the page no longer has: having worked before, each goes stale,
+// with how the page differs from what the selector was last checked
+// against ("the element is gone from /; the page changed: fingerprint
+// 1a2b3c4d → 5e6f7a8b") as the reason.
+func (r *runner) selectorsGone(ctx context.Context, known []selector.Selector) error {
 	if !run.WebURL(r.page.URL) {
 		return nil
 	}
+	now := r.page.checked("")
 	for _, s := range known {
+		var was fingerprint.Checked
+		if s.Checked != nil {
+			was = fingerprint.Checked{Path: s.Checked.Path, Element: s.Checked.Fingerprint, Page: s.Checked.Page}
+		}
+		why := fingerprint.Change(was, now.Path, r.page.Elements, s.Role, s.Name)
+		if why == "" {
+			why = fmt.Sprintf("the page has no %s %q", s.Role, s.Name)
+		}
 		obs := api.SelectorObservation{Domain: r.page.URL, Path: s.Path, Role: s.Role, Name: s.Name, Selector: s.Selector,
 			Failed: true, Reason: clip(oneLine(why), 400)}
 		r.red.Value(&obs)

@@ -93,7 +93,7 @@ func lessonRoutes() []Route {
 				if strings.TrimSpace(in.Command) == "" {
 					return nil, engine.Invalid("recall", "the command is empty")
 				}
-				return nonNil(c.m.Lessons.RecallError(c.ctx, in.Command, in.Error, in.Domain))
+				return fresh(c.m.Lessons.RecallError(c.ctx, in.Command, in.Error, in.Domain))
 			}},
 		{Method: http.MethodGet, Path: "/v1/recall/domain", Summary: "Trigger B: the tips for entering a domain",
 			Query:    []Param{{Name: "host", Type: "string", Required: true, Description: "the host entered"}},
@@ -103,7 +103,7 @@ func lessonRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
-				return nonNil(c.m.Lessons.RecallDomain(c.ctx, host))
+				return fresh(c.m.Lessons.RecallDomain(c.ctx, host))
 			}},
 		{Method: http.MethodGet, Path: "/v1/lessons", Summary: "List lessons: Tier 1 first, then by use",
 			Query: []Param{
@@ -111,10 +111,19 @@ func lessonRoutes() []Route {
 				{Name: "tier", Type: "integer", Description: "1 or 2"},
 				{Name: "category", Type: "string", Description: "tool_fallback, best_practice, error_recovery or site_specific"},
 				{Name: "trust", Type: "string", Description: "trusted or candidate (quarantined lessons: GET /v1/quarantine/lessons)"},
-				limitParam, cursorParam,
+				staleParam("site-bound lessons"), limitParam, cursorParam,
 			},
 			Response: LessonPage{},
 			handle:   listLessons},
+		{Method: http.MethodPost, Path: "/v1/stale/lessons", Summary: "Record what a run found about its site-bound lessons' pages: learned on (re-validates) or failed on after a change (marks stale); one request per run",
+			Body: lesson.PageMarks{}, Response: lesson.PageMarked{},
+			handle: func(c *call) (any, error) {
+				var in lesson.PageMarks
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				return c.m.Lessons.MarkPages(c.ctx, in)
+			}},
 		{Method: http.MethodPost, Path: "/v1/lessons", Summary: "Record a lesson (or count one more use of the same pattern)",
 			Body: lesson.Lesson{}, Response: RecordedLesson{},
 			handle: func(c *call) (any, error) {
@@ -213,6 +222,17 @@ func lessonRoutes() []Route {
 func listLessons(c *call) (any, error) {
 	var f lesson.Filter
 	f.Domain = c.query("domain")
+	stale, err := c.staleOnly()
+	if err != nil {
+		return nil, err
+	}
+	if stale {
+		if c.query("category") != "" || c.query("trust") != "" || c.query("tier") != "" {
+			return nil, engine.Invalid("request", "a stale list takes only domain")
+		}
+		ls, err := c.m.Lessons.StaleList(c.ctx, f.Domain)
+		return LessonPage{Lessons: nonNilSlice(ls)}, err
+	}
 	if v := c.query("category"); v != "" {
 		cat, err := lesson.ParseCategory(v)
 		if err != nil {
@@ -227,7 +247,6 @@ func listLessons(c *call) (any, error) {
 		}
 		f.Trust = t
 	}
-	var err error
 	if f.Tier, err = c.queryInt("tier", 0, 1, 2); err != nil {
 		return nil, err
 	}
@@ -247,6 +266,12 @@ type Removed struct {
 	ID string `json:"removed"`
 }
 
+// fresh is a recall's lessons without the stale ones (lesson.Fresh):
+// recall's indexes keep them, prompts do not show them.
+func fresh(ls []lesson.Lesson, err error) ([]lesson.Lesson, error) {
+	return nonNilSlice(lesson.Fresh(ls)), err
+}
+
 // nonNil makes a nil list an empty one, so JSON shows [] and not null.
 func nonNil[T any](s []T, err error) ([]T, error) {
 	return nonNilSlice(s), err
@@ -263,6 +288,21 @@ func nonNilSlice[T any](s []T) []T {
 func (c *Client) Tier1(ctx context.Context) ([]lesson.Lesson, error) {
 	var out []lesson.Lesson
 	return out, c.do(ctx, request{method: http.MethodGet, path: "/v1/recall/tier1"}, &out)
+}
+
+// MarkLessonPages is POST /v1/stale/lessons.
+func (c *Client) MarkLessonPages(ctx context.Context, in lesson.PageMarks) (*lesson.PageMarked, error) {
+	var out lesson.PageMarked
+	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/stale/lessons", json: in}, &out)
+}
+
+// StaleLessons is GET /v1/lessons?stale=true: the stale site-bound
+// lessons that apply on host ("" = every site).
+func (c *Client) StaleLessons(ctx context.Context, host string) (*LessonPage, error) {
+	q := url.Values{"stale": {"true"}}
+	set(q, "domain", host)
+	var out LessonPage
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/lessons", query: q}, &out)
 }
 
 // RecallError is POST /v1/recall/error.

@@ -21,6 +21,11 @@ type SelectorObservation struct {
 	// Reason says why it failed; a failure with a reason of a selector
 	// that had worked marks it stale.
 	Reason string `json:"reason,omitempty"`
+	// Fingerprint and Page are the element's and the page's structural
+	// fingerprints (engine/fingerprint): a success records them as the
+	// selector's checked.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Page        string `json:"page,omitempty"`
 }
 
 // SelectorFilter selects selectors for GET /v1/selectors: those kept for
@@ -108,7 +113,8 @@ func selectorRoutes() []Route {
 					return nil, err
 				}
 				return c.m.Selectors.Record(c.ctx, selector.Observation{Domain: in.Domain, Path: in.Path,
-					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed, Reason: in.Reason})
+					Role: in.Role, Name: in.Name, Selector: in.Selector, Failed: in.Failed, Reason: in.Reason,
+					Fingerprint: in.Fingerprint, Page: in.Page})
 			}},
 		{Method: http.MethodPost, Path: "/v1/attribution/selectors", Summary: "Add a run's shown/used/helped counts to its selectors (one request per run)",
 			Body: SelectorAttribution{}, Response: AttributionResult{},

@@ -7,6 +7,8 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/trajectory"
 )
 
@@ -52,5 +54,52 @@ func TestStaleRoutes(t *testing.T) {
 	}
 	if _, err := c.Selectors(ctx, api.SelectorFilter{URL: "https://www.shop.example/", Stale: true}); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("stale with url: %v", err)
+	}
+}
+
+// Site-bound lessons over the API: a run's page marks in one request,
+// stale lessons listed by ?stale=true and left out of recall and context;
+// a selector's success records what it was checked against.
+func TestStaleLessonRoutes(t *testing.T) {
+	ctx := context.Background()
+	c, _ := local(t, march12)
+	run := c.WithProvenance(engine.Provenance{Run: "r-changed"})
+	rec, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: `On this shop click "Accept cookies" before searching.`,
+		Category: lesson.SiteSpecific, Domain: "shop.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Lesson.ID
+	if got, err := c.MarkLessonPages(ctx, lesson.PageMarks{Checked: []lesson.PageCheck{{ID: id, Path: "/", Page: "aaaaaaaa"}}}); err != nil || got.Checked != 1 {
+		t.Fatalf("checked: %+v, %v", got, err)
+	}
+	creq := api.ContextRequest{Request: memctx.Request{URL: "https://shop.example/", Goal: "search"}}
+	if mc, err := c.Context(ctx, creq); err != nil || len(mc.Lessons) != 1 {
+		t.Fatalf("context before the mark: %+v, %v", mc.Lessons, err)
+	}
+	got, err := run.MarkLessonPages(ctx, lesson.PageMarks{Failed: []lesson.PageFailure{{ID: id, Action: "click", Element: "Accept cookies", Path: "/", Page: "bbbbbbbb"}}})
+	if err != nil || len(got.Stale) != 1 {
+		t.Fatalf("failed: %+v, %v", got, err)
+	}
+	list, err := c.StaleLessons(ctx, "www.shop.example")
+	if err != nil || len(list.Lessons) != 1 || list.Lessons[0].Stale.Run != "r-changed" ||
+		list.Lessons[0].Stale.Reason != `click "Accept cookies" failed on /; the page changed: fingerprint aaaaaaaa → bbbbbbbb` {
+		t.Fatalf("stale lessons: %+v, %v", list, err)
+	}
+	if ls, err := c.RecallDomain(ctx, "shop.example"); err != nil || len(ls) != 0 {
+		t.Fatalf("recall showed a stale lesson: %+v, %v", ls, err)
+	}
+	mc, err := c.Context(ctx, creq)
+	if err != nil || len(mc.Lessons) != 0 {
+		t.Fatalf("context showed a stale lesson: %+v, %v", mc.Lessons, err)
+	}
+	if _, err := c.MarkLessonPages(ctx, lesson.PageMarks{Checked: []lesson.PageCheck{{ID: id, Path: "/", Page: "xyz"}}}); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("bad fingerprint: %v", err)
+	}
+
+	sel, err := c.RecordSelector(ctx, api.SelectorObservation{Domain: "https://www.shop.example/search?q=x", Role: "button", Name: "Search",
+		Selector: "button:Search", Fingerprint: "12345678", Page: "9abcdef0"})
+	if err != nil || sel.Checked == nil || sel.Checked.Path != "/search" || sel.Checked.Fingerprint != "12345678" || sel.Checked.Page != "9abcdef0" {
+		t.Fatalf("selector checked: %+v, %v", sel, err)
 	}
 }

@@ -127,6 +127,14 @@ type Lesson struct {
 	// Provenance says who wrote the lesson first: how, from which run and
 	// model, on which site, when, and for an import which file.
 	Provenance engine.Provenance `json:"provenance,omitzero"`
+	// Checked is the page a site-bound lesson was learned (or learned
+	// again) on: its path and structural fingerprint (engine/fingerprint).
+	// Nil for a lesson bound to no site or learned before fingerprints.
+	Checked *Checked `json:"checked,omitempty"`
+	// Stale says the action the lesson recommends failed on its page after
+	// the page changed (see MarkPages): it is left out of recall until
+	// learned again. Nil for a lesson not known to be stale.
+	Stale *Stale `json:"stale,omitempty"`
 
 	// legacy marks a record decoded without a trust field: its index
 	// entries were written by the shape rule (see posTier).
@@ -212,6 +220,9 @@ func (l *Lesson) validate() error {
 	}
 	if l.Shown < 0 || l.Used < 0 {
 		return engine.Invalid("lesson", fmt.Sprintf("shown %d or used %d is negative", l.Shown, l.Used))
+	}
+	if err := checkPages(l); err != nil {
+		return err
 	}
 	for _, d := range []struct{ name, v string }{{"created_at", l.CreatedAt}, {"last_used", l.LastUsed}} {
 		if _, err := time.Parse(time.DateOnly, d.v); err != nil {

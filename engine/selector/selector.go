@@ -110,11 +110,25 @@ type Selector struct {
 	// site probably changed): it is kept out of Known and Lookup until a
 	// success clears it. Nil for a selector not known to be stale.
 	Stale *Stale `json:"stale,omitempty"`
+	// Checked is what the selector's last success was checked against:
+	// the page's path and the structural fingerprints of the element and
+	// the page (engine/fingerprint). Nil for a selector recorded without
+	// them (before fingerprints, or by hand).
+	Checked *Checked `json:"checked,omitempty"`
+}
+
+// Checked is the page a selector last worked on: its path, the element's
+// and the page's structural fingerprints (engine/fingerprint), and when.
+type Checked struct {
+	Path        string    `json:"path,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Page        string    `json:"page,omitempty"`
+	At          time.Time `json:"at"`
 }
 
 // Stale is when, in which run and why a memory stopped holding on its
-// page: what it was checked against is the selector's host, path scope,
-// role and accessible name (the browsers report no more of an element).
+// page. The reason says how the page differs from what the selector was
+// checked against (Checked) when that was recorded.
 type Stale struct {
 	At     time.Time `json:"at"`
 	Run    string    `json:"run,omitempty"`
@@ -173,6 +187,10 @@ type Observation struct {
 	// failure with a reason, of a selector that had worked, marks it stale.
 	// Without one a failure only demotes it (score).
 	Reason string
+	// Fingerprint and Page are the element's and the page's structural
+	// fingerprints (engine/fingerprint) where the selector was used: a
+	// success records them, with the page's path, as Checked.
+	Fingerprint, Page string
 }
 
 // NormalisePath returns the path scope for a page path or URL ("" for none).
@@ -299,6 +317,14 @@ func check(sl Selector) (Selector, string, error) {
 			return Selector{}, "", engine.Invalid("selector", p)
 		}
 	}
+	if c := sl.Checked; c != nil {
+		if p := checkChecked(c.Path, c.Fingerprint, c.Page); p != "" {
+			return Selector{}, "", engine.Invalid("selector", p)
+		}
+		c2 := *c
+		c2.Path = NormalisePath(c.Path)
+		sl.Checked = &c2
+	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
 }
@@ -313,6 +339,34 @@ func checkStale(run, reason string) string {
 		return "stale.reason is empty"
 	}
 	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
+}
+
+// checkChecked returns what is wrong with what a selector was checked
+// against, or "" when nothing is.
+func checkChecked(path, fp, page string) string {
+	if p := textcheck.Text("checked.path", path, MaxPath, false); p != "" {
+		return p
+	}
+	if !isFingerprint(fp) {
+		return fmt.Sprintf("checked.fingerprint %q is not a fingerprint (up to 16 hex digits)", fp)
+	}
+	if !isFingerprint(page) {
+		return fmt.Sprintf("checked.page %q is not a fingerprint (up to 16 hex digits)", page)
+	}
+	return ""
+}
+
+// isFingerprint reports whether s is empty or up to 16 hex digits.
+func isFingerprint(s string) bool {
+	if len(s) > 16 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxPath bounds a normalised path scope: it goes into the selector's key
@@ -390,6 +444,9 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	if err != nil {
 		return Selector{}, err
 	}
+	if !isFingerprint(o.Fingerprint) || !isFingerprint(o.Page) {
+		return Selector{}, engine.Invalid("selector", fmt.Sprintf("fingerprints %q and %q must be up to 16 hex digits", o.Fingerprint, o.Page))
+	}
 	reason := strings.Join(strings.Fields(o.Reason), " ")
 	if reason != "" {
 		if p := checkStale(s.prov.Run, reason); p != "" {
@@ -436,6 +493,9 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 			out.Successes++
 			out.LastSuccess = now
 			out.Stale = nil // re-validated
+			if o.Fingerprint != "" || o.Page != "" {
+				out.Checked = &Checked{Path: checkedAt(path, o.Domain), Fingerprint: o.Fingerprint, Page: o.Page, At: now}
+			}
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -454,6 +514,15 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 		"ok": !o.Failed, "score": out.Score(), "stale": out.Stale != nil,
 	})
 	return out, nil
+}
+
+// checkedAt is the path of the page a selector was used on: its path
+// scope, or the path of the observation's URL when it has no scope.
+func checkedAt(scope, pageURL string) string {
+	if scope != "" || !strings.Contains(pageURL, "://") {
+		return scope
+	}
+	return NormalisePath(pageURL)
 }
 
 // related reports whether memory kept for host r is about host h, for

@@ -72,6 +72,13 @@ type Step struct {
 	Verified  bool   `json:"verified"`             // its effect was checked
 	Secret    bool   `json:"secret,omitempty"`     // the value is a secret (stored as SecretPlaceholder)
 	InputType string `json:"input_type,omitempty"` // the target input's type ("password" makes it secret)
+	// What the step was checked against (engine/fingerprint), when the
+	// recording run knew it: the page's path, the page's structural
+	// fingerprint and the target element's. A replay that diverges at the
+	// step compares them with the page it finds, for the stale reason.
+	Path        string `json:"path,omitempty"`
+	Page        string `json:"page,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Trajectory is one successful run's recording.
@@ -226,6 +233,12 @@ func Check(t Trajectory) error {
 		if strings.TrimSpace(st.Action) == "" {
 			return engine.Invalid("trajectory", fmt.Sprintf("step %d has no action", i+1))
 		}
+		if !isFingerprint(st.Page) || !isFingerprint(st.Fingerprint) {
+			return engine.Invalid("trajectory", fmt.Sprintf("step %d: page %q and fingerprint %q must be up to 16 hex digits", i+1, st.Page, st.Fingerprint))
+		}
+		if p := textcheck.Text(fmt.Sprintf("step %d path", i+1), st.Path, textcheck.MaxLine, false); p != "" {
+			return engine.Invalid("trajectory", p)
+		}
 	}
 	if err := t.Provenance.Check(); err != nil {
 		return err
@@ -239,6 +252,19 @@ func Check(t Trajectory) error {
 		}
 	}
 	return nil
+}
+
+// isFingerprint reports whether s is empty or up to 16 hex digits.
+func isFingerprint(s string) bool {
+	if len(s) > 16 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {

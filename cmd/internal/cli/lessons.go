@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -291,6 +292,7 @@ func (a *App) queryLessonsCommand() *cobra.Command {
 		trust    string
 		max      int
 		asJSON   bool
+		stale    bool
 	)
 	c := &cobra.Command{
 		Use:   "lessons",
@@ -307,9 +309,33 @@ prompt because their text failed the screen (instructions aimed at the
 model, links to other sites, code, hidden characters, over-long text), each
 with its reason, in full; engine lessons approve|reject ID decides on them.
 --trust retracted lists the lessons a person withdrew (engine retract), each
-with its reason; engine revert ID restores one.`,
+with its reason; engine revert ID restores one.
+
+--stale lists the site-bound lessons a run found stale (the action a lesson
+recommends failed on the page it was learned on, whose structural
+fingerprint had changed), with since when, the run and the reason; they are
+left out of recall until a run learns them again. It takes --domain only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if stale {
+				if category != "" || trust != "" || f.Tier != 0 || max != 0 || f.Cursor != "" {
+					return Usagef("--stale lists every stale lesson: it takes only --domain")
+				}
+				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+					list, err := m.StaleLessons(cmd.Context(), f.Domain)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, list.Lessons)
+					}
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "LESSON", "STALE SINCE", "RUN", "REASON")
+					for _, l := range list.Lessons {
+						t.Row(l.ID, l.Domain, Truncate(l.Lesson, 50), l.Stale.At.Format(time.DateTime), Dash(l.Stale.Run), Truncate(l.Stale.Reason, 200))
+					}
+					return t.Flush()
+				})
+			}
 			switch trust {
 			case "", "shown":
 			case string(lesson.Trusted), string(lesson.Candidate):
@@ -382,6 +408,7 @@ with its reason; engine revert ID restores one.`,
 	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
 	fl.StringVar(&trust, "trust", "", "shown (the default: trusted and candidate, the lessons the agent may be shown), trusted, candidate, quarantined or retracted")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.BoolVar(&stale, "stale", false, "only the stale site-bound lessons, with their marks (not paged)")
 	return c
 }
 

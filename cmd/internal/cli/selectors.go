@@ -112,7 +112,7 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 					t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "OK", "FAILED", "STALE SINCE", "RUN", "REASON")
 					for _, s := range list.Selectors {
 						t.Row(s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50), s.Successes, s.Failures,
-							s.Stale.At.Format(time.DateTime), orDash(s.Stale.Run), Truncate(s.Stale.Reason, 100))
+							s.Stale.At.Format(time.DateTime), orDash(s.Stale.Run), Truncate(s.Stale.Reason, 200))
 					}
 					return t.Flush()
 				})

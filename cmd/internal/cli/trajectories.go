@@ -326,7 +326,7 @@ successful run of their goal template replaces them.`,
 					}
 					t := NewTable(a.Stdout, "ID", "DOMAIN", "GOAL", "STALE SINCE", "RUN", "STEP", "REASON")
 					for _, tr := range list.Trajectories {
-						t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), tr.Stale.At.Format(time.DateTime), orDash(tr.Stale.Run), tr.Stale.Step, Truncate(tr.Stale.Reason, 100))
+						t.Row(tr.ID, tr.Domain, Truncate(tr.Goal, 40), tr.Stale.At.Format(time.DateTime), orDash(tr.Stale.Run), tr.Stale.Step, Truncate(tr.Stale.Reason, 200))
 					}
 					return t.Flush()
 				})
