@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -258,30 +257,11 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Fact, error) {
 // its version before the import, each it created is removed. It reads
 // every kept fact version: an operator's command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out := &history.Reverted{Restored: []string{}, Removed: []string{}}
-	var firsts map[string]history.Entry
-	err := s.db.View(ctx, func(r kv.Reader) (err error) {
-		firsts, err = history.Firsts(r, history.Fact, func(p engine.Provenance) bool { return p.SHA256 == sha })
-		return err
+	out, err := history.RevertImport(ctx, s.db, history.Fact, sha, func(ctx context.Context, id string, rec []byte) error {
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec); return err })
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fact: revert import %s: %w", sha, err)
-	}
-	ids := make([]string, 0, len(firsts))
-	for id := range firsts {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		e := firsts[id]
-		if err := s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, e.Record); return err }); err != nil {
-			return out, fmt.Errorf("fact: revert import %s: %s: %w", sha, id, err)
-		}
-		if history.IsAbsent(e.Record) {
-			out.Removed = append(out.Removed, id)
-		} else {
-			out.Restored = append(out.Restored, id)
-		}
+		return out, fmt.Errorf("fact: %w", err)
 	}
 	return out, nil
 }

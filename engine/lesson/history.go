@@ -376,36 +376,18 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*RunReverted, error)
 // an absent version). It reads every kept lesson version: an operator's
 // command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out := &history.Reverted{Restored: []string{}, Removed: []string{}}
-	var firsts map[string]history.Entry
-	err := s.db.View(ctx, func(r kv.Reader) (err error) {
-		firsts, err = history.Firsts(r, history.Lesson, func(p engine.Provenance) bool { return p.SHA256 == sha })
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lesson: revert import %s: %w", sha, err)
-	}
-	ids := make([]string, 0, len(firsts))
-	for id := range firsts {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	out, err := history.RevertImport(ctx, s.db, history.Lesson, sha, func(ctx context.Context, id string, rec []byte) error {
 		var l *Lesson
-		if rec := firsts[id].Record; !history.IsAbsent(rec) {
+		if !history.IsAbsent(rec) {
 			l = new(Lesson)
 			if err := decodeInto(rec, id, l); err != nil {
-				return out, fmt.Errorf("lesson: revert import %s: %w", sha, err)
+				return err
 			}
 		}
-		if err := s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) }); err != nil {
-			return out, fmt.Errorf("lesson: revert import %s: %s: %w", sha, id, err)
-		}
-		if l == nil {
-			out.Removed = append(out.Removed, id)
-		} else {
-			out.Restored = append(out.Restored, id)
-		}
+		return s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) })
+	})
+	if err != nil {
+		return out, fmt.Errorf("lesson: %w", err)
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -200,33 +199,16 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, afte
 // digest sha made, as the history says: each trajectory it replaced goes
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out := &history.Reverted{Restored: []string{}, Removed: []string{}}
-	var firsts map[string]history.Entry
-	err := s.db.View(ctx, func(r kv.Reader) (err error) {
-		firsts, err = history.Firsts(r, history.Trajectory, func(p engine.Provenance) bool { return p.SHA256 == sha })
+	out, err := history.RevertImport(ctx, s.db, history.Trajectory, sha, func(ctx context.Context, id string, rec []byte) error {
+		var after func()
+		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec); return err })
+		if err == nil {
+			after()
+		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("trajectory: revert import %s: %w", sha, err)
-	}
-	ids := make([]string, 0, len(firsts))
-	for id := range firsts {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		e := firsts[id]
-		var after func()
-		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, e.Record); return err })
-		if err != nil {
-			return out, fmt.Errorf("trajectory: revert import %s: %s: %w", sha, id, err)
-		}
-		after()
-		if history.IsAbsent(e.Record) {
-			out.Removed = append(out.Removed, id)
-		} else {
-			out.Restored = append(out.Restored, id)
-		}
+		return out, fmt.Errorf("trajectory: %w", err)
 	}
 	return out, nil
 }

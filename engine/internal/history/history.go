@@ -8,9 +8,11 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -291,6 +293,41 @@ func Firsts(r kv.Reader, kind string, by func(engine.Provenance) bool) (map[stri
 		return nil
 	})
 	return out, err
+}
+
+// RevertImport undoes what the import of the file with digest sha changed
+// in one kind, as the history says: for each record the import touched, in
+// id order, restore puts back rec, its earliest version kept by that
+// import — what it was before; an absent rec (IsAbsent) means the import
+// created it, and restore removes it. It reads every kept version of the
+// kind: an operator's command, not a hot path.
+func RevertImport(ctx context.Context, db kv.Store, kind, sha string, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
+	out := &Reverted{Restored: []string{}, Removed: []string{}}
+	var firsts map[string]Entry
+	err := db.View(ctx, func(r kv.Reader) (err error) {
+		firsts, err = Firsts(r, kind, func(p engine.Provenance) bool { return p.SHA256 == sha })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revert import %s: %w", sha, err)
+	}
+	ids := make([]string, 0, len(firsts))
+	for id := range firsts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		rec := firsts[id].Record
+		if err := restore(ctx, id, rec); err != nil {
+			return out, fmt.Errorf("revert import %s: %s: %w", sha, id, err)
+		}
+		if IsAbsent(rec) {
+			out.Removed = append(out.Removed, id)
+		} else {
+			out.Restored = append(out.Restored, id)
+		}
+	}
+	return out, nil
 }
 
 // Entries returns the kept versions of record id, newest first, decoded.
