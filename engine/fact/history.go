@@ -62,22 +62,11 @@ func (s *Store) keep(tx kv.Txn, op string, f *Fact, old []byte) error {
 // none returns ErrNotFound unless it exists.
 func (s *Store) History(ctx context.Context, id string) ([]Version, error) {
 	var out []Version
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		bs, err := history.List(r, history.Fact, id)
-		if err != nil {
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		out, err = history.Versions[Version](r, history.Fact, id, func() error {
+			_, _, _, err := locate(r, id, nil)
 			return err
-		}
-		out = make([]Version, 0, len(bs))
-		for _, b := range bs {
-			var v Version
-			if err := json.Unmarshal(b, &v); err != nil {
-				return fmt.Errorf("%w version: %w", history.ErrDamaged, err)
-			}
-			out = append(out, v)
-		}
-		if len(out) == 0 {
-			_, _, _, err = locate(r, id, nil)
-		}
+		})
 		return err
 	})
 	if err != nil {
@@ -177,14 +166,7 @@ func (s *Store) Edit(ctx context.Context, id, value string) (Fact, error) {
 func (s *Store) Revert(ctx context.Context, id string, to int64) (*Fact, error) {
 	var out *Fact
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		b, err := history.Get(tx, history.Fact, id, to)
-		if errors.Is(err, kv.ErrNotFound) {
-			return fmt.Errorf("%w: %w", ErrNoVersion, err)
-		}
-		if err != nil {
-			return err
-		}
-		e, err := history.Decode(history.Fact, id, b)
+		e, err := history.At(tx, history.Fact, id, to, ErrNoVersion)
 		if err != nil {
 			return err
 		}

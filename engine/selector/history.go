@@ -75,22 +75,11 @@ func (s *Store) keep(tx kv.Txn, op string, sl *Selector, old []byte) error {
 // selector with none returns ErrNotFound unless it exists.
 func (s *Store) History(ctx context.Context, id string) ([]Version, error) {
 	var out []Version
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		bs, err := history.List(r, history.Selector, id)
-		if err != nil {
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		out, err = history.Versions[Version](r, history.Selector, id, func() error {
+			_, _, err := locate(r, id)
 			return err
-		}
-		out = make([]Version, 0, len(bs))
-		for _, b := range bs {
-			var v Version
-			if err := json.Unmarshal(b, &v); err != nil {
-				return fmt.Errorf("%w version: %w", history.ErrDamaged, err)
-			}
-			out = append(out, v)
-		}
-		if len(out) == 0 {
-			_, _, err = locate(r, id)
-		}
+		})
 		return err
 	})
 	if err != nil {
@@ -127,14 +116,7 @@ func locate(r kv.Reader, id string) (key, raw []byte, err error) {
 func (s *Store) Revert(ctx context.Context, id string, to int64) (*Selector, error) {
 	var out *Selector
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		b, err := history.Get(tx, history.Selector, id, to)
-		if errors.Is(err, kv.ErrNotFound) {
-			return fmt.Errorf("%w: %w", ErrNoVersion, err)
-		}
-		if err != nil {
-			return err
-		}
-		e, err := history.Decode(history.Selector, id, b)
+		e, err := history.At(tx, history.Selector, id, to, ErrNoVersion)
 		if err != nil {
 			return err
 		}

@@ -48,22 +48,11 @@ func (s *Store) keep(tx kv.Txn, op, id string, old []byte) error {
 // trajectory with none returns ErrNotFound unless it exists.
 func (s *Store) History(ctx context.Context, id string) ([]Version, error) {
 	var out []Version
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		bs, err := history.List(r, history.Trajectory, id)
-		if err != nil {
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		out, err = history.Versions[Version](r, history.Trajectory, id, func() error {
+			_, err := locate(r, id)
 			return err
-		}
-		out = make([]Version, 0, len(bs))
-		for _, b := range bs {
-			var v Version
-			if err := json.Unmarshal(b, &v); err != nil {
-				return fmt.Errorf("%w version: %w", history.ErrDamaged, err)
-			}
-			out = append(out, v)
-		}
-		if len(out) == 0 {
-			_, err = locate(r, id)
-		}
+		})
 		return err
 	})
 	if err != nil {
@@ -97,14 +86,7 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Trajectory, e
 	var out *Trajectory
 	var after func()
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		b, err := history.Get(tx, history.Trajectory, id, to)
-		if errors.Is(err, kv.ErrNotFound) {
-			return fmt.Errorf("%w: %w", ErrNoVersion, err)
-		}
-		if err != nil {
-			return err
-		}
-		e, err := history.Decode(history.Trajectory, id, b)
+		e, err := history.At(tx, history.Trajectory, id, to, ErrNoVersion)
 		if err != nil {
 			return err
 		}

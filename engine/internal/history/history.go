@@ -295,6 +295,42 @@ func Firsts(r kv.Reader, kind string, by func(engine.Provenance) bool) (map[stri
 	return out, err
 }
 
+// Versions returns the kept versions of record id of kind, newest first,
+// each decoded into V. When none is kept it returns exists's error, so a
+// record that is not there reads as not found and one that is as no
+// history.
+func Versions[V any](r kv.Reader, kind, id string, exists func() error) ([]V, error) {
+	bs, err := List(r, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]V, 0, len(bs))
+	for _, b := range bs {
+		var v V
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, fmt.Errorf("%w version: %w", ErrDamaged, err)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return out, exists()
+	}
+	return out, nil
+}
+
+// At returns version to of record id of kind (the newest kept when to < 0),
+// decoded; none is noVersion (wrapping kv.ErrNotFound).
+func At(r kv.Reader, kind, id string, to int64, noVersion error) (Entry, error) {
+	b, err := Get(r, kind, id, to)
+	if errors.Is(err, kv.ErrNotFound) {
+		return Entry{}, fmt.Errorf("%w: %w", noVersion, err)
+	}
+	if err != nil {
+		return Entry{}, err
+	}
+	return Decode(kind, id, b)
+}
+
 // RevertImport undoes what the import of the file with digest sha changed
 // in one kind, as the history says: for each record the import touched, in
 // id order, restore puts back rec, its earliest version kept by that
