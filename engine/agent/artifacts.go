@@ -8,7 +8,6 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/fingerprint"
 	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/redact"
 	"github.com/engine-dev/engine/engine/run"
@@ -57,7 +56,7 @@ type record struct {
 	secret      bool               // Value was typed into a secret field
 	// checked is what the action was checked against: the page's path and
 	// the structural fingerprints of its element and its page.
-	checked fingerprint.Checked
+	checked engine.Checked
 }
 
 // artifacts is a run's folder. A nil *artifacts writes nothing.

@@ -30,18 +30,18 @@ type Page struct {
 // does not list: no element) is checked against on this page: its path
 // (normalised as selector scopes are), the element's and the page's
 // structural fingerprints.
-func (p *Page) checked(ref string) fingerprint.Checked {
+func (p *Page) checked(ref string) engine.Checked {
 	if p.structure == "" {
 		p.structure = fingerprint.Page(p.Elements)
 	}
-	c := fingerprint.Checked{Page: p.structure}
+	c := engine.Checked{Page: p.structure}
 	if u, err := url.Parse(p.URL); err == nil && u.Host != "" {
 		c.Path = selector.NormalisePath(u.EscapedPath())
 	}
 	if ref != "" {
 		for i, e := range p.Elements {
 			if e.Ref == ref {
-				c.Element = fingerprint.Element(p.Elements, i)
+				c.Fingerprint = fingerprint.Element(p.Elements, i)
 				break
 			}
 		}

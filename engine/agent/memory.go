@@ -181,8 +181,8 @@ func (r *runner) attribute() {
 
 // stepChecked is what a trajectory step was checked against when it was
 // recorded (empty fingerprints for a step recorded before them).
-func stepChecked(st trajectory.Step) fingerprint.Checked {
-	return fingerprint.Checked{Path: st.Path, Element: st.Fingerprint, Page: st.Page}
+func stepChecked(st trajectory.Step) engine.Checked {
+	return engine.Checked{Path: st.Path, Fingerprint: st.Fingerprint, Page: st.Page}
 }
 
 // usedSelector reports whether rec's action used the shown selector: it
@@ -535,7 +535,7 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			continue
 		}
 		st := trajectory.Step{Action: a.Action, Role: a.Role, Name: a.Name, Value: a.Value, URL: a.URL, Verified: true,
-			Path: a.checked.Path, Page: a.checked.Page, Fingerprint: a.checked.Element}
+			Path: a.checked.Path, Page: a.checked.Page, Fingerprint: a.checked.Fingerprint}
 		if a.secret || r.red.String(a.Value) != a.Value {
 			// Typed into a secret field, or holding what is never stored
 			// (a secret shape, a contact): a step to fill in by hand, which
@@ -549,7 +549,7 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 			if run.WebURL(a.URL) {
 				obs := api.SelectorObservation{Domain: a.URL, Path: a.URL, Role: a.Role, Name: a.Name, Selector: st.Selector}
 				r.red.Value(&obs)
-				obs.Fingerprint, obs.Page = a.checked.Element, a.checked.Page // hashes, not page text
+				obs.Fingerprint, obs.Page = a.checked.Fingerprint, a.checked.Page // hashes, not page text
 				if _, err := r.mem.RecordSelector(ctx, obs); err != nil {
 					return err
 				}

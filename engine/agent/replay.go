@@ -211,9 +211,9 @@ func (r *runner) selectorsGone(ctx context.Context, known []selector.Selector) e
 	}
 	now := r.page.checked("")
 	for _, s := range known {
-		var was fingerprint.Checked
+		var was engine.Checked
 		if s.Checked != nil {
-			was = fingerprint.Checked{Path: s.Checked.Path, Element: s.Checked.Fingerprint, Page: s.Checked.Page}
+			was = *s.Checked
 		}
 		why := fingerprint.Change(was, now.Path, r.page.Elements, s.Role, s.Name)
 		if why == "" {

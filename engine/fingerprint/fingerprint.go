@@ -150,18 +150,10 @@ func Find(els []engine.Element, r, n string) int {
 	return -1
 }
 
-// Checked is what a memory was checked against: the page's path, the
-// element's fingerprint (empty for a memory of no element) and the page's.
-type Checked struct {
-	Path    string `json:"path,omitempty"`
-	Element string `json:"fingerprint,omitempty"`
-	Page    string `json:"page,omitempty"`
-}
-
 // Of returns what els[i] (i < 0: no element) on the page at path is
 // checked against now.
-func Of(path string, els []engine.Element, i int) Checked {
-	return Checked{Path: path, Element: Element(els, i), Page: Page(els)}
+func Of(path string, els []engine.Element, i int) engine.Checked {
+	return engine.Checked{Path: path, Fingerprint: Element(els, i), Page: Page(els)}
 }
 
 // Change says how the page now (path, els) differs from what a memory of
@@ -175,7 +167,7 @@ func Of(path string, els []engine.Element, i int) Checked {
 //     when it is there but its neighbourhood is not the recorded one;
 //   - "the page changed: fingerprint a → b" when only the page's elements
 //     changed.
-func Change(was Checked, path string, els []engine.Element, r, n string) string {
+func Change(was engine.Checked, path string, els []engine.Element, r, n string) string {
 	page := Page(els)
 	pageChanged := ""
 	if was.Page != "" && was.Page != page {
@@ -191,7 +183,7 @@ func Change(was Checked, path string, els []engine.Element, r, n string) string 
 			}
 			return s
 		}
-		return Compare(was, Checked{Path: path, Element: Element(els, i), Page: page})
+		return Compare(was, engine.Checked{Path: path, Fingerprint: Element(els, i), Page: page})
 	}
 	return pageChanged
 }
@@ -199,10 +191,10 @@ func Change(was Checked, path string, els []engine.Element, r, n string) string 
 // Compare says how now differs from was, for an element found on both
 // (see Change): "the element moved: …", "the page changed: …", or "" when
 // no recorded fingerprint differs.
-func Compare(was, now Checked) string {
+func Compare(was, now engine.Checked) string {
 	switch {
-	case was.Element != "" && now.Element != "" && was.Element != now.Element:
-		return fmt.Sprintf("the element moved: its surroundings changed (fingerprint %s → %s)", was.Element, now.Element)
+	case was.Fingerprint != "" && now.Fingerprint != "" && was.Fingerprint != now.Fingerprint:
+		return fmt.Sprintf("the element moved: its surroundings changed (fingerprint %s → %s)", was.Fingerprint, now.Fingerprint)
 	case was.Page != "" && now.Page != "" && was.Page != now.Page:
 		return fmt.Sprintf("the page changed: fingerprint %s → %s", was.Page, now.Page)
 	}

@@ -59,7 +59,7 @@ func TestRedesignChangesTheSearchButton(t *testing.T) {
 	if Page(now) == was.Page {
 		t.Fatal("the redesign kept the page's fingerprint")
 	}
-	if Element(now, Find(now, "button", "Find")) == was.Element {
+	if Element(now, Find(now, "button", "Find")) == was.Fingerprint {
 		t.Fatal("the renamed button kept the search button's fingerprint")
 	}
 	got := Change(was, "/", now, "button", "Search")
@@ -92,7 +92,7 @@ func TestElementMoved(t *testing.T) {
 		el("dialog", "Newsletter"), el("checkbox", "Subscribe"), el("button", "Search"), el("link", "Home")}
 	was := Of("/search", a, Find(a, "button", "Search"))
 	got := Change(was, "/search", b, "button", "Search")
-	if !strings.HasPrefix(got, "the element moved: its surroundings changed (fingerprint "+was.Element+" → ") {
+	if !strings.HasPrefix(got, "the element moved: its surroundings changed (fingerprint "+was.Fingerprint+" → ") {
 		t.Fatalf("Change = %q", got)
 	}
 	// The same heading by another name is another part of the page.
@@ -105,10 +105,10 @@ func TestElementMoved(t *testing.T) {
 
 func TestUnknownAndUnchanged(t *testing.T) {
 	a := home()
-	if got := Change(Checked{}, "/", redesign(), "button", "Find"); got != "" {
+	if got := Change(engine.Checked{}, "/", redesign(), "button", "Find"); got != "" {
 		t.Fatalf("nothing recorded, element there: %q", got)
 	}
-	if got := Change(Checked{}, "", redesign(), "button", "Search"); got != "the element is gone from /" {
+	if got := Change(engine.Checked{}, "", redesign(), "button", "Search"); got != "the element is gone from /" {
 		t.Fatalf("nothing recorded, element gone: %q", got)
 	}
 	if got := Change(Of("/", a, 2), "/", home(), "button", "Search"); got != "" {

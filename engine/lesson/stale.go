@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/fingerprint"
@@ -19,21 +18,11 @@ import (
 // Fields: stale (ids marked), checked (how many recorded their page).
 const EventStale = "lesson_stale"
 
-// Checked is the page a site-bound lesson was learned on: the page's path
-// (normalised as selector scopes are) and structural fingerprint.
-type Checked struct {
-	Path string    `json:"path"`
-	Page string    `json:"page"`
-	At   time.Time `json:"at"`
-}
+// Checked is what the memory was last checked against (one type for every kind).
+type Checked = engine.Checked
 
-// Stale is when, in which run and why a site-bound lesson stopped holding
-// on its page.
-type Stale struct {
-	At     time.Time `json:"at"`
-	Run    string    `json:"run,omitempty"`
-	Reason string    `json:"reason"`
-}
+// Stale is why and since when the memory stopped holding (one type for every kind).
+type Stale = engine.Stale
 
 // PageCheck says a run learned lesson ID (again) from a failure on the
 // page at Path with fingerprint Page: the lesson records the page and, if
@@ -163,7 +152,7 @@ func (s *Store) MarkPages(ctx context.Context, in PageMarks) (*PageMarked, error
 					what += fmt.Sprintf(" %q", f.Element)
 				}
 				l.Stale = &Stale{At: now, Run: run, Reason: fmt.Sprintf("%s failed on %s; %s", what, path,
-					fingerprint.Compare(fingerprint.Checked{Page: c.Page}, fingerprint.Checked{Page: f.Page}))}
+					fingerprint.Compare(engine.Checked{Page: c.Page}, engine.Checked{Page: f.Page}))}
 				out.Stale = append(out.Stale, l.ID)
 				return true
 			})

@@ -117,23 +117,11 @@ type Selector struct {
 	Checked *Checked `json:"checked,omitempty"`
 }
 
-// Checked is the page a selector last worked on: its path, the element's
-// and the page's structural fingerprints (engine/fingerprint), and when.
-type Checked struct {
-	Path        string    `json:"path,omitempty"`
-	Fingerprint string    `json:"fingerprint,omitempty"`
-	Page        string    `json:"page,omitempty"`
-	At          time.Time `json:"at"`
-}
+// Checked is what the memory was last checked against (one type for every kind).
+type Checked = engine.Checked
 
-// Stale is when, in which run and why a memory stopped holding on its
-// page. The reason says how the page differs from what the selector was
-// checked against (Checked) when that was recorded.
-type Stale struct {
-	At     time.Time `json:"at"`
-	Run    string    `json:"run,omitempty"`
-	Reason string    `json:"reason"`
-}
+// Stale is why and since when the memory stopped holding (one type for every kind).
+type Stale = engine.Stale
 
 // UnhelpfulAfter is how many times a selector is shown without ever
 // helping before Known ranks it below the ones that have not earned that.

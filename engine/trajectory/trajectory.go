@@ -114,14 +114,8 @@ type Trajectory struct {
 	Stale *Stale `json:"stale,omitempty"`
 }
 
-// Stale is when, in which run, at which step (1-based) and why a
-// trajectory stopped holding.
-type Stale struct {
-	At     time.Time `json:"at"`
-	Run    string    `json:"run,omitempty"`
-	Step   int       `json:"step"`
-	Reason string    `json:"reason"`
-}
+// Stale is why and since when the memory stopped holding (one type for every kind).
+type Stale = engine.Stale
 
 // checkStale returns what is wrong with a stale mark's fields, or "".
 func checkStale(run string, step int, reason string) string {
