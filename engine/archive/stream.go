@@ -24,9 +24,10 @@ const StreamChunk = 2000
 // streamGCPercent is the Go GC target (GOGC) while ImportStream runs. Most
 // of an import's live heap is badger's table builders ([]byte buffers the
 // GC need not scan), and GOGC=100 lets the heap grow to twice that before
-// a collection: at 25 the peak RSS of a 100k-lesson import drops by about a
-// fifth for the same CPU (ARCHITECTURE.md, Measured: Import).
-const streamGCPercent = 25
+// a collection: at 50 the peak RSS of a 10k-lesson import drops by ~30 %
+// and of a 100k one by ~15 % for the same CPU; 25 saves more but costs
+// CPU (ARCHITECTURE.md, Measured: Import).
+const streamGCPercent = 50
 
 // lowerGC sets the GC target to streamGCPercent unless the process runs a
 // lower one (or none), and returns what restores it.
