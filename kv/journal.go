@@ -214,6 +214,12 @@ func undoOps(r Reader, ops []Op, prefix []byte, seq *uint64, opts ApplyOptions) 
 			rec, inRec = nil, 0
 		}
 	}
+	// A record's buffer is sized for a typical batch up front (keys, their
+	// 10 bytes of header and small values) instead of grown by doubling:
+	// a streamed import makes one per 512 keys.
+	newRec := func(first int) []byte {
+		return make([]byte, 0, max(first, min(opts.ChunkBytes, opts.ChunkOps*64)))
+	}
 	er, _ := r.(expiryReader)
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
@@ -235,6 +241,9 @@ func undoOps(r Reader, ops []Op, prefix []byte, seq *uint64, opts ApplyOptions) 
 		}
 		if inRec >= opts.ChunkOps || inRec > 0 && len(rec)+len(op.Key)+len(v) > opts.ChunkBytes {
 			flush()
+		}
+		if rec == nil {
+			rec = newRec(len(op.Key) + len(v) + 20)
 		}
 		rec = appendUndo(rec, op.Key, present, exp, v)
 		inRec++

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -107,5 +109,75 @@ func TestImportStreamIsAllOrNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gcReader records the GC target in force when the importer first reads.
+type gcReader struct {
+	r    io.Reader
+	seen int
+	read bool
+}
+
+func (g *gcReader) Read(p []byte) (int, error) {
+	if !g.read {
+		g.read = true
+		g.seen = debug.SetGCPercent(-1)
+		debug.SetGCPercent(g.seen)
+	}
+	return g.r.Read(p)
+}
+
+// ImportStream runs with the GC target at streamGCPercent, keeps a lower
+// one (or GC off) as it is, and restores the process's own when it
+// returns, after an error too.
+func TestImportStreamLowersGCWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	good := streamDoc(t, 10)
+	for _, tc := range []struct {
+		before, during int
+		doc            []byte
+		bad            bool
+	}{
+		{100, streamGCPercent, good, false},
+		{200, streamGCPercent, []byte(`{"format": "engine-export", "version": 1, "lessons": [{"lesson": 3}]}`), true},
+		{10, 10, good, false},
+		{-1, -1, good, false},
+	} {
+		old := debug.SetGCPercent(tc.before)
+		g := &gcReader{r: bytes.NewReader(tc.doc)}
+		_, err := newEnv(t).mem.ImportStream(ctx, g, "x.json")
+		after := debug.SetGCPercent(old)
+		if (err != nil) != tc.bad {
+			t.Fatalf("GOGC %d: import: %v", tc.before, err)
+		}
+		if g.seen != tc.during || after != tc.before {
+			t.Fatalf("GOGC %d: %d while importing and %d after, want %d and %d", tc.before, g.seen, after, tc.during, tc.before)
+		}
+	}
+}
+
+// BenchmarkImportStream streams an export of 10k lessons into an empty
+// on-disk store. With -memprofile it profiles the import's heap; the
+// whole-process peak RSS is scripts/bench-import.sh's.
+func BenchmarkImportStream(b *testing.B) {
+	ctx := context.Background()
+	d := &Document{Format: Format, Version: Version, Lessons: manyLessons(10000)}
+	d.fillEmpty()
+	doc, err := json.Marshal(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		db := kvtest.Open(b)
+		m := newTest(db, testOptions{})
+		b.StartTimer()
+		if _, err := m.ImportStream(ctx, bytes.NewReader(doc), "x.json"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		db.Close()
+		b.StartTimer()
 	}
 }
