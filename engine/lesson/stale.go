@@ -181,43 +181,21 @@ func checkMark(id, path, page string) error {
 	if p := check.Text("path", path, check.MaxLine, false); p != "" {
 		return engine.Invalid("lesson page", p)
 	}
-	if !isFingerprint(page) {
-		return engine.Invalid("lesson page", fmt.Sprintf("page %q is not a fingerprint (up to 16 hex digits)", page))
+	if p := check.Fingerprint("page", page); p != "" {
+		return engine.Invalid("lesson page", p)
 	}
 	return nil
-}
-
-// isFingerprint reports whether s is empty or up to 16 hex digits.
-func isFingerprint(s string) bool {
-	if len(s) > 16 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // checkPages checks a lesson's Checked and Stale (an import's).
 func checkPages(l *Lesson) error {
 	if c := l.Checked; c != nil {
-		if p := check.Text("checked.path", c.Path, check.MaxLine, false); p != "" {
+		if p := check.Checked(*c, check.MaxLine); p != "" {
 			return engine.Invalid("lesson", p)
-		}
-		if !isFingerprint(c.Page) {
-			return engine.Invalid("lesson", fmt.Sprintf("checked.page %q is not a fingerprint (up to 16 hex digits)", c.Page))
 		}
 	}
 	if st := l.Stale; st != nil {
-		if p := check.Text("stale.run", st.Run, engine.MaxProvenanceField, false); p != "" {
-			return engine.Invalid("lesson", p)
-		}
-		if strings.TrimSpace(st.Reason) == "" {
-			return engine.Invalid("lesson", "stale.reason is empty")
-		}
-		if p := check.Text("stale.reason", st.Reason, check.MaxPattern, false); p != "" {
+		if p := check.Stale(*st, false); p != "" {
 			return engine.Invalid("lesson", p)
 		}
 	}

@@ -301,12 +301,12 @@ func check(sl Selector) (Selector, string, error) {
 		return Selector{}, "", engine.Invalid("selector", p)
 	}
 	if sl.Stale != nil {
-		if p := checkStale(sl.Stale.Run, sl.Stale.Reason); p != "" {
+		if p := textcheck.Stale(*sl.Stale, false); p != "" {
 			return Selector{}, "", engine.Invalid("selector", p)
 		}
 	}
 	if c := sl.Checked; c != nil {
-		if p := checkChecked(c.Path, c.Fingerprint, c.Page); p != "" {
+		if p := textcheck.Checked(*c, MaxPath); p != "" {
 			return Selector{}, "", engine.Invalid("selector", p)
 		}
 		c2 := *c
@@ -315,46 +315,6 @@ func check(sl Selector) (Selector, string, error) {
 	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
 	return sl, nk, nil
-}
-
-// checkStale returns what is wrong with a stale mark's run and reason, or
-// "" when nothing is.
-func checkStale(run, reason string) string {
-	if p := textcheck.Text("stale.run", run, engine.MaxProvenanceField, false); p != "" {
-		return p
-	}
-	if strings.TrimSpace(reason) == "" {
-		return "stale.reason is empty"
-	}
-	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
-}
-
-// checkChecked returns what is wrong with what a selector was checked
-// against, or "" when nothing is.
-func checkChecked(path, fp, page string) string {
-	if p := textcheck.Text("checked.path", path, MaxPath, false); p != "" {
-		return p
-	}
-	if !isFingerprint(fp) {
-		return fmt.Sprintf("checked.fingerprint %q is not a fingerprint (up to 16 hex digits)", fp)
-	}
-	if !isFingerprint(page) {
-		return fmt.Sprintf("checked.page %q is not a fingerprint (up to 16 hex digits)", page)
-	}
-	return ""
-}
-
-// isFingerprint reports whether s is empty or up to 16 hex digits.
-func isFingerprint(s string) bool {
-	if len(s) > 16 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // MaxPath bounds a normalised path scope: it goes into the selector's key
@@ -432,12 +392,12 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 	if err != nil {
 		return Selector{}, err
 	}
-	if !isFingerprint(o.Fingerprint) || !isFingerprint(o.Page) {
+	if textcheck.Fingerprint("fingerprint", o.Fingerprint) != "" || textcheck.Fingerprint("page", o.Page) != "" {
 		return Selector{}, engine.Invalid("selector", fmt.Sprintf("fingerprints %q and %q must be up to 16 hex digits", o.Fingerprint, o.Page))
 	}
 	reason := strings.Join(strings.Fields(o.Reason), " ")
 	if reason != "" {
-		if p := checkStale(s.prov.Run, reason); p != "" {
+		if p := textcheck.Stale(engine.Stale{Run: s.prov.Run, Reason: reason}, false); p != "" {
 			return Selector{}, engine.Invalid("selector", p)
 		}
 	}

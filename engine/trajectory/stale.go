@@ -9,6 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
+	textcheck "github.com/engine-dev/engine/engine/internal/check"
 	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -48,7 +49,7 @@ func (s *Store) MarkStale(ctx context.Context, marks []StaleMark) (int, error) {
 			return 0, engine.Invalid("stale trajectory", "id is empty")
 		}
 		reason := strings.Join(strings.Fields(m.Reason), " ")
-		if p := checkStale(s.opts.Provenance.Run, m.Step, reason); p != "" {
+		if p := textcheck.Stale(engine.Stale{Run: s.opts.Provenance.Run, Step: m.Step, Reason: reason}, true); p != "" {
 			return 0, engine.Invalid("stale trajectory", p)
 		}
 		ts = append(ts, target{site: domain.Site(h), id: m.ID,

@@ -117,20 +117,6 @@ type Trajectory struct {
 // Stale is why and since when the memory stopped holding (one type for every kind).
 type Stale = engine.Stale
 
-// checkStale returns what is wrong with a stale mark's fields, or "".
-func checkStale(run string, step int, reason string) string {
-	if p := textcheck.Text("stale.run", run, engine.MaxProvenanceField, false); p != "" {
-		return p
-	}
-	if step < 1 {
-		return fmt.Sprintf("stale.step %d is not a step number (1 or more)", step)
-	}
-	if strings.TrimSpace(reason) == "" {
-		return "stale.reason is empty"
-	}
-	return textcheck.Text("stale.reason", reason, textcheck.MaxPattern, false)
-}
-
 // VerifiedShare is the share of steps that were verified.
 func (t *Trajectory) VerifiedShare() float64 {
 	if len(t.Steps) == 0 {
@@ -227,7 +213,7 @@ func Check(t Trajectory) error {
 		if strings.TrimSpace(st.Action) == "" {
 			return engine.Invalid("trajectory", fmt.Sprintf("step %d has no action", i+1))
 		}
-		if !isFingerprint(st.Page) || !isFingerprint(st.Fingerprint) {
+		if textcheck.Fingerprint("page", st.Page) != "" || textcheck.Fingerprint("fingerprint", st.Fingerprint) != "" {
 			return engine.Invalid("trajectory", fmt.Sprintf("step %d: page %q and fingerprint %q must be up to 16 hex digits", i+1, st.Page, st.Fingerprint))
 		}
 		if p := textcheck.Text(fmt.Sprintf("step %d path", i+1), st.Path, textcheck.MaxLine, false); p != "" {
@@ -241,24 +227,11 @@ func Check(t Trajectory) error {
 		return engine.Invalid("trajectory", p)
 	}
 	if st := t.Stale; st != nil {
-		if p := checkStale(st.Run, st.Step, st.Reason); p != "" {
+		if p := textcheck.Stale(*st, true); p != "" {
 			return engine.Invalid("trajectory", p)
 		}
 	}
 	return nil
-}
-
-// isFingerprint reports whether s is empty or up to 16 hex digits.
-func isFingerprint(s string) bool {
-	if len(s) > 16 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Store) prepare(t Trajectory) (Trajectory, int, error) {

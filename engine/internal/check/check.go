@@ -7,8 +7,11 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engine-dev/engine/engine"
 )
 
 // Field length limits, in runes (documented in ARCHITECTURE.md, "Limits").
@@ -55,4 +58,46 @@ func ID(field, s string) string {
 		}
 	}
 	return ""
+}
+
+// Fingerprint returns the problem with s as the value of field when it is
+// not a structural fingerprint (engine/fingerprint: up to 16 lower-case
+// hex digits; empty for none), or "".
+func Fingerprint(field, s string) string {
+	ok := len(s) <= 16
+	for _, r := range s {
+		ok = ok && (r >= '0' && r <= '9' || r >= 'a' && r <= 'f')
+	}
+	if !ok {
+		return fmt.Sprintf("%s %q is not a fingerprint (up to 16 hex digits)", field, s)
+	}
+	return ""
+}
+
+// Checked returns the problem with what a memory was checked against (its
+// path, at most maxPath runes, and two fingerprints), or "".
+func Checked(c engine.Checked, maxPath int) string {
+	if p := Text("checked.path", c.Path, maxPath, false); p != "" {
+		return p
+	}
+	if p := Fingerprint("checked.fingerprint", c.Fingerprint); p != "" {
+		return p
+	}
+	return Fingerprint("checked.page", c.Page)
+}
+
+// Stale returns the problem with a stale mark, or "": a run id as long as
+// a provenance field, a reason that is not empty, and, for a trajectory
+// (withStep), the step it stopped at (1 or more).
+func Stale(s engine.Stale, withStep bool) string {
+	if p := Text("stale.run", s.Run, engine.MaxProvenanceField, false); p != "" {
+		return p
+	}
+	if withStep && s.Step < 1 {
+		return fmt.Sprintf("stale.step %d is not a step number (1 or more)", s.Step)
+	}
+	if strings.TrimSpace(s.Reason) == "" {
+		return "stale.reason is empty"
+	}
+	return Text("stale.reason", s.Reason, MaxPattern, false)
 }
