@@ -131,6 +131,13 @@ quirk "element is not an input" 0/0/0`
 	if strings.Join(gotFacts, "\n") != wantFacts {
 		t.Fatalf("facts shown/used/helped:\n%s\nwant\n%s", strings.Join(gotFacts, "\n"), wantFacts)
 	}
+	// Each quirk keeps the page it was seen on (its path and the page's
+	// fingerprint); the flow, a fact of no one page, keeps none.
+	for _, f := range fs {
+		if c := f.Checked; (f.Type == fact.Quirk) != (c != nil && c.Path != "" && len(c.Page) == 8) {
+			t.Errorf("%s %q checked against %+v", f.Type, f.Key, c)
+		}
+	}
 }
 
 // TestFailedRunCountsShownAndUsedNotHelped: a run that did not succeed

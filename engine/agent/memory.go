@@ -527,6 +527,7 @@ func (r *runner) recordSuccess(ctx context.Context) error {
 					obs := api.ObserveFact{Domain: a.URL, Type: fact.Quirk, Key: pat,
 						Value: fmt.Sprintf("%s fails here (%s); %s worked", a.Action, clip(oneLine(a.Error), 80), describe(engineKind(next.Action), next.Name, shownValue(next)))}
 					r.red.Value(&obs)
+					obs.Path, obs.Page = r.red.String(a.checked.Path), a.checked.Page // the page it failed on
 					if _, err := r.mem.ObserveFact(ctx, obs); err != nil {
 						return err
 					}

@@ -15,6 +15,10 @@ type ObserveFact struct {
 	Type   fact.Type `json:"type"`
 	Key    string    `json:"key"`
 	Value  string    `json:"value"`
+	// Path and Page are the page a fact from a page was seen on: its path
+	// and structural fingerprint (engine/fingerprint); omitted for none.
+	Path string `json:"path,omitempty"`
+	Page string `json:"page,omitempty"`
 }
 
 // FactList is GET /v1/facts's answer. Facts at MinConfidence or more
@@ -72,7 +76,7 @@ func factRoutes() []Route {
 				if err := c.decode(&in); err != nil {
 					return nil, err
 				}
-				out, err := c.m.Facts.Observe(c.ctx, fact.Observation{Domain: in.Domain, Type: in.Type, Key: in.Key, Value: in.Value})
+				out, err := c.m.Facts.Observe(c.ctx, fact.Observation{Domain: in.Domain, Type: in.Type, Key: in.Key, Value: in.Value, Path: in.Path, Page: in.Page})
 				out.Contradicted, out.Pruned = nonNilSlice(out.Contradicted), nonNilSlice(out.Pruned)
 				return out, err
 			}},

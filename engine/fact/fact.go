@@ -44,6 +44,7 @@ import (
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
+	"github.com/engine-dev/engine/engine/selector"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -99,6 +100,10 @@ type Fact struct {
 	// LastRun is the last run that observed the fact (its first sighting
 	// or a confirmation), "" until a run does.
 	LastRun string `json:"last_run,omitempty"`
+	// Checked is the page a fact seen on a page (a quirk) was last seen
+	// on: its path and structural fingerprint (engine/fingerprint), and
+	// when; nil for a fact of no one page (a flow, a fact set by hand).
+	Checked *engine.Checked `json:"checked,omitempty"`
 	// ID names a quarantined fact (for approve and reject); "" otherwise.
 	ID string `json:"id,omitempty"`
 	// Quarantine is why a held fact is kept out of every prompt (see
@@ -174,6 +179,9 @@ type Observation struct {
 	Type   Type
 	Key    string
 	Value  string
+	// Path and Page are the page the fact was seen on, for a fact from a
+	// page: its path and structural fingerprint ("" for none).
+	Path, Page string
 }
 
 // Outcome says what an observation did.
@@ -222,6 +230,13 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 	}
 	site := domain.Site(host)
 	now := s.now().UTC()
+	var seenOn *engine.Checked
+	if o.Path != "" || o.Page != "" {
+		seenOn = &engine.Checked{Path: selector.NormalisePath(o.Path), Page: o.Page, At: now}
+		if p := textcheck.Checked(*seenOn, textcheck.MaxLine); p != "" {
+			return Outcome{}, engine.Invalid("fact", p)
+		}
+	}
 	if reason := screenOf(host, key, value); reason != "" {
 		f := Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now}
 		held, err := s.hold(ctx, f, reason, true)
@@ -263,13 +278,16 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 			f.Confidence = confirm(f.Confidence)
 			f.Sources++
 			f.LastSeen = now
+			if seenOn != nil {
+				f.Checked = seenOn
+			}
 			if s.prov.Run != "" {
 				f.LastRun = s.prov.Run
 			}
 			out.Result = "confirmed"
 		} else {
 			f = Fact{Domain: host, Type: typ, Key: key, Value: value, Confidence: Initial, Sources: 1, FirstSeen: now, LastSeen: now,
-				Provenance: s.prov.Stamp(now, site), LastRun: s.prov.Run}
+				Provenance: s.prov.Stamp(now, site), LastRun: s.prov.Run, Checked: seenOn}
 			out.Result = "new"
 		}
 		if err := s.keep(tx, history.OpObserve, &f, foundRaw); err != nil {
@@ -423,6 +441,11 @@ func check(f Fact) (Fact, error) {
 	}
 	if p := textcheck.Text("quarantine", f.Quarantine, textcheck.MaxPattern, false); p != "" {
 		return Fact{}, engine.Invalid("fact", p)
+	}
+	if c := f.Checked; c != nil {
+		if p := textcheck.Checked(*c, textcheck.MaxLine); p != "" {
+			return Fact{}, engine.Invalid("fact", p)
+		}
 	}
 	f.Domain, f.Type, f.Key, f.Value = host, typ, key, value
 	return f, nil

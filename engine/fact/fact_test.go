@@ -275,3 +275,45 @@ func TestCachedFactsFollowWrites(t *testing.T) {
 		t.Fatalf("after forgetting the site: %+v", got)
 	}
 }
+
+// A fact seen on a page keeps the page it was last seen on (path
+// normalised as selector scopes are, and the page's fingerprint); one seen
+// on no page keeps none, and a confirmation on no page keeps the last.
+func TestFactRemembersItsPage(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.OpenMemory(t)
+	defer db.Close()
+	now := t0
+	s := New(db, Options{Now: func() time.Time { return now }})
+	o := Observation{Domain: "shop.example", Type: Quirk, Key: "covered: div#cookie-banner", Value: "click fails here; Accept cookies worked",
+		Path: "/search?q=padel", Page: "7e7ca121"}
+	out, err := s.Observe(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Checked{Path: "/search", Page: "7e7ca121", At: t0}
+	if c := out.Fact.Checked; c == nil || *c != want {
+		t.Fatalf("checked = %+v, want %+v", c, want)
+	}
+	now = t0.Add(time.Hour)
+	o.Path, o.Page = "/item/12", "0a0b0c0d"
+	out, err = s.Observe(ctx, o)
+	if err != nil || out.Result != "confirmed" {
+		t.Fatalf("second sighting: %+v, %v", out, err)
+	}
+	if c := out.Fact.Checked; c == nil || c.Path != "/item/*" || c.Page != "0a0b0c0d" || !c.At.Equal(now) {
+		t.Fatalf("after a sighting on another page: %+v", c)
+	}
+	o.Path, o.Page = "", ""
+	if out, err = s.Observe(ctx, o); err != nil || out.Fact.Checked == nil || out.Fact.Checked.Page != "0a0b0c0d" {
+		t.Fatalf("a sighting on no page forgot the last one: %+v, %v", out.Fact.Checked, err)
+	}
+	flow, err := s.Observe(ctx, Observation{Domain: "shop.example", Type: Pattern, Key: "flow: search", Value: "click → type"})
+	if err != nil || flow.Fact.Checked != nil {
+		t.Fatalf("a fact of no page: %+v, %v", flow.Fact.Checked, err)
+	}
+	o.Page = "NOT-HEX"
+	if _, err := s.Observe(ctx, o); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("a page that is no fingerprint: %v", err)
+	}
+}
