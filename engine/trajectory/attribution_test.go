@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -39,5 +40,44 @@ func TestAttributeCountsSurviveReplacementNotExpiry(t *testing.T) {
 	}
 	if _, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Counts: engine.Counts{Shown: 1, Used: 2}}}); err == nil {
 		t.Fatal("used > shown accepted")
+	}
+}
+
+// A recorded trajectory shown PruneUnhelpfulAfter times that never helped
+// is pruned with its match-index entry (no match, cached or not, and an
+// event); one a person recorded is kept, and sorts as it did.
+func TestUnhelpfulTrajectoryIsPruned(t *testing.T) {
+	ctx := context.Background()
+	for _, src := range []engine.Source{engine.SourceLearned, engine.SourceManual} {
+		e := newEnv(t, Options{Provenance: engine.Provenance{Source: src, Run: "r1"}})
+		tr := e.record(searchRun())
+		if m := e.match("www.shop.example", "search tennis balls"); m == nil { // the index is cached now
+			t.Fatal("no match before pruning")
+		}
+		below := engine.Counts{Shown: engine.PruneUnhelpfulAfter - 1}
+		if n, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Counts: below}}); err != nil || n != 1 {
+			t.Fatalf("%s: Attribute = %d, %v", src, n, err)
+		}
+		if _, err := e.s.Get(ctx, "www.shop.example", tr.ID); err != nil {
+			t.Fatalf("%s: pruned below the bound: %v", src, err)
+		}
+		if n, err := e.s.Attribute(ctx, []Attribution{{Domain: "www.shop.example", ID: tr.ID, Counts: engine.Counts{Shown: 1}}}); err != nil || n != 1 {
+			t.Fatalf("%s: Attribute = %d, %v", src, n, err)
+		}
+		_, err := e.s.Get(ctx, "www.shop.example", tr.ID)
+		m := e.match("www.shop.example", "search tennis balls")
+		pruned := false
+		for _, ev := range e.events {
+			pruned = pruned || ev.Name == EventPruned
+		}
+		if src == engine.SourceManual {
+			if err != nil || m == nil || pruned {
+				t.Fatalf("a person's trajectory was pruned: %v, match %v", err, m)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrNotFound) || m != nil || !pruned {
+			t.Fatalf("learned trajectory shown %d times, never helped: Get %v, match %+v, pruned event %v", engine.PruneUnhelpfulAfter, err, m, pruned)
+		}
 	}
 }

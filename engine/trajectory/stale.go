@@ -18,6 +18,10 @@ import (
 // EventStale: trajectories were marked stale. Fields: marked, ids.
 const EventStale = "trajectory_stale"
 
+// EventPruned is emitted when a recorded trajectory is removed for being
+// shown engine.PruneUnhelpfulAfter times without ever helping.
+const EventPruned = "trajectory_pruned"
+
 // StaleMark is one run's finding that a trajectory no longer holds: the
 // step (1-based) where the site diverged from it, and why.
 type StaleMark struct {
@@ -55,12 +59,10 @@ func (s *Store) MarkStale(ctx context.Context, marks []StaleMark) (int, error) {
 		ts = append(ts, target{site: domain.Site(h), id: m.ID,
 			mark: Stale{At: now.UTC().Truncate(0), Run: s.opts.Provenance.Run, Step: m.Step, Reason: reason}})
 	}
-	gens := map[string][2]string{} // site → old, new generation
-	removed := map[string][]string{}
+	var un unindexed
 	var ids []string
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
-		clear(gens)
-		clear(removed)
+		un = unindexed{}
 		ids = ids[:0]
 		for _, t := range ts {
 			v, err := tx.Get(keyspace.Trajectory(t.site, t.id))
@@ -90,32 +92,17 @@ func (s *Store) MarkStale(ctx context.Context, marks []StaleMark) (int, error) {
 			if err := tx.Set(keyspace.Trajectory(t.site, t.id), b, ttl); err != nil {
 				return err
 			}
-			if err := tx.Delete(keyspace.TrajectoryIndex(t.site, t.id)); err != nil {
+			if err := un.remove(tx, t.site, t.id); err != nil {
 				return err
 			}
-			if _, ok := gens[t.site]; !ok {
-				g, err := tx.Get(keyspace.TrajectoryGen(t.site))
-				if err != nil && !errors.Is(err, kv.ErrNotFound) {
-					return err
-				}
-				gens[t.site] = [2]string{string(g), newGen()}
-			}
-			removed[t.site] = append(removed[t.site], t.id)
 			ids = append(ids, t.id)
 		}
-		for site, g := range gens {
-			if err := tx.Set(keyspace.TrajectoryGen(site), []byte(g[1]), 0); err != nil {
-				return err
-			}
-		}
-		return nil
+		return un.commit(tx)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("trajectory: mark %d stale: %w", len(marks), err)
 	}
-	for site, g := range gens {
-		s.applyRemove(site, g[0], g[1], removed[site])
-	}
+	un.apply(s)
 	if len(ids) > 0 {
 		s.opts.Events.Emit(EventStale, map[string]any{"marked": len(ids), "ids": ids})
 	}
@@ -138,4 +125,49 @@ func (s *Store) applyRemove(site, oldGen, newGen string, ids []string) {
 		}
 		return s.buildIndex(newGen, ents)
 	})
+}
+
+// unindexed collects the match-index entries one transaction removes (a
+// trajectory marked stale or pruned): each site's generation token is
+// rewritten once, at commit, and this process's cached index is advanced
+// without them afterwards.
+type unindexed struct {
+	gens    map[string][2]string // site → old, new generation
+	removed map[string][]string  // site → ids
+}
+
+// remove deletes trajectory id's index entry in site.
+func (u *unindexed) remove(tx kv.Txn, site, id string) error {
+	if u.gens == nil {
+		u.gens, u.removed = map[string][2]string{}, map[string][]string{}
+	}
+	if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
+		return err
+	}
+	if _, ok := u.gens[site]; !ok {
+		g, err := tx.Get(keyspace.TrajectoryGen(site))
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		u.gens[site] = [2]string{string(g), newGen()}
+	}
+	u.removed[site] = append(u.removed[site], id)
+	return nil
+}
+
+// commit writes the new generation tokens in tx.
+func (u *unindexed) commit(tx kv.Txn) error {
+	for site, g := range u.gens {
+		if err := tx.Set(keyspace.TrajectoryGen(site), []byte(g[1]), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply advances s's cached indexes once the transaction committed.
+func (u *unindexed) apply(s *Store) {
+	for site, g := range u.gens {
+		s.applyRemove(site, g[0], g[1], u.removed[site])
+	}
 }

@@ -597,7 +597,10 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	}
 	now := s.opts.Now()
 	n := 0
+	var un unindexed
+	var pruned []Trajectory
 	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
+		un, pruned = unindexed{}, pruned[:0]
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Trajectory]{
 			Counts: func(t *Trajectory) *engine.Counts { return &t.Counts },
 			Version: func(tx kv.Txn, t *Trajectory, old []byte) error {
@@ -608,11 +611,33 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 				ttl := t.ExpiresAt.Sub(now)
 				return ttl, ttl > 0
 			},
+			// A recorded trajectory shown PruneUnhelpfulAfter times that
+			// never helped goes, with its match-index entry.
+			Prune: func(t *Trajectory) bool {
+				if !attribution.Learned(t.Provenance, t.Counts) {
+					return false
+				}
+				pruned = append(pruned, *t)
+				return true
+			},
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		for _, t := range pruned {
+			if err := un.remove(tx, domain.Site(t.Domain), t.ID); err != nil {
+				return err
+			}
+		}
+		return un.commit(tx)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("trajectory: attribute %d trajectories: %w", len(as), err)
+	}
+	un.apply(s)
+	for _, t := range pruned {
+		s.opts.Events.Emit(EventPruned, map[string]any{"id": t.ID, "domain": t.Domain, "template": t.Template,
+			"shown": t.Shown, "reason": "unhelpful"})
 	}
 	return n, nil
 }
