@@ -55,7 +55,7 @@ type store struct {
 	// mode has no value log and panics on a value it would put there.
 	maxValue int
 
-	watch    *watches // kv.Watcher's copies
+	watch *watches // kv.Watcher's copies
 
 	stopGC   chan struct{}
 	gcDone   sync.WaitGroup
