@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -82,11 +83,25 @@ const (
 
 // bucket is the compiled range of one command's entries
 // (keyspace.LessonsByCommand) in one site.
+//
+// This process's own writes (ownWrite.advance) are kept as an overlay
+// instead of copying the compiled lists, which in a skewed store hold a
+// fifth of all lessons: gone marks compiled entries since replaced or
+// removed, added compiles the entries written since (a small bucket,
+// changed copy-on-write), and recall reads both. Once the overlay holds
+// more than overlayMax entries, the next write folds it into a fresh
+// compile, so a write costs O(√n) amortised and a recall skips at most
+// that many gone entries.
 type bucket struct {
 	byDomain map[string][]*ientry    // domain ("" unbound) → entries, ranked
 	postings [3]map[string][]*ientry // anchor kind → anchor word → entries
 	always   []*ientry               // patterns without an anchor word
 	bad      []string                // malformed entries' keys, in key order
+
+	size   int                  // compiled entries
+	gone   map[*ientry]struct{} // compiled entries replaced or removed since
+	added  *bucket              // entries written since, compiled; nil for none
+	nAdded int                  // entries in added
 }
 
 // hostRef is one domain-recall index entry, and its lesson once decoded
@@ -177,6 +192,7 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, lastUsed: m.lastUsed,
 			domain: m.domain, pattern: m.pattern}
 		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
+		b.size++
 		all, owner = append(all, e), append(owner, b)
 		return nil
 	})
@@ -350,10 +366,18 @@ func eachWord(s string, fn func(w string)) {
 func (b *bucket) hits(et *errorText, out []*ientry) []*ientry {
 	check := func(es []*ientry) {
 		for _, e := range es {
+			if b.gone != nil {
+				if _, g := b.gone[e]; g {
+					continue
+				}
+			}
 			if et.has(e.pattern) && !slices.Contains(out, e) {
 				out = append(out, e)
 			}
 		}
+	}
+	if b.added != nil {
+		out = b.added.hits(et, out)
 	}
 	check(b.always)
 	whole, suffix, prefix := b.postings[anchorWhole], b.postings[anchorSuffix], b.postings[anchorPrefix]
@@ -388,11 +412,20 @@ func entryScore(e *ientry, cmdMatch bool, et *errorText, host string) int {
 type walk struct {
 	lists  [][]*ientry
 	scores []int
+	skip   []map[*ientry]struct{} // per list: entries to pass over (bucket.gone)
 }
 
-func (w *walk) add(es []*ientry, score int) {
+func (w *walk) add(es []*ientry, score int, skip map[*ientry]struct{}) {
 	if len(es) > 0 {
-		w.lists, w.scores = append(w.lists, es), append(w.scores, score)
+		w.lists, w.scores, w.skip = append(w.lists, es), append(w.scores, score), append(w.skip, skip)
+	}
+}
+
+// addDomain adds b's entries bound to d (compiled and added since).
+func (w *walk) addDomain(b *bucket, d string, score int) {
+	w.add(b.byDomain[d], score, b.gone)
+	if b.added != nil {
+		w.add(b.added.byDomain[d], score, nil)
 	}
 }
 
@@ -400,6 +433,15 @@ func (w *walk) add(es []*ientry, score int) {
 func (w *walk) next() (*ientry, int) {
 	best := -1
 	for i, es := range w.lists {
+		if skip := w.skip[i]; skip != nil {
+			for len(es) > 0 {
+				if _, g := skip[es[0]]; !g {
+					break
+				}
+				es = es[1:]
+			}
+			w.lists[i] = es
+		}
 		if len(es) == 0 {
 			continue
 		}
@@ -475,7 +517,10 @@ func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
 // in rank order, walked only until MaxRecall lessons are read: every entry
 // the walk has not reached scores no more than the one it stopped at and
 // ranks after it, so none could be among the first MaxRecall.
-func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+//
+// With hitsOnly, only the pattern hits are returned (learning's duplicate
+// check, covering): the verb's list is not walked.
+func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, hitsOnly bool, dmg *damage) ([]Lesson, error) {
 	cmds := []string{verb, ""}
 	if verb == "" {
 		cmds = cmds[1:]
@@ -518,7 +563,7 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), rankCmp(a.e, b.e)) })
 	var w walk
-	if verb != "" {
+	if verb != "" && !hitsOnly {
 		var doms []string
 		if host != "" {
 			doms = domainsOf(host, domain.Site(host))
@@ -528,10 +573,10 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 			if b == nil {
 				continue
 			}
-			w.add(b.byDomain[""], 2)
+			w.addDomain(b, "", 2)
 			for _, d := range doms {
 				if domain.Within(host, d) {
-					w.add(b.byDomain[d], 3)
+					w.addDomain(b, d, 3)
 				}
 			}
 		}
@@ -709,31 +754,203 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 			b = &bucket{byDomain: map[string][]*ientry{}}
 		} else {
 			c := *b
-			c.byDomain = cloneMap(b.byDomain)
 			b = &c
 		}
 		out.buckets[rng] = b
 		return b
 	}
+	var changed []*bucket
 	if old != nil {
-		key := string(keyspace.LessonByCommand(site, old.FailedCommand, old.UseCount, old.ID))
+		e := entryFor(site, old)
 		b := bucketOf(string(keyspace.LessonsByCommand(site, old.FailedCommand)))
-		for d, es := range b.byDomain {
-			if i := slices.IndexFunc(es, func(e *ientry) bool { return e.key == key }); i >= 0 {
-				unfile(b, es[i])
-				b.byDomain[d] = slices.Delete(slices.Clone(es), i, i+1)
-				break
+		b.remove(e)
+		changed = append(changed, b)
+	}
+	if n != nil {
+		e := entryFor(site, n)
+		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
+		b.add(e)
+		changed = append(changed, b)
+	}
+	for _, b := range changed {
+		if len(b.gone)+b.nAdded > overlayMax(b.size) {
+			*b = *b.fold()
+		}
+	}
+	return out
+}
+
+// entryFor is the error-recall index entry of l in site, as buildIndex
+// compiles it from l's stored entry.
+func entryFor(site string, l *Lesson) *ientry {
+	return &ientry{key: string(keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID)), id: l.ID,
+		use: l.UseCount, helped: l.Helped, lastUsed: l.LastUsed, domain: l.Domain, pattern: strings.ToLower(l.ErrorPattern)}
+}
+
+// overlayMax is how many overlay entries a bucket of size compiled
+// entries holds before a write folds them in: √size, at least overlayMin,
+// which balances a write's copy of the overlay against the fold's O(size).
+func overlayMax(size int) int {
+	return max(overlayMin, int(math.Sqrt(float64(size))))
+}
+
+// overlayMin is overlayMax's floor (a variable for the tests).
+var overlayMin = 64
+
+// remove takes the entry like e (same key) out of b, which is a copy the
+// caller owns: from the overlay's added entries, else by marking the
+// compiled one gone. The compiled lists are found by rank (binary
+// search), never copied.
+func (b *bucket) remove(e *ientry) {
+	if b.added != nil {
+		if x := b.added.find(e); x != nil {
+			b.added = b.added.cowWithout(x)
+			b.nAdded--
+			return
+		}
+	}
+	x := b.find(e)
+	if x == nil {
+		return
+	}
+	if _, g := b.gone[x]; g {
+		return
+	}
+	gone := make(map[*ientry]struct{}, len(b.gone)+1)
+	for k := range b.gone {
+		gone[k] = struct{}{}
+	}
+	gone[x] = struct{}{}
+	b.gone = gone
+}
+
+// add files e in b's overlay; b is a copy the caller owns.
+func (b *bucket) add(e *ientry) {
+	if b.added == nil {
+		b.added = &bucket{byDomain: map[string][]*ientry{}}
+	}
+	b.added = b.added.cowWith(e)
+	b.nAdded++
+}
+
+// find returns b's compiled entry with e's key (not looking in the
+// overlay), by rank in e's domain list, or nil.
+func (b *bucket) find(e *ientry) *ientry {
+	es := b.byDomain[e.domain]
+	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+	for _, x := range es[i:min(i+1, len(es))] {
+		if x.key == e.key {
+			return x
+		}
+	}
+	// Not where its rank puts it (an entry stored by an older version):
+	// look everywhere.
+	for _, es := range b.byDomain {
+		if j := slices.IndexFunc(es, func(x *ientry) bool { return x.key == e.key }); j >= 0 {
+			return es[j]
+		}
+	}
+	return nil
+}
+
+// cowWith returns a copy of b (an overlay's small bucket) with e filed.
+func (b *bucket) cowWith(e *ientry) *bucket {
+	c := *b
+	c.byDomain = cloneMap(b.byDomain)
+	es := c.byDomain[e.domain]
+	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+	c.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
+	file(&c, e, nil, true)
+	c.size++
+	return &c
+}
+
+// cowWithout returns a copy of b (an overlay's small bucket) without its
+// entry x.
+func (b *bucket) cowWithout(x *ientry) *bucket {
+	c := *b
+	c.byDomain = cloneMap(b.byDomain)
+	es := c.byDomain[x.domain]
+	if i := slices.Index(es, x); i >= 0 {
+		c.byDomain[x.domain] = slices.Delete(slices.Clone(es), i, i+1)
+	}
+	c.postings = b.postings
+	unfile(&c, x)
+	c.size--
+	return &c
+}
+
+// fold compiles b's live entries (compiled and not gone, and added) into
+// a fresh bucket without overlay.
+func (b *bucket) fold() *bucket {
+	live := func(e *ientry) bool {
+		_, g := b.gone[e]
+		return !g
+	}
+	out := &bucket{byDomain: make(map[string][]*ientry, len(b.byDomain)), bad: b.bad}
+	var added map[string][]*ientry
+	if b.added != nil {
+		added = b.added.byDomain
+	}
+	for d, es := range b.byDomain {
+		out.byDomain[d] = mergeLive(es, added[d], live)
+	}
+	for d, es := range added {
+		if _, ok := b.byDomain[d]; !ok && len(es) > 0 {
+			out.byDomain[d] = slices.Clone(es)
+		}
+	}
+	for d, es := range out.byDomain {
+		if len(es) == 0 {
+			delete(out.byDomain, d)
+		}
+		out.size += len(es)
+	}
+	for kind, m := range b.postings {
+		if m == nil {
+			continue
+		}
+		nm := make(map[string][]*ientry, len(m))
+		for w, es := range m {
+			if kept := filterLive(es, live); len(kept) > 0 {
+				nm[w] = kept
+			}
+		}
+		out.postings[kind] = nm
+	}
+	out.always = filterLive(b.always, live)
+	if b.added != nil {
+		for _, es := range b.added.byDomain {
+			for _, e := range es {
+				file(out, e, nil, false)
 			}
 		}
 	}
-	if n != nil {
-		e := &ientry{key: string(keyspace.LessonByCommand(site, n.FailedCommand, n.UseCount, n.ID)), id: n.ID,
-			use: n.UseCount, helped: n.Helped, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
-		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
-		es := b.byDomain[e.domain]
-		i, _ := slices.BinarySearchFunc(es, e, rankCmp)
-		b.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
-		file(b, e, nil, true)
+	return out
+}
+
+// mergeLive merges the ranked lists a (only its live entries) and b.
+func mergeLive(a, b []*ientry, live func(*ientry) bool) []*ientry {
+	out := make([]*ientry, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(a) > 0 && !live(a[0]):
+			a = a[1:]
+		case len(b) == 0 || (len(a) > 0 && rankCmp(a[0], b[0]) <= 0):
+			out, a = append(out, a[0]), a[1:]
+		default:
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+func filterLive(es []*ientry, live func(*ientry) bool) []*ientry {
+	out := make([]*ientry, 0, len(es))
+	for _, e := range es {
+		if live(e) {
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -28,6 +28,12 @@ import (
 func TestRecallIndexMatchesScan(t *testing.T) {
 	for seed := range 12 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			// Fold the overlay of own writes after 1 to 4 entries, so
+			// folding is exercised as often as the overlay itself.
+			defer func(m int) { overlayMin = m }(overlayMin)
+			if seed%3 != 0 {
+				overlayMin = seed % 3 * 2
+			}
 			r := rand.New(rand.NewPCG(uint64(seed), 14))
 			db := kvtest.Open(t)
 			now := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -242,7 +248,7 @@ func compareRecalls(t *testing.T, s *Store, command, errText, host string) {
 	var dGot, dWant damage
 	err := s.db.View(context.Background(), func(r kv.Reader) error {
 		var err error
-		if got, err = s.recallError(r, errorSites(host), verb, et, host, &dGot); err != nil {
+		if got, err = s.recallError(r, errorSites(host), verb, et, host, false, &dGot); err != nil {
 			return err
 		}
 		want, err = s.scanError(r, errorSites(host), cmds, newErrorText(errText), host, &dWant)
@@ -256,6 +262,41 @@ func compareRecalls(t *testing.T, s *Store, command, errText, host string) {
 	}
 	if !reflect.DeepEqual(dGot, dWant) {
 		t.Fatalf("recall %q %q on %q: damage %+v, the scan %+v", command, errText, host, dGot, dWant)
+	}
+	// The public recall, tried from the watched tokens first (badger
+	// watches them too), answers the same.
+	pub, err := s.RecallError(context.Background(), command, errText, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, pub), mustJSON(t, want); g != w {
+		t.Fatalf("RecallError %q %q on %q:\n got %s\nwant %s", command, errText, host, g, w)
+	}
+	// Learning's duplicate check, from the pattern hits alone, finds what
+	// it found in the whole recall.
+	if verb != "" {
+		all := *s
+		all.opts.MaxRecall = 1 << 30
+		var full []Lesson
+		err := s.db.View(context.Background(), func(r kv.Reader) error {
+			var err error
+			full, err = all.scanError(r, errorSites(host), []string{verb, ""}, newErrorText(errText), host, &damage{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantID := ""
+		for _, l := range full {
+			if l.FailedCommand == verb && et.has(strings.ToLower(l.ErrorPattern)) {
+				wantID = l.ID
+				break
+			}
+		}
+		gotID, err := s.covering(context.Background(), verb, errText, host)
+		if err != nil || gotID != wantID {
+			t.Fatalf("covering %q %q on %q = %q, %v; the scan's %q", verb, errText, host, gotID, err, wantID)
+		}
 	}
 }
 

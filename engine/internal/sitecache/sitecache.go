@@ -9,7 +9,7 @@
 // after any write; a site without a token (nothing written, or forgotten
 // with DropPrefix) is never cached.
 //
-// On a store that watches keys (kv.Watcher: etcd), a warm read checks the
+// On a store that watches keys (kv.Watcher: etcd, badger), a warm read checks the
 // token without a round trip: Token gives the watched copy, and when the
 // cache holds that generation the store answers without opening a View.
 // The copy follows this process's commits at once and other processes'
@@ -37,7 +37,7 @@ func Gen() string {
 
 // Token returns the generation token at genKey as db's watch last saw it,
 // when db is a kv.Watcher whose copy of genKey is synced; ok is false
-// otherwise (badger, a key not yet watched, a broken watch), and the caller
+// otherwise (a store that does not watch, a key not yet watched, a broken watch), and the caller
 // reads the token in its snapshot as before. A missing token is ("", true),
 // which no cache entry matches.
 func Token(db kv.Store, genKey []byte) (gen string, ok bool) {
