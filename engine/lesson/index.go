@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -29,7 +30,10 @@ import (
 // global range is one of them. Stores over namespaces (kv.Prefixed) share
 // them; their tokens are random, so one namespace's index is never taken
 // for another's.
-var indexes = [2]*sitecache.Cache[*siteIndex]{sitecache.New[*siteIndex](indexSites), sitecache.New[*siteIndex](indexSites)}
+var indexes = [2]*sitecache.Cache[*siteIndex]{
+	sitecache.NewWeighted(indexBudget, (*siteIndex).weight),
+	sitecache.NewWeighted(indexBudget, (*siteIndex).weight),
+}
 
 // The parts of a site's recall index: error recall's entries, domain
 // recall's.
@@ -38,8 +42,10 @@ const (
 	partHosts
 )
 
-// indexSites bounds each index cache.
-const indexSites = 256
+// indexBudget bounds each index cache by the entries its sites hold (a
+// site weighs its entries, at least 1), not by how many sites: a store of
+// many small sites is cached whole, a huge site is not all there is.
+const indexBudget = 1 << 20
 
 // maxAnchor bounds an anchor word taken from a pattern's first or last
 // word, so a recall looks up only that many prefixes and suffixes of each
@@ -120,10 +126,14 @@ func copyOf(l *Lesson) Lesson {
 
 // siteIndex is one site's compiled recall index at generation gen.
 type siteIndex struct {
+	n       int // entries, for the cache's budget
 	gen     string
 	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
 	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
 }
+
+// weight is ix's weight in the cache's budget: its entries.
+func (ix *siteIndex) weight() int { return ix.n + 1 }
 
 // siteIndexAt returns site's compiled index as of r's snapshot, from the
 // cache when its token is the one the cached index was built at, else
@@ -156,77 +166,215 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 	return ix, nil
 }
 
-// buildIndex reads site's error-recall or domain-recall range once.
+// buildIndex reads site's error-recall or domain-recall range once. A
+// miss costs this build, so it allocates little per entry: an entry's
+// strings share one allocation, entries come in slabs, the range an entry
+// belongs to is compared rather than made a string for each, and a small
+// bucket's patterns are checked one by one rather than filed by word.
 func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]*hostRef{}}
 	if part == partHosts {
 		hostRange := keyspace.LessonHostIndex(site)
+		var rng []byte
+		var rngS string
+		var refs []*hostRef
+		var slab []hostRef
 		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			if rng, ok := rangeOf(k, len(hostRange)); ok {
-				ix.hosts[rng] = append(ix.hosts[rng], &hostRef{key: string(k), id: keyspace.LastPart(k)})
+			if rng == nil || !bytes.HasPrefix(k, rng) {
+				n, ok := rangeEnd(k, len(hostRange))
+				if !ok {
+					return nil
+				}
+				rngS = string(k[:n]) // k is only valid during the call
+				rng, refs = []byte(rngS), ix.hosts[rngS]
 			}
+			slab = grow(slab)
+			key := string(k)
+			slab = append(slab, hostRef{key: key, id: idOf(key, k)})
+			refs = append(refs, &slab[len(slab)-1])
+			ix.hosts[rngS] = refs
+			ix.n++
 			return nil
 		})
 		return ix, err
 	}
-	var all []*ientry
-	var owner []*bucket
 	cmdRange := keyspace.LessonCmdIndex(site)
+	var rng []byte
+	var b *bucket
+	var slab []ientry
 	err := r.Scan(cmdRange, kv.ScanOptions{}, func(k, v []byte) error {
-		rng, ok := rangeOf(k, len(cmdRange))
-		if !ok {
-			return nil // in no command's range: no recall reads it
+		if rng == nil || !bytes.HasPrefix(k, rng) {
+			n, ok := rangeEnd(k, len(cmdRange))
+			if !ok {
+				return nil // in no command's range: no recall reads it
+			}
+			rng = []byte(string(k[:n]))
+			if b = ix.buckets[string(rng)]; b == nil {
+				b = &bucket{byDomain: map[string][]*ientry{}}
+				ix.buckets[string(rng)] = b
+			}
 		}
-		b := ix.buckets[rng]
-		if b == nil {
-			b = &bucket{byDomain: map[string][]*ientry{}}
-			ix.buckets[rng] = b
-		}
-		id := keyspace.LastPart(k)
-		use, ok := useFromKey(k)
-		m, ok2 := decodeMatch(id, use, v)
+		ix.n++
+		use, ok := useOf(k)
+		dom, pat, helped, last, ok2 := splitMatch(v)
 		if !ok || !ok2 {
 			b.bad = append(b.bad, string(k))
 			return nil
 		}
-		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, lastUsed: m.lastUsed,
-			domain: m.domain, pattern: m.pattern}
+		// One allocation for the entry's strings: key, pattern, last
+		// used, domain.
+		var sb strings.Builder
+		sb.Grow(len(k) + len(pat) + len(last) + len(dom))
+		sb.Write(k)
+		sb.Write(pat)
+		sb.Write(last)
+		sb.Write(dom)
+		all := sb.String()
+		key, rest := all[:len(k)], all[len(k):]
+		slab = grow(slab)
+		slab = append(slab, ientry{key: key, id: idOf(key, k), use: use, helped: helped,
+			pattern: rest[:len(pat)], lastUsed: rest[len(pat) : len(pat)+len(last)], domain: rest[len(pat)+len(last):]})
+		e := &slab[len(slab)-1]
 		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
 		b.size++
-		all, owner = append(all, e), append(owner, b)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	// Each pattern of a bucket past smallBucket entries is filed under its
+	// rarest anchor word (fewest patterns of the site have it), the longer
+	// at equal counts.
+	var df map[string]int
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
+			if b.size <= smallBucket {
+				for _, e := range es {
+					if e.pattern != "" {
+						b.always = append(b.always, e)
+					}
+				}
+				continue
+			}
+			if df == nil {
+				df = map[string]int{}
+			}
+			for _, e := range es {
+				for _, a := range anchors(e.pattern) {
+					df[a.word]++
+				}
+			}
 		}
 	}
-	// Each pattern is filed under its rarest anchor word (fewest patterns
-	// of the site have it), the longer at equal counts.
-	df := map[string]int{}
-	for _, e := range all {
-		for _, a := range anchors(e.pattern) {
-			df[a.word]++
+	for _, b := range ix.buckets {
+		if b.size > smallBucket {
+			for _, es := range b.byDomain {
+				for _, e := range es {
+					file(b, e, df, false)
+				}
+			}
 		}
-	}
-	for i, e := range all {
-		file(owner[i], e, df, false)
 	}
 	return ix, nil
 }
 
-// rangeOf returns the range (a keyspace.LessonsByCommand or LessonsByHost
-// prefix) key k belongs to: its first n bytes, the next part and its
-// slash.
-func rangeOf(k []byte, n int) (string, bool) {
+// smallBucket is the size up to which a bucket's patterns are all checked
+// (bucket.always) rather than filed by anchor word: checking a few
+// patterns costs less than building the postings for them.
+const smallBucket = 16
+
+// grow returns slab, or a fresh one when it is full: entries are
+// pointed to, so a slab is never reallocated; fresh slabs double up to
+// 256 entries, so a small site does not hold a big one.
+func grow[T any](slab []T) []T {
+	if len(slab) < cap(slab) {
+		return slab
+	}
+	return make([]T, 0, min(max(8, 2*cap(slab)), 256))
+}
+
+// idOf is the id at the end of key (as keyspace.LastPart reads it from
+// k), sharing key's memory when it needs no unescaping.
+func idOf(key string, k []byte) string {
+	i := strings.LastIndexByte(key, '/')
+	if strings.IndexByte(key[i+1:], '%') < 0 {
+		return key[i+1:]
+	}
+	return keyspace.LastPart(k)
+}
+
+// useOf reads the use count from a key's "<use>/<id>" tail (as
+// useFromKey), without allocating.
+func useOf(k []byte) (int, bool) {
+	end := bytes.LastIndexByte(k, '/')
+	if end < 16 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range k[end-16 : end] {
+		switch {
+		case '0' <= c && c <= '9':
+			u = u<<4 | uint64(c-'0')
+		case 'a' <= c && c <= 'f':
+			u = u<<4 | uint64(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			u = u<<4 | uint64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return int(^u), true
+}
+
+// splitMatch parses a match entry's head (as decodeMatch) without
+// allocating: its parts alias v.
+func splitMatch(v []byte) (dom, pat []byte, helped int, last []byte, ok bool) {
+	var parts [4][]byte
+	for i := range parts {
+		j := bytes.IndexByte(v, 0)
+		if j < 0 {
+			return nil, nil, 0, nil, false
+		}
+		parts[i], v = v[:j], v[j+1:]
+	}
+	h := parts[2]
+	if len(h) == 0 || len(h) > 18 {
+		if len(h) == 0 {
+			return nil, nil, 0, nil, false
+		}
+		n, err := strconv.Atoi(string(h))
+		return parts[0], parts[1], n, parts[3], err == nil
+	}
+	neg := h[0] == '-' || h[0] == '+'
+	digits := h
+	if neg {
+		digits = h[1:]
+	}
+	if len(digits) == 0 {
+		return nil, nil, 0, nil, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil, nil, 0, nil, false
+		}
+		helped = helped*10 + int(c-'0')
+	}
+	if h[0] == '-' {
+		helped = -helped
+	}
+	return parts[0], parts[1], helped, parts[3], true
+}
+
+// rangeEnd returns the length of the range (a keyspace.LessonsByCommand
+// or LessonsByHost prefix) key k belongs to: its first n bytes, the next
+// part and its slash.
+func rangeEnd(k []byte, n int) (int, bool) {
 	i := bytes.IndexByte(k[n:], '/')
 	if i < 0 {
-		return "", false
+		return 0, false
 	}
-	return string(k[:n+i+1]), true
+	return n + i + 1, true
 }
 
 // file puts e in b's postings under its best anchor word, or in b.always.
@@ -730,7 +878,13 @@ func (w *ownWrite) advance() {
 // with returns a copy of ix with old's entries (if any) replaced by n's
 // (if any); ix itself is shared and never changed.
 func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
-	out := &siteIndex{gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	out := &siteIndex{n: ix.n, gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	if old != nil {
+		out.n--
+	}
+	if n != nil {
+		out.n++
+	}
 	if part == partHosts {
 		out.hosts = cloneMap(ix.hosts)
 		if old != nil && old.Domain != "" {

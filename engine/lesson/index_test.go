@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -458,5 +459,42 @@ func BenchmarkRecallIndexWarm(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// BenchmarkRecallIndexMemory fills the index caches with every site of the
+// store (one error and one domain recall each) and reports the heap they
+// hold: bytes per cached entry, and MB in all, with the entries cached
+// (the budget is indexBudget entries per part).
+func BenchmarkRecallIndexMemory(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, false)
+			ctx := context.Background()
+			for b.Loop() {
+				for _, c := range indexes {
+					c.Clear()
+				}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range max(n/20, 1) {
+					host := fmt.Sprintf("www.site%d.example", i)
+					if _, err := s.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", host); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.RecallDomain(ctx, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				entries := indexes[partErrors].Weight() + indexes[partHosts].Weight()
+				held := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+				b.ReportMetric(held/float64(entries), "B/entry")
+				b.ReportMetric(held/1e6, "MB")
+				b.ReportMetric(float64(entries), "entries")
+			}
+		})
 	}
 }

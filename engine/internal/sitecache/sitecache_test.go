@@ -44,6 +44,25 @@ func TestLeastRecentlyUsedGoes(t *testing.T) {
 	}
 }
 
+func TestWeighted(t *testing.T) {
+	c := NewWeighted[int](10, func(v int) int { return v })
+	c.Put("a", "g", 4)
+	c.Put("b", "g", 4)
+	c.Get("a", "g")
+	c.Put("c", "g", 3) // 11: b, the least recently used, goes
+	if !c.Has("a") || c.Has("b") || !c.Has("c") || c.Weight() != 7 {
+		t.Fatalf("a %v b %v c %v weight %d", c.Has("a"), c.Has("b"), c.Has("c"), c.Weight())
+	}
+	c.Advance("a", "g", "g2", func(v int) int { return 6 }) // 9
+	if c.Weight() != 9 || !c.Has("c") {
+		t.Fatalf("after Advance: weight %d", c.Weight())
+	}
+	c.Put("d", "g", 20) // heavier than the whole budget: nothing stays
+	if c.Len() != 0 || c.Weight() != 0 {
+		t.Fatalf("after a value over the budget: %d values, weight %d", c.Len(), c.Weight())
+	}
+}
+
 func TestGenIsFresh(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
