@@ -498,3 +498,106 @@ func BenchmarkRecallIndexMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecallIndexMiss is the cost of a cache miss against the scans
+// the index replaced: "miss" recalls on a site whose compiled index is
+// stale (so it is built from the store, the global range staying cached),
+// "scan" answers the same recall by scanning (the oracle, and what recall
+// cost before the index).
+func BenchmarkRecallIndexMiss(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, false)
+			ctx := context.Background()
+			sites := max(n/20, 1)
+			const cmd, errText = "fill e37 padel rackets", "too many arguments: expected 2, received 3"
+			stale := func(host string) {
+				for _, c := range indexes {
+					c.Put(domain.Site(host), "stale", &siteIndex{})
+				}
+			}
+			b.Run("error/miss", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					stale(host)
+					if _, err := s.RecallError(ctx, cmd, errText, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("error/scan", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					err := s.db.View(ctx, func(r kv.Reader) error {
+						_, err := s.scanError(r, errorSites(host), []string{Verb(cmd), ""}, newErrorText(errText), host, &damage{})
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("domain/miss", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					stale(host)
+					if _, err := s.RecallDomain(ctx, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("domain/scan", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					err := s.db.View(ctx, func(r kv.Reader) error {
+						_, err := s.scanDomain(r, host, domain.Site(host), &damage{})
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkUseSkewed is a use of a global lesson for the skewed store's
+// common verb (a fifth of all lessons share it) while the global range's
+// compiled index is cached: each use advances the cached index (the write
+// applied to it in process), rotating over a thousand lessons; a recall
+// after each keeps it in use.
+func BenchmarkUseSkewed(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, true)
+			ctx := context.Background()
+			var ids []string
+			err := s.db.View(ctx, func(r kv.Reader) error {
+				return r.Scan(keyspace.LessonsByCommand(keyspace.Global, "fill"), kv.ScanOptions{KeysOnly: true, Limit: 1000}, func(k, _ []byte) error {
+					ids = append(ids, keyspace.LastPart(k))
+					return nil
+				})
+			})
+			if err != nil || len(ids) == 0 {
+				b.Fatalf("ids: %d, %v", len(ids), err)
+			}
+			if _, err := s.RecallError(ctx, "fill e1", "problem 5", ""); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.Use(ctx, ids[i%len(ids)], ""); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.RecallError(ctx, "fill e1", "problem 5", ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
