@@ -471,7 +471,12 @@ func BenchmarkRecallIndexMemory(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			s := benchStore(b, n, false)
 			ctx := context.Background()
+			measured := false
 			for b.Loop() {
+				if measured {
+					continue // one fill is the measure, however long b.N
+				}
+				measured = true
 				for _, c := range indexes {
 					c.Clear()
 				}
@@ -570,7 +575,7 @@ func BenchmarkRecallIndexMiss(b *testing.B) {
 // common verb (a fifth of all lessons share it) while the global range's
 // compiled index is cached: each use advances the cached index (the write
 // applied to it in process), rotating over a thousand lessons; a recall
-// after each keeps it in use.
+// after each (an error no "problem <n>" pattern matches) keeps it in use.
 func BenchmarkUseSkewed(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
@@ -586,7 +591,7 @@ func BenchmarkUseSkewed(b *testing.B) {
 			if err != nil || len(ids) == 0 {
 				b.Fatalf("ids: %d, %v", len(ids), err)
 			}
-			if _, err := s.RecallError(ctx, "fill e1", "problem 5", ""); err != nil {
+			if _, err := s.RecallError(ctx, "fill e1", "too many arguments: expected 2, received 3", ""); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -594,7 +599,7 @@ func BenchmarkUseSkewed(b *testing.B) {
 				if _, err := s.Use(ctx, ids[i%len(ids)], ""); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.RecallError(ctx, "fill e1", "problem 5", ""); err != nil {
+				if _, err := s.RecallError(ctx, "fill e1", "too many arguments: expected 2, received 3", ""); err != nil {
 					b.Fatal(err)
 				}
 			}
