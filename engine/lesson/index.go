@@ -45,7 +45,7 @@ const (
 // indexBudget bounds each index cache by the entries its sites hold (a
 // site weighs its entries, at least 1), not by how many sites: a store of
 // many small sites is cached whole, a huge site is not all there is.
-const indexBudget = 1 << 20
+const indexBudget = 1 << 17
 
 // maxAnchor bounds an anchor word taken from a pattern's first or last
 // word, so a recall looks up only that many prefixes and suffixes of each
