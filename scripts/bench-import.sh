@@ -21,7 +21,7 @@ trap 'exit 130' INT TERM
 
 E="${ENGINE:-}"
 if [ -z "$E" ]; then
-	$GO build -o "$tmp/engine" ./cmd/engine
+	CGO_ENABLED=0 $GO build -o "$tmp/engine" ./cmd/engine # as make build
 	E="$tmp/engine"
 fi
 

@@ -128,14 +128,19 @@ func writeDocument(w io.Writer, d *archive.Document) error {
 	}
 	v := reflect.ValueOf(d).Elem()
 	bw.WriteByte('{')
+	wrote := false
 	for i := 0; i < v.NumField(); i++ {
 		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		if name == "" || name == "-" || opts != "" {
-			panic("api: writeDocument handles plain json names only") // TestExportStreamsTheSameBytes
+		if name == "" || name == "-" || (opts != "" && opts != "omitempty") {
+			panic("api: writeDocument handles plain json names and omitempty only") // TestExportStreamsTheSameBytes
 		}
-		if i > 0 {
+		if opts == "omitempty" && v.Field(i).Len() == 0 {
+			continue // a slice (history), left out as json leaves it out
+		}
+		if wrote {
 			bw.WriteByte(',')
 		}
+		wrote = true
 		if err := put(name); err != nil {
 			return err
 		}

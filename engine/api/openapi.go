@@ -84,11 +84,11 @@ var openAPI = sync.OnceValue(func() map[string]any {
 	}
 })
 
-var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+var pathParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z_]+)\}`) })
 
 func pathParams(path string) []string {
 	var out []string
-	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+	for _, m := range pathParam().FindAllStringSubmatch(path, -1) {
 		out = append(out, m[1])
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -291,7 +292,7 @@ func readKnowledge(d *Document, file, host string) ([]string, error) {
 }
 
 // elementRe splits the design's element identity: role "accessible name".
-var elementRe = regexp.MustCompile(`^\s*([A-Za-z][\w-]*)\s+"(.*)"\s*$`)
+var elementRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z][\w-]*)\s+"(.*)"\s*$`) })
 
 func readSelectors(d *Document, file, host string) ([]string, error) {
 	if !exists(file) {
@@ -316,7 +317,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 		if el == "" {
 			el = k
 		}
-		mm := elementRe.FindStringSubmatch(el)
+		mm := elementRe().FindStringSubmatch(el)
 		if mm == nil {
 			return nil, bad(engine.Invalid("selector", fmt.Sprintf("element %q is not `role \"accessible name\"`", el)))
 		}

@@ -14,12 +14,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/plan"
@@ -40,9 +42,14 @@ const (
 // Document is the export format: every store's records, each kind in its
 // own store's JSON form.
 type Document struct {
-	Format       string                  `json:"format"`
-	Version      int                     `json:"version"`
-	ExportedAt   time.Time               `json:"exported_at"`
+	Format     string    `json:"format"`
+	Version    int       `json:"version"`
+	ExportedAt time.Time `json:"exported_at"`
+	// History is the kept versions of lessons, facts, selectors and
+	// trajectories (engine history), before the records so a streamed
+	// import keeps them before it writes the records; a file without it
+	// (older exports) imports as before.
+	History      []history.Entry         `json:"history,omitempty"`
 	Lessons      []lesson.Lesson         `json:"lessons"`
 	Facts        []fact.Fact             `json:"facts"`
 	Selectors    []selector.Selector     `json:"selectors"`
@@ -234,6 +241,11 @@ var kinds = []kind{
 					// (Record would count it as one more run); a held one
 					// is held beside it.
 					if t.ID != "" && t.Quarantine == "" {
+						// The same record again: nothing changes (and no
+						// version is kept).
+						if cur, err := m.Trajectories.Get(ctx, t.Domain, t.ID); err == nil && reflect.DeepEqual(cur, t) {
+							continue
+						}
 						err := m.Trajectories.Delete(ctx, t.Domain, t.ID)
 						if err != nil && !errors.Is(err, trajectory.ErrNotFound) {
 							return err
@@ -293,6 +305,10 @@ func (m *Archive) Export(ctx context.Context) (*Document, error) {
 		if err := k.export(ctx, m, d); err != nil {
 			return nil, fmt.Errorf("export %s: %w", k.name, err)
 		}
+	}
+	var err error
+	if d.History, err = m.exportHistory(ctx); err != nil {
+		return nil, fmt.Errorf("export history: %w", err)
 	}
 	d.fillEmpty()
 	m.redact(d)
@@ -370,6 +386,9 @@ func invalidIn(file string, err error) error {
 type Result struct {
 	Imported Counts   `json:"imported"`
 	Skipped  []string `json:"skipped,omitempty"` // records left out, and why
+	// SHA256 is the imported file's digest (Options.SHA256), which
+	// RevertImport takes to undo the import.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Import validates every record of d and then writes them all, merging
@@ -413,6 +432,6 @@ func (m *Archive) Import(ctx context.Context, d *Document, source string) (*Resu
 	for _, e := range events {
 		m.Events().Emit(e.Name, e.Fields)
 	}
-	res.Imported = in.Count()
+	res.Imported, res.SHA256 = in.Count(), m.sha256
 	return res, nil
 }

@@ -385,6 +385,15 @@ func TestForgetOneSite(t *testing.T) {
 	if o, _ := e.mem.Survey(ctx, "other.org"); o != (Survey{Site: "other.org", Lessons: 1, Facts: 1, Selectors: 1, Sessions: 1, Runs: 1, PlanIterations: 1}) {
 		t.Fatalf("other.org after forgetting example.com: %+v", o)
 	}
+	// Nor does a kept version: revert cannot bring the site back.
+	for _, h := range after.History {
+		if strings.Contains(string(h.Record), "example.com") {
+			t.Errorf("a %s version of %s kept after forget: %s", h.Kind, h.ID, h.Record)
+		}
+	}
+	if len(before.History) == 0 {
+		t.Error("the test memory kept no versions to forget")
+	}
 	if len(after.Lessons) != len(before.Lessons)-1 {
 		t.Fatalf("lessons %d → %d, want one fewer", len(before.Lessons), len(after.Lessons))
 	}

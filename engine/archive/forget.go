@@ -122,6 +122,9 @@ func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 	if err := m.Plans.Delete(ctx, ids...); err != nil {
 		return Survey{}, err
 	}
+	if err := m.forgetHistory(ctx, site); err != nil {
+		return Survey{}, fmt.Errorf("forget %s: history: %w", site, err)
+	}
 	for _, p := range [][]byte{keyspace.QuarantinedFactsOf(site), keyspace.QuarantinedTrajectoriesOf(site), keyspace.SitePrefix(site)} {
 		if err := m.DB().DropPrefix(ctx, p); err != nil {
 			return Survey{}, fmt.Errorf("forget %s: %w", site, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/kv"
@@ -101,6 +102,16 @@ func (m *Archive) ImportStream(ctx context.Context, r io.Reader, source string) 
 			into = &d.Runs
 		case "plans":
 			into = &d.Plans
+		case "history":
+			// Written at once, before the records that follow it.
+			var h []history.Entry
+			if err := dec.Decode(&h); err != nil {
+				return abort(bad(fmt.Errorf("history: %w", err)))
+			}
+			if err := write(&Document{History: h}, 0); err != nil {
+				return abort(err)
+			}
+			continue
 		case "lessons":
 			if err := expectDelim(dec, '['); err != nil {
 				return abort(bad(fmt.Errorf("lessons: %w", err)))
@@ -176,7 +187,7 @@ func (m *Archive) ImportStream(ctx context.Context, r io.Reader, source string) 
 		m.Events().Emit(e.Name, e.Fields)
 	}
 	rest.Lessons = make([]lesson.Lesson, lessons) // counted, not held
-	res.Imported = rest.Count()
+	res.Imported, res.SHA256 = rest.Count(), m.sha256
 	return res, nil
 }
 
@@ -189,8 +200,14 @@ func (m *Archive) stage(ctx context.Context, d *Document, source string, offset 
 	var events []event.Event
 	prov := m.Provenance()
 	prov.Source, prov.File, prov.SHA256 = engine.SourceImported, m.file, m.sha256
-	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov}),
-		Options{Trust: m.trust})
+	sm := New(memory.New(stage, memory.Options{Now: m.Clock(), Events: func(e event.Event) { events = append(events, e) }, Provenance: prov,
+		HistoryKeep: m.HistoryKeep()}), Options{Trust: m.trust, Redactor: m.red})
+	// The versions first: a record's are taken only while it has none
+	// kept, and writing the record keeps one.
+	keepHistory, err := sm.prepareHistory(d)
+	if err != nil {
+		return nil, nil, invalidIn(source, err)
+	}
 	commits := make([]func(context.Context) error, len(kinds))
 	for i, k := range kinds {
 		commit, err := k.prepare(sm, d)
@@ -201,6 +218,9 @@ func (m *Archive) stage(ctx context.Context, d *Document, source string, offset 
 			return nil, nil, invalidIn(source, err)
 		}
 		commits[i] = commit
+	}
+	if err := keepHistory(ctx); err != nil {
+		return nil, nil, fmt.Errorf("import history: %w (nothing written)", err)
 	}
 	for i, commit := range commits {
 		if err := commit(ctx); err != nil {

@@ -24,6 +24,7 @@
 package fact
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -139,20 +141,24 @@ type Options struct {
 	// MinConfidence is the confidence a fact needs to reach the prompt
 	// (Confident); zero means DefaultMinConfidence.
 	MinConfidence float64
+	// HistoryKeep is how many past versions of each fact are kept (see
+	// History); zero means the default (20).
+	HistoryKeep int
 }
 
 // Store keeps facts in a kv.Store.
 type Store struct {
-	db   kv.Store
-	now  func() time.Time
-	ev   event.Func
-	prov engine.Provenance
-	minC float64
+	db    kv.Store
+	now   func() time.Time
+	ev    event.Func
+	prov  engine.Provenance
+	minC  float64
+	histN int
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance, minC: opts.MinConfidence}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance, minC: opts.MinConfidence, histN: opts.HistoryKeep}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -229,7 +235,9 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
 		out = Outcome{}
 		var rivals []Fact
+		var rivalRaw [][]byte
 		var found *Fact
+		var foundRaw []byte
 		// Read the observed value's own key first: a read of a missing key
 		// still makes two concurrent first observations conflict, which a
 		// scan of an empty range would not.
@@ -242,9 +250,10 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
 			if f.Value == value {
-				found = &f
+				found, foundRaw = &f, bytes.Clone(v)
 			} else {
 				rivals = append(rivals, f)
+				rivalRaw = append(rivalRaw, bytes.Clone(v))
 			}
 			return nil
 		})
@@ -266,6 +275,9 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 				Provenance: s.prov.Stamp(now, site), LastRun: s.prov.Run}
 			out.Result = "new"
 		}
+		if err := s.keep(tx, history.OpObserve, &f, foundRaw); err != nil {
+			return err
+		}
 		if err := put(tx, site, f, vh); err != nil {
 			return err
 		}
@@ -273,9 +285,16 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 			return err
 		}
 		out.Fact = f
-		for _, r := range rivals {
+		for i, r := range rivals {
 			r.Confidence = contradict(r.Confidence)
 			rk := keyspace.Fact(site, host, string(typ), key, valueHash(r.Value))
+			op := history.OpContradict
+			if r.Confidence < Floor {
+				op = history.OpPrune
+			}
+			if err := s.keep(tx, op, &r, rivalRaw[i]); err != nil {
+				return err
+			}
 			if r.Confidence < Floor {
 				if err := tx.Delete(rk); err != nil {
 					return err
@@ -347,6 +366,17 @@ func (s *Store) Put(ctx context.Context, f Fact) (stored Fact, kept bool, err er
 	k := keyspace.Fact(site, host, string(typ), key, valueHash(value))
 	kept = f.Confidence >= Floor
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		old, err := tx.Get(k)
+		if errors.Is(err, kv.ErrNotFound) {
+			old = nil
+		} else if err != nil {
+			return err
+		}
+		if nb, _ := json.Marshal(f); (kept || old != nil) && !bytes.Equal(nb, old) {
+			if err := s.keep(tx, history.OpSet, &f, old); err != nil {
+				return err
+			}
+		}
 		if err := tx.Set(keyspace.FactGen(site), []byte(sitecache.Gen()), 0); err != nil {
 			return err
 		}
@@ -597,6 +627,9 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Fact]{
 			Counts: func(f *Fact) *engine.Counts { return &f.Counts },
 			Gen:    keyspace.FactGen,
+			Version: func(tx kv.Txn, f *Fact, old []byte) error {
+				return s.keep(tx, history.OpAttribute, f, old)
+			},
 		})
 		return err
 	})

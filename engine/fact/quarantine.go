@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/screen"
@@ -156,6 +157,9 @@ func (s *Store) Approve(ctx context.Context, id string) (Fact, error) {
 			var have Fact
 			if err := json.Unmarshal(v, &have); err != nil {
 				return fmt.Errorf("decode fact %s: %w", f.Key, err)
+			}
+			if err := s.keep(tx, history.OpApprove, &have, v); err != nil {
+				return err
 			}
 			have.Confidence = confirm(have.Confidence)
 			have.Sources++

@@ -239,14 +239,14 @@ func QuarantinedLessons() []byte { return []byte("quarantine/lesson/") }
 
 // LessonHistory is the key of version seq of lesson id.
 func LessonHistory(id string, seq uint64) []byte {
-	return []byte(fmt.Sprintf("lesson-history/%s/%016x", esc(id), seq))
+	return History("lesson", id, seq)
 }
 
 // LessonHistoryNext is the key of lesson id's next version number.
-func LessonHistoryNext(id string) []byte { return []byte("lesson-history/" + esc(id)) }
+func LessonHistoryNext(id string) []byte { return HistoryNext("lesson", id) }
 
 // LessonHistoryOf is the range of lesson id's versions, oldest first.
-func LessonHistoryOf(id string) []byte { return []byte("lesson-history/" + esc(id) + "/") }
+func LessonHistoryOf(id string) []byte { return HistoryOf("lesson", id) }
 
 // RetractedLesson is the key of a retracted lesson.
 func RetractedLesson(id string) []byte { return []byte("retracted/lesson/" + esc(id)) }
@@ -256,4 +256,4 @@ func RetractedLessons() []byte { return []byte("retracted/lesson/") }
 
 // LessonHistoryPrefix is the range of every lesson's versions (and next
 // version numbers).
-func LessonHistoryPrefix() []byte { return []byte("lesson-history/") }
+func LessonHistoryPrefix() []byte { return HistoryPrefix("lesson") }

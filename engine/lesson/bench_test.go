@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/engine-dev/engine/engine/page"
 	"github.com/engine-dev/engine/kv/kvtest"
@@ -68,31 +67,27 @@ func benchLessons(n int, skewed bool) []Lesson {
 }
 
 // benchStore is a store on disk holding benchLessons(n), closed and opened
-// again after filling, as the next engine command would find it.
+// again after filling, as the next engine command would find it. The 1M
+// store is a copy of the cached one (bench_cache_test.go).
 func benchStore(b *testing.B, n int, skewed bool) *Store {
 	b.Helper()
+	if n >= bench1M {
+		return cachedStore(b, n, skewed)
+	}
 	dir := b.TempDir()
 	db := kvtest.OpenDir(b, dir)
-	s := New(db, Options{Now: func() time.Time { return time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC) }})
-	ls, err := s.Prepare(benchLessons(n, skewed), ImportOptions{KeepTrust: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Import(context.Background(), ls); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Seed(context.Background()); err != nil {
+	if err := benchFill(context.Background(), benchNew(db), n, skewed); err != nil {
 		b.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return New(kvtest.OpenDir(b, dir), s.opts)
+	return benchNew(kvtest.OpenDir(b, dir))
 }
 
 func BenchmarkRecallError(b *testing.B) {
 	for _, shape := range []string{"grown", "skewed"} {
-		for _, n := range benchSizes {
+		for _, n := range benchSizesAll() {
 			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
 				s := benchStore(b, n, shape == "skewed")
 				ctx := context.Background()
@@ -109,7 +104,7 @@ func BenchmarkRecallError(b *testing.B) {
 }
 
 func BenchmarkRecallDomain(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizesAll() {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			s := benchStore(b, n, false)
 			ctx := context.Background()
@@ -124,7 +119,7 @@ func BenchmarkRecallDomain(b *testing.B) {
 }
 
 func BenchmarkTier1(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizesAll() {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			s := benchStore(b, n, false)
 			ctx := context.Background()
@@ -140,7 +135,7 @@ func BenchmarkTier1(b *testing.B) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizesAll() {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			s := benchStore(b, n, false)
 			ctx := context.Background()
@@ -224,8 +219,20 @@ func (f seedFile) record(l Lesson) error {
 	return f.save(m)
 }
 
-func benchSeedFile(b *testing.B, n int) seedFile {
+// benchSeedFile is the seed's JSON file of n lessons: the cached one at 1M
+// (copied when the benchmark writes to it), a new one in a temp dir below.
+func benchSeedFile(b *testing.B, n int, writes bool) seedFile {
 	f := seedFile{filepath.Join(b.TempDir(), "memory.json")}
+	if n >= bench1M {
+		cached := cachedSeedFile(b, n)
+		if !writes {
+			return cached
+		}
+		if err := copyFile(cached.path, f.path); err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
 	if err := f.save(&File{Version: 1, Lessons: benchLessons(n, false)}); err != nil {
 		b.Fatal(err)
 	}
@@ -233,9 +240,9 @@ func benchSeedFile(b *testing.B, n int) seedFile {
 }
 
 func BenchmarkSeedBaseline(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizesAll() {
 		b.Run(fmt.Sprintf("recall_error/n=%d", n), func(b *testing.B) {
-			f := benchSeedFile(b, n)
+			f := benchSeedFile(b, n, false)
 			b.ResetTimer()
 			for i := range b.N {
 				if _, err := f.recallError("fill", "too many arguments", fmt.Sprintf("www.site%d.example", i%max(n/20, 1))); err != nil {
@@ -244,7 +251,7 @@ func BenchmarkSeedBaseline(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("recall_domain/n=%d", n), func(b *testing.B) {
-			f := benchSeedFile(b, n)
+			f := benchSeedFile(b, n, false)
 			b.ResetTimer()
 			for i := range b.N {
 				if _, err := f.recallDomain(fmt.Sprintf("www.site%d.example", i%max(n/20, 1))); err != nil {
@@ -253,7 +260,7 @@ func BenchmarkSeedBaseline(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("record/n=%d", n), func(b *testing.B) {
-			f := benchSeedFile(b, n)
+			f := benchSeedFile(b, n, true)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := f.record(Lesson{Lesson: "x", FailedCommand: "click", ErrorPattern: fmt.Sprintf("new problem %d", i/2)}); err != nil {

@@ -7,17 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
 
 // DefaultHistoryKeep is how many past versions of a lesson are kept.
-const DefaultHistoryKeep = 20
+const DefaultHistoryKeep = history.DefaultKeep
 
 // Ops a version records: what replaced it.
 const (
@@ -55,12 +55,7 @@ type Retraction struct {
 	Lesson Lesson            `json:"lesson"`
 }
 
-func (s *Store) historyKeep() uint64 {
-	if s.opts.HistoryKeep <= 0 {
-		return DefaultHistoryKeep
-	}
-	return uint64(s.opts.HistoryKeep)
-}
+func (s *Store) historyKeep() uint64 { return history.KeepN(s.opts.HistoryKeep) }
 
 // by is who changes lessons through this store.
 func (s *Store) by() engine.Provenance {
@@ -71,73 +66,44 @@ func (s *Store) by() engine.Provenance {
 	return p
 }
 
-// lastVersion returns the newest version number of lesson id and whether
-// it has any: one Get (of the next number, kept beside the versions).
-func lastVersion(r kv.Reader, id string) (uint64, bool, error) {
-	b, err := r.Get(keyspace.LessonHistoryNext(id))
-	if errors.Is(err, kv.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	n, err := strconv.ParseUint(string(b), 16, 64)
-	if err != nil || n == 0 {
-		return 0, false, fmt.Errorf("lesson %s: %w next version %q", id, errDamaged, b)
-	}
-	return n - 1, true, nil
-}
-
 // keep stores old (the lesson a change by op replaces) as its next
-// version in tx, and drops the version that falls out of the last
-// HistoryKeep: one Get, two Sets, one Delete. Versions are numbered
-// without gaps, so the one to drop is known without reading.
+// version in tx, keeping the last HistoryKeep (engine/internal/history).
+// old is encoded again: reading its stored bytes back costs a Get, which
+// allocates more than the encoding (measured); the bytes load read are
+// not passed down to here.
 func (s *Store) keep(tx kv.Txn, op string, old *Lesson) error {
 	if old == nil {
 		return nil
 	}
-	last, found, err := lastVersion(tx, old.ID)
+	rec, err := json.Marshal(old)
 	if err != nil {
-		return err
+		return fmt.Errorf("lesson %s: keep version: %w", old.ID, err)
 	}
-	seq := uint64(0)
-	if found {
-		seq = last + 1
+	c := history.Change{At: s.opts.Now(), By: s.by(), Op: op}
+	return history.Keep(tx, history.Lesson, old.ID, c, rec, s.historyKeep())
+}
+
+// keepImport keeps old, the lesson an import replaces with l, as a version
+// (op import), unless l is the same record (importing an export again
+// changes nothing); a lesson the import creates gets an absent version
+// (history.Absent), so revert --import removes it.
+func (s *Store) keepImport(tx kv.Txn, old, l *Lesson) error {
+	if old != nil {
+		was, err := json.Marshal(old)
+		if err != nil {
+			return err
+		}
+		if b, err := json.Marshal(l); err == nil && bytes.Equal(b, was) {
+			return nil
+		}
+		return s.keep(tx, OpImport, old)
 	}
-	v := Version{Version: seq, At: s.opts.Now().UTC(), By: s.by(), Op: op, Lesson: *old}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("lesson %s: encode version: %w", old.ID, err)
-	}
-	if err := tx.Set(keyspace.LessonHistory(old.ID, seq), b, 0); err != nil {
-		return err
-	}
-	if err := tx.Set(keyspace.LessonHistoryNext(old.ID), fmt.Appendf(nil, "%016x", seq+1), 0); err != nil {
-		return err
-	}
-	if n := s.historyKeep(); seq >= n {
-		return tx.Delete(keyspace.LessonHistory(old.ID, seq-n))
-	}
-	return nil
+	c := history.Change{At: s.opts.Now(), By: s.by(), Op: OpImport}
+	return history.Keep(tx, history.Lesson, l.ID, c, history.Absent, s.historyKeep())
 }
 
 // forgetHistory deletes every kept version of lesson id, in tx.
-func forgetHistory(tx kv.Txn, id string) error {
-	var keys [][]byte
-	err := tx.Scan(keyspace.LessonHistoryOf(id), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-		keys = append(keys, bytes.Clone(k))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range append(keys, keyspace.LessonHistoryNext(id)) {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func forgetHistory(tx kv.Txn, id string) error { return history.Forget(tx, history.Lesson, id) }
 
 // History returns the kept versions of lesson id, newest first (also of a
 // removed or retracted lesson: they are kept for audit). A lesson with
@@ -266,26 +232,18 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Lesson, error
 	var out *Lesson
 	err := s.db.Update(ctx, func(tx kv.Txn) error {
 		var v Version
-		key := keyspace.LessonHistory(id, uint64(max(to, 0)))
-		if to < 0 {
-			last, found, err := lastVersion(tx, id)
-			if err != nil {
-				return err
-			}
-			if !found {
-				return fmt.Errorf("lesson %s has no earlier version: %w", id, ErrNoVersion)
-			}
-			key = keyspace.LessonHistory(id, last)
-		}
-		b, err := tx.Get(key)
+		b, err := history.Get(tx, history.Lesson, id, to)
 		if errors.Is(err, kv.ErrNotFound) {
-			return fmt.Errorf("lesson %s version %d: %w", id, to, ErrNoVersion)
+			return fmt.Errorf("%w: %w", ErrNoVersion, err)
 		}
 		if err != nil {
 			return err
 		}
 		if err := json.Unmarshal(b, &v); err != nil {
 			return fmt.Errorf("lesson %s: %w version: %w", id, errDamaged, err)
+		}
+		if e, err := history.Decode(history.Lesson, id, b); err == nil && history.IsAbsent(e.Record) {
+			return s.restore(tx, id, nil, OpRevert) // the version before an import created it
 		}
 		return s.restore(tx, id, &v.Lesson, OpRevert)
 	})
@@ -294,7 +252,9 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Lesson, error
 	}
 	return out, s.db.View(ctx, func(r kv.Reader) error {
 		var err error
-		out, err = load(r, id)
+		if out, err = load(r, id); errors.Is(err, ErrNotFound) {
+			out, err = nil, nil // reverted to before it existed
+		}
 		return err
 	})
 }
@@ -407,5 +367,45 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*RunReverted, error)
 	}
 	slices.Sort(out.Restored)
 	slices.Sort(out.Removed)
+	return out, nil
+}
+
+// RevertImport undoes every lesson change the import of the file with
+// digest sha made, as the history says: each lesson it replaced goes back
+// to its version before the import, each it created is removed (it keeps
+// an absent version). It reads every kept lesson version: an operator's
+// command, not a hot path.
+func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
+	out := &history.Reverted{Restored: []string{}, Removed: []string{}}
+	var firsts map[string]history.Entry
+	err := s.db.View(ctx, func(r kv.Reader) (err error) {
+		firsts, err = history.Firsts(r, history.Lesson, func(p engine.Provenance) bool { return p.SHA256 == sha })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lesson: revert import %s: %w", sha, err)
+	}
+	ids := make([]string, 0, len(firsts))
+	for id := range firsts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		var l *Lesson
+		if rec := firsts[id].Record; !history.IsAbsent(rec) {
+			l = new(Lesson)
+			if err := decodeInto(rec, id, l); err != nil {
+				return out, fmt.Errorf("lesson: revert import %s: %w", sha, err)
+			}
+		}
+		if err := s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) }); err != nil {
+			return out, fmt.Errorf("lesson: revert import %s: %s: %w", sha, id, err)
+		}
+		if l == nil {
+			out.Removed = append(out.Removed, id)
+		} else {
+			out.Restored = append(out.Restored, id)
+		}
+	}
 	return out, nil
 }

@@ -195,7 +195,7 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
-				if err := s.keep(tx, OpImport, old); err != nil {
+				if err := s.keepImport(tx, old, &l); err != nil {
 					return err
 				}
 				if err := put(tx, old, &l); err != nil {

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -58,7 +59,7 @@ var textAnswers = []string{"finish", "answer", "invalid_tool_call", "invalid_pla
 // argumentCheckRe matches the messages of the engine's and its browser
 // plugins' argument checks, for engine records written before "origin"
 // existed: such a failure is the model's mistake, not the page's.
-var argumentCheckRe = regexp.MustCompile(`(?i)is not a snapshot ref|no element has ref|no element named|needs a ref|needs a url|needs a key|needs "|unknown action|unknown key|unknown tool|malformed arguments|scroll direction|navigation to .* blocked|is not a valid ref`)
+var argumentCheckRe = lazyRegexp(`(?i)is not a snapshot ref|no element has ref|no element named|needs a ref|needs a url|needs a key|needs "|unknown action|unknown key|unknown tool|malformed arguments|scroll direction|navigation to .* blocked|is not a valid ref`)
 
 // inferOrigin is the origin of a failed record that does not say: a
 // design-shaped record (the command line tool is the browser) is the
@@ -69,7 +70,7 @@ func inferOrigin(a *Action, toolError string) string {
 	switch {
 	case toolError != "", slices.Contains(textAnswers, Verb(a.Command)):
 		return OriginEngine
-	case argumentCheckRe.MatchString(a.Error):
+	case argumentCheckRe().MatchString(a.Error):
 		return OriginEngine
 	}
 	return OriginBrowser
@@ -202,27 +203,36 @@ var (
 	// placeholder, in this order: quoted text, URLs, refs (e37), numbers
 	// (3, 5000ms, 0x1f).
 	volatile = []struct {
-		re          *regexp.Regexp
+		re          func() *regexp.Regexp
 		placeholder string
 	}{
-		{regexp.MustCompile(`"[^"]*"|'[^']*'`), "<text>"},
-		{regexp.MustCompile(`https?://\S+`), "<url>"},
-		{regexp.MustCompile(`\b[a-z]\d+\b`), "<ref>"},
-		{regexp.MustCompile(`\b\d+[a-z0-9]*\b`), "<n>"},
+		{lazyRegexp(`"[^"]*"|'[^']*'`), "<text>"},
+		{lazyRegexp(`https?://\S+`), "<url>"},
+		{lazyRegexp(`\b[a-z]\d+\b`), "<ref>"},
+		{lazyRegexp(`\b\d+[a-z0-9]*\b`), "<n>"},
 	}
-	placeholderRe = regexp.MustCompile(`<(text|url|ref|n)>`)
-	spaceRe       = regexp.MustCompile(`\s+`)
-	wordRe        = regexp.MustCompile(`[a-z]{2,}`)
+	placeholderRe = lazyRegexp(`<(text|url|ref|n)>`)
+	spaceRe       = lazyRegexp(`\s+`)
+	wordRe        = lazyRegexp(`[a-z]{2,}`)
 	// ansiRe matches terminal escape sequences (colours in a CLI's stderr).
-	ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+	ansiRe = lazyRegexp("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 )
+
+// lazyRegexp returns expr compiled on its first call: a short command
+// that never learns from an error does not pay for compiling these.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // plainText makes error text safe to learn from: terminal escape sequences
 // removed, invalid UTF-8 and control characters other than newlines turned
 // into spaces (a NUL byte in a pattern would break the NUL-separated index
 // entry it is filed in).
 func plainText(s string) string {
-	s = ansiRe.ReplaceAllString(strings.ToValidUTF8(s, " "), "")
+	s = strings.ToValidUTF8(s, " ")
+	if strings.IndexByte(s, 0x1b) >= 0 { // the expression only for text that has an escape
+		s = ansiRe().ReplaceAllString(s, "")
+	}
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' {
 			return ' '
@@ -235,14 +245,14 @@ func plainText(s string) string {
 // parts replaced by placeholders and its spaces collapsed.
 func normalLine(line string) string {
 	for _, v := range volatile {
-		line = v.re.ReplaceAllLiteralString(line, v.placeholder)
+		line = v.re().ReplaceAllLiteralString(line, v.placeholder)
 	}
-	return strings.TrimSpace(spaceRe.ReplaceAllString(line, " "))
+	return strings.TrimSpace(spaceRe().ReplaceAllString(line, " "))
 }
 
 // words counts the words of s that are not placeholders.
 func words(s string) int {
-	return len(wordRe.FindAllString(placeholderRe.ReplaceAllString(s, " "), -1))
+	return len(wordRe().FindAllString(placeholderRe().ReplaceAllString(s, " "), -1))
 }
 
 // ErrorPattern extracts the stable key phrase of an error message: its

@@ -63,6 +63,9 @@ type Options struct {
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
+	// HistoryKeep is how many past versions of each record every store
+	// keeps (engine/internal/history); zero means the default (20).
+	HistoryKeep int
 	// Provenance is who writes through this memory (a run, a person, a
 	// program): every store stamps it on the records it writes. Its zero
 	// value is a program over the API (engine.SourceAPI).
@@ -233,13 +236,13 @@ func (m *Memory) derive(opts Options) *Memory {
 
 // newOver builds the stores over db.
 func newOver(db kv.Store, opts Options) *Memory {
-	now, ev, pv := opts.Now, opts.Events, opts.Provenance
+	now, ev, pv, hk := opts.Now, opts.Events, opts.Provenance, opts.HistoryKeep
 	return &Memory{
 		db: db, opts: opts,
-		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Provenance: pv, Unindexed: opts.unindexed}),
-		Facts:        fact.New(db, fact.Options{Now: now, Events: ev, Provenance: pv}),
-		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev, Provenance: pv}),
-		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Provenance: pv, Weighted: opts.Weighted}),
+		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Provenance: pv, Unindexed: opts.unindexed, HistoryKeep: hk}),
+		Facts:        fact.New(db, fact.Options{Now: now, Events: ev, Provenance: pv, HistoryKeep: hk}),
+		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev, Provenance: pv, HistoryKeep: hk}),
+		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Provenance: pv, Weighted: opts.Weighted, HistoryKeep: hk}),
 		Sessions:     session.New(db, session.Options{Now: now, Events: ev, Provenance: pv}),
 		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
 		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
@@ -286,6 +289,10 @@ func (m *Memory) Weighted(on bool) *Memory {
 
 // DB is the store under the memory.
 func (m *Memory) DB() kv.Store { return m.db }
+
+// HistoryKeep is how many past versions of each record the stores keep
+// (Options.HistoryKeep; zero: their default).
+func (m *Memory) HistoryKeep() int { return m.opts.HistoryKeep }
 
 // Now is the memory's clock.
 func (m *Memory) Now() time.Time { return m.opts.Now() }

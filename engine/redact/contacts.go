@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -12,7 +11,7 @@ import (
 var emailRule = sync.OnceValue(func() rule {
 	return rule{
 		at: emailAt,
-		re: regexp.MustCompile(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})\b`),
+		re: lazy(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})\b`),
 		repl: func(s string, m []int) string {
 			if strings.HasSuffix(s[:m[0]], "://") || fileExt[strings.ToLower(s[m[2]:m[3]])] {
 				return s[m[0]:m[1]]
@@ -61,7 +60,7 @@ var fileExt = map[string]bool{"png": true, "jpg": true, "jpeg": true, "gif": tru
 var phoneRule = sync.OnceValue(func() rule {
 	return rule{
 		at: phoneAt,
-		re: regexp.MustCompile(`^(?:\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|(?:1[-. ])?\(\d{3}\) ?\d{3}[-. ]\d{4}|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4})`),
+		re: lazy(`^(?:\+\d+(?:[ .-]?\(\d+\)|[ .-]?\d+)*|(?:1[-. ])?\(\d{3}\) ?\d{3}[-. ]\d{4}|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|0\d{1,4}[ -]\d{3,4}[ -]\d{3,4})`),
 		repl: func(s string, m []int) string {
 			p := s[m[0]:m[1]]
 			if !phone(p) || joined(s, m[0], m[1]) {

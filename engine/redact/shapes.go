@@ -21,13 +21,22 @@ type rule struct {
 	gate     func(s string) bool
 	// at returns the first place at or after i where a match may start, or
 	// -1; nil: re runs over the whole text.
-	at   func(s string, i int) int
-	re   *regexp.Regexp
+	at func(s string, i int) int
+	// re is the expression, compiled the first time a text passes the
+	// rule's gates: most texts never need most rules, and compiling all of
+	// them costs a short command a few per cent of its CPU.
+	re   func() *regexp.Regexp
 	repl func(s string, m []int) string
 }
 
+// lazy returns expr compiled on its first call.
+func lazy(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // rules are the secret shapes, in the order they run: whole tokens before
-// the assignments and URLs that may hold them. Compiled on first use.
+// the assignments and URLs that may hold them. Each expression is compiled
+// the first time a text passes its rule's gates.
 var rules = sync.OnceValue(func() []rule {
 	whole := func(string, []int) string { return Secret }
 	return []rule{
@@ -35,14 +44,14 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			all:  bitJ,
 			gate: func(s string) bool { return strings.Contains(s, "eyJ") },
-			re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`),
+			re:   lazy(`\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`),
 			repl: whole,
 		},
 		// Well-known API keys by their prefixes.
 		{
 			any:  bitDash | bitUnder | bitA,
 			gate: keyGate,
-			re:   regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,})`),
+			re:   lazy(`\b(?:sk-[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,})`),
 			repl: func(s string, m []int) string {
 				if !hasDigit(s[m[0]:m[1]]) { // sk-learn-for-beginners-tutorial is a slug
 					return s[m[0]:m[1]]
@@ -54,7 +63,7 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			all:  bitB,
 			gate: func(s string) bool { return strings.Contains(s, "earer") || strings.Contains(s, "EARER") },
-			re:   regexp.MustCompile(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`),
+			re:   lazy(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`),
 			repl: func(s string, m []int) string {
 				tok := s[m[4]:m[5]]
 				if !hasDigit(tok) && len(tok) < 32 { // "Bearer authentication"
@@ -67,21 +76,21 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			all:  bitB | bitColon,
 			gate: func(s string) bool { return strings.Contains(s, "asic") || strings.Contains(s, "ASIC") },
-			re:   regexp.MustCompile(`(?i)(authorization\s*:\s*basic\s+)([A-Za-z0-9+/]{4,}=*)`),
+			re:   lazy(`(?i)(authorization\s*:\s*basic\s+)([A-Za-z0-9+/]{4,}=*)`),
 			repl: keep1,
 		},
 		// A password in a URL's userinfo: the user is kept.
 		{
 			all:  bitAt | bitColon,
 			gate: func(s string) bool { return strings.Contains(s, "://") },
-			re:   regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@?#"'<>]+:)([^/\s@?#"'<>]+)@`),
+			re:   lazy(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@?#"'<>]+:)([^/\s@?#"'<>]+)@`),
 			repl: func(s string, m []int) string { return s[m[2]:m[3]] + Secret + "@" },
 		},
 		// Secret values in URL queries and fragments: the name is kept.
 		{
 			all:  bitEq | bitQuery,
 			at:   queryAt,
-			re:   regexp.MustCompile(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
+			re:   lazy(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
 			repl: keep1,
 		},
 		// Assignments: password=x, "api_key": "x", X-Api-Key: x, ssn: x,
@@ -90,7 +99,7 @@ var rules = sync.OnceValue(func() []rule {
 		// least 8 characters") and selectors (#password:focus) pass.
 		{
 			at: assignAt,
-			re: regexp.MustCompile(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin|ssn|cookie)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
+			re: lazy(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin|ssn|cookie)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
 			repl: func(s string, m []int) string {
 				v := s[m[6]:m[7]]
 				switch {
@@ -355,7 +364,7 @@ func (r rule) apply(s string, p present) string {
 		if r.gate != nil && !r.gate(s) {
 			return s
 		}
-		if ms = r.re.FindAllStringSubmatchIndex(s, -1); ms == nil {
+		if ms = r.re().FindAllStringSubmatchIndex(s, -1); ms == nil {
 			return s
 		}
 	} else {
@@ -364,7 +373,7 @@ func (r rule) apply(s string, p present) string {
 			if c < i { // none (-1); at never goes back
 				break
 			}
-			m := r.re.FindStringSubmatchIndex(s[c:])
+			m := r.re().FindStringSubmatchIndex(s[c:])
 			if m == nil {
 				i = c + 1
 				continue

@@ -18,6 +18,7 @@
 package selector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -134,19 +136,23 @@ type Options struct {
 	// Provenance is who writes through this store: stamped on the
 	// records it writes.
 	Provenance engine.Provenance
+	// HistoryKeep is how many past versions of each selector are kept (see
+	// History); zero means the default (20).
+	HistoryKeep int
 }
 
 // Store keeps selectors in a kv.Store.
 type Store struct {
-	db   kv.Store
-	now  func() time.Time
-	ev   event.Func
-	prov engine.Provenance
+	db    kv.Store
+	now   func() time.Time
+	ev    event.Func
+	prov  engine.Provenance
+	histN int
 }
 
 // New returns a Store over db.
 func New(db kv.Store, opts Options) *Store {
-	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance}
+	s := &Store{db: db, now: opts.Now, ev: opts.Events, prov: opts.Provenance, histN: opts.HistoryKeep}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -347,6 +353,17 @@ func (s *Store) Put(ctx context.Context, sl Selector) (Selector, error) {
 	}
 	site := domain.Site(sl.Domain)
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		old, err := tx.Get(key)
+		if errors.Is(err, kv.ErrNotFound) {
+			old = nil
+		} else if err != nil {
+			return err
+		}
+		if !bytes.Equal(old, b) {
+			if err := s.keep(tx, history.OpSet, &sl, old); err != nil {
+				return err
+			}
+		}
 		if err := tx.Set(keyspace.SelectorGen(site), []byte(sitecache.Gen()), 0); err != nil {
 			return err
 		}
@@ -394,6 +411,9 @@ func (s *Store) Record(ctx context.Context, o Observation) (Selector, error) {
 			out = Selector{} // a record from before provenance keeps none
 			if err := json.Unmarshal(v, &out); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
+			}
+			if err := s.keep(tx, history.OpUse, &out, v); err != nil {
+				return err
 			}
 		case !errors.Is(err, kv.ErrNotFound):
 			return err
@@ -661,6 +681,9 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Selector]{
 			Counts: func(sl *Selector) *engine.Counts { return &sl.Counts },
 			Gen:    keyspace.SelectorGen,
+			Version: func(tx kv.Txn, sl *Selector, old []byte) error {
+				return s.keep(tx, history.OpAttribute, sl, old)
+			},
 		})
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -75,6 +76,9 @@ func (s *Store) MarkStale(ctx context.Context, marks []StaleMark) (int, error) {
 			ttl := rec.ExpiresAt.Sub(now)
 			if ttl <= 0 || rec.Stale != nil {
 				continue
+			}
+			if err := s.keep(tx, history.OpStale, t.id, v); err != nil {
+				return err
 			}
 			mark := t.mark
 			rec.Stale = &mark

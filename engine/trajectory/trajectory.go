@@ -36,6 +36,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/internal/check"
+	"github.com/engine-dev/engine/engine/internal/history"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
 	"github.com/engine-dev/engine/engine/page"
@@ -156,6 +157,9 @@ type Options struct {
 	Threshold float64
 	// TTL is how long a trajectory is kept; zero means 30 days.
 	TTL time.Duration
+	// HistoryKeep is how many past versions of each trajectory are kept
+	// (see History); zero means the default (20).
+	HistoryKeep int
 	// Weighted ranks matches by the weighted blend (similarity 60 %,
 	// recency 20 %, speed 10 %, verification 10 %) instead of similarity
 	// alone.
@@ -360,6 +364,15 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 		}
 		oldGen = string(g)
 		old, err := tx.Get(keyspace.Trajectory(site, t.ID))
+		if err == nil || errors.Is(err, kv.ErrNotFound) {
+			op := history.OpRecord
+			if held != nil {
+				op = history.OpApprove
+			}
+			if err := s.keep(tx, op, t.ID, old); err != nil {
+				return err
+			}
+		}
 		switch {
 		case err == nil:
 			var o Trajectory
@@ -457,10 +470,14 @@ func (s *Store) Delete(ctx context.Context, host, id string) error {
 			return err
 		}
 		oldGen = string(g)
-		if _, err := tx.Get(keyspace.Trajectory(site, id)); err != nil {
+		old, err := tx.Get(keyspace.Trajectory(site, id))
+		if err != nil {
 			if errors.Is(err, kv.ErrNotFound) {
 				return ErrNotFound
 			}
+			return err
+		}
+		if err := s.keep(tx, history.OpRemove, id, old); err != nil {
 			return err
 		}
 		if err := tx.Delete(keyspace.Trajectory(site, id)); err != nil {
@@ -590,6 +607,9 @@ func (s *Store) Attribute(ctx context.Context, as []Attribution) (int, error) {
 	err := s.db.Update(ctx, func(tx kv.Txn) (err error) {
 		n, err = attribution.AddAll(tx, ups, attribution.Options[Trajectory]{
 			Counts: func(t *Trajectory) *engine.Counts { return &t.Counts },
+			Version: func(tx kv.Txn, t *Trajectory, old []byte) error {
+				return s.keep(tx, history.OpAttribute, t.ID, old)
+			},
 			// One expired meanwhile is skipped; the others keep their expiry.
 			Keep: func(t *Trajectory) (time.Duration, bool) {
 				ttl := t.ExpiresAt.Sub(now)

@@ -71,9 +71,13 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := removeHalfCreatedFiles(dir); err != nil {
-		lock.release()
-		return nil, err
+	// A read-only open writes nothing: an empty file a kill left makes it
+	// fail, and the read-write open its caller then makes removes it.
+	if !opts.ReadOnly {
+		if err := removeHalfCreatedFiles(dir); err != nil {
+			lock.release()
+			return nil, err
+		}
 	}
 	bopts := badgerdb.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).

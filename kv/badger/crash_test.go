@@ -81,6 +81,19 @@ func TestOpenAfterKillAtFileCreation(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.leave(t, dir)
+			// A read-only open either reads what was committed or fails
+			// (its caller then opens read-write, which repairs), never
+			// with the lock kept.
+			if ro, err := Open(context.Background(), dir, Options{ReadOnly: true}); err == nil {
+				if got := getString(t, ro, "committed"); got != "yes" {
+					t.Fatalf("committed value read-only: %q", got)
+				}
+				if err := ro.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, locked := err.(*LockedError); locked {
+				t.Fatalf("read-only open: %v", err)
+			}
 			s = openDisk(t, dir)
 			if got := getString(t, s, "committed"); got != "yes" {
 				t.Fatalf("committed value after reopen: %q", got)

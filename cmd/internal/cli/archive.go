@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"export", "import"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.exportCommand(), a.importCommand()}
 	})
 }
@@ -132,6 +132,9 @@ Either way a lesson whose text fails the screen is quarantined.`,
 				fmt.Fprintf(a.Stdout, "imported %s\n", res.Imported)
 				for _, s := range res.Skipped {
 					fmt.Fprintf(a.Stdout, "left out: %s\n", s)
+				}
+				if res.SHA256 != "" {
+					fmt.Fprintf(a.Stderr, "engine: engine revert --import %s undoes this import\n", res.SHA256)
 				}
 				return nil
 			})

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"facts"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.factsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryFactsCommand)
@@ -52,7 +52,7 @@ model, links to other sites, code, hidden characters, over-long text) is
 held in quarantine instead: engine query facts --trust quarantined lists
 them, engine facts approve|reject ID decides on them.`,
 	}
-	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsApproveCommand(), a.factsRejectCommand())
+	c.AddCommand(a.factsObserveCommand(), a.factsSetCommand(), a.factsEditCommand(), a.factsApproveCommand(), a.factsRejectCommand())
 	return c
 }
 
@@ -147,6 +147,39 @@ func (a *App) factsObserveCommand() *cobra.Command {
 	return c
 }
 
+func (a *App) factsEditCommand() *cobra.Command {
+	var value string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "edit ID --value V",
+		Short: "Change a fact's value (screened), keeping the previous version",
+		Long: `Change the value of fact ID (engine query facts lists the ids), keeping its
+type, key, confidence and counts. The value is the fact's identity, so the
+fact takes the new value's id (printed); both ids keep the previous
+version, so engine history and engine revert work from either. A value the
+screen refuses is refused with the reason. The change is written as manual.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
+				f, err := k.WithProvenance(manual).EditFact(cmd.Context(), args[0], value)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, f)
+				}
+				fmt.Fprintf(a.Stdout, "edited %s: %s fact on %s: %s = %q, confidence %.2f (%s), now %s\n",
+					args[0], f.Type, f.Domain, f.Key, f.Value, f.Confidence, seen(f.Sources), fact.IDOf(*f))
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&value, "value", "", "the new value (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.MarkFlagRequired("value")
+	return c
+}
+
 func (a *App) factsSetCommand() *cobra.Command {
 	var f fact.Fact
 	var typ string
@@ -196,7 +229,7 @@ func (a *App) factsSetCommand() *cobra.Command {
 
 func (a *App) queryFactsCommand() *cobra.Command {
 	var host, trust string
-	var confident, asJSON bool
+	var confident, asJSON, ids bool
 	c := &cobra.Command{
 		Use:   "facts [--domain D] [--confident] [--trust shown|quarantined]",
 		Short: "List facts, most confident first (PROMPT says which reach the prompt)",
@@ -244,6 +277,13 @@ facts approve|reject ID decides on them.`,
 				if asJSON {
 					return PrintJSON(a.Stdout, fs)
 				}
+				if ids {
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE")
+					for _, f := range fs {
+						t.Row(fact.IDOf(f), f.Domain, f.Type, Truncate(f.Key, 30), Truncate(f.Value, 60), fmt.Sprintf("%.2f", f.Confidence))
+					}
+					return t.Flush()
+				}
 				t := NewTable(a.Stdout, "DOMAIN", "TYPE", "KEY", "VALUE", "CONFIDENCE", "SOURCES", "LAST SEEN", "SHOWN/USED/HELPED", "FROM", "PROMPT")
 				for _, f := range fs {
 					prompt := "no"
@@ -258,6 +298,7 @@ facts approve|reject ID decides on them.`,
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only facts of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the facts' ids (for engine facts edit, history and revert)")
 	c.Flags().BoolVar(&confident, "confident", false, "only the facts that reach the prompt on --domain")
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the facts memory keeps) or quarantined")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"forget"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.forgetCommand()}
 	})
 }

@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/trajectory"
 )
 
 // manual is who adds, edits, retracts and reverts lessons from the command
@@ -14,7 +20,7 @@ import (
 var manual = engine.Provenance{Source: engine.SourceManual}
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"history", "retract", "revert"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.historyCommand(), a.retractCommand(), a.revertCommand()}
 	})
 }
@@ -23,15 +29,33 @@ func (a *App) historyCommand() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "history ID",
-		Short: "Show a lesson's kept versions, newest first: what changed it, when, and who",
-		Long: `Show the versions kept of a lesson, newest first. Each is the lesson as it
-was before one change (OP: use, helped, dedup, approve, edit, retract,
-revert, remove, import, prune), when, and who made it (the source,
-and the run or import file when known). The last 20 are kept. engine revert
-ID --to VERSION restores one.`,
+		Short: "Show a record's kept versions (lesson, fact_…, sel_…, traj_…), newest first: what changed it, when, and who",
+		Long: `Show the versions kept of a lesson, fact, selector or trajectory (the id
+says which: fact_… from engine query facts, sel_… from engine query
+selectors, traj_… a trajectory, anything else a lesson), newest first.
+Each is the record as it was before one change (OP: for lessons use,
+helped, dedup, approve, edit, retract, revert, remove, import, prune; for
+the others observe, contradict, use, record, set, import, approve,
+attribute, edit, revert, remove, prune), when, and who made it (the
+source, and the run or import file when known). The last 20 are kept.
+engine revert ID --to VERSION restores one.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				if api.KindOf(args[0]) != api.KindLesson {
+					h, err := m.History(cmd.Context(), args[0])
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, h.Versions)
+					}
+					t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", strings.ToUpper(h.Kind))
+					for _, v := range h.Versions {
+						t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(byOf(v.By)), Dash(v.By.Run), Truncate(summary(h.Kind, v.Record), 70))
+					}
+					return t.Flush()
+				}
 				h, err := m.LessonHistory(cmd.Context(), args[0])
 				if err != nil {
 					return err
@@ -41,10 +65,7 @@ ID --to VERSION restores one.`,
 				}
 				t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", "TRUST", "USES", "LESSON")
 				for _, v := range h.Versions {
-					by := string(v.By.Source)
-					if v.By.File != "" {
-						by += " " + v.By.File
-					}
+					by := byOf(v.By)
 					t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(by), Dash(v.By.Run), Dash(string(v.Lesson.Trust)),
 						v.Lesson.UseCount, Truncate(v.Lesson.Lesson, 60))
 				}
@@ -84,27 +105,66 @@ func (a *App) revertCommand() *cobra.Command {
 	var (
 		to     int64
 		run    string
+		imp    string
 		asJSON bool
 	)
 	c := &cobra.Command{
-		Use:   "revert ID [--to VERSION] | revert --run RUN_ID",
-		Short: "Restore a lesson's previous version (or a given one), undoing a retraction too; or undo a run's lesson changes",
-		Long: `Restore a lesson's previous version (engine history ID lists them), or the
-one --to names; a retracted lesson comes back. The state it replaces is
-kept as a version too.
+		Use:   "revert ID [--to VERSION] | revert --run RUN_ID | revert --import SHA256",
+		Short: "Restore a record's previous version (or a given one); or undo a run's lesson changes, or everything one import changed",
+		Long: `Restore the previous version of a lesson, fact, selector or trajectory
+(engine history ID lists them), or the one --to names; a retracted lesson
+comes back. The state it replaces is kept as a version too.
 
 With --run, undo every lesson change that run made, as the history says:
 each lesson it changed goes back to its version before the run's first
-change, each lesson it created is removed.`,
+change, each lesson it created is removed.
+
+With --import, undo everything the import of the file with that SHA-256
+(engine import prints it) changed: every lesson, fact, selector and
+trajectory it replaced goes back to its version before the import, every
+one it created is removed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if (run == "") == (len(args) == 0) {
-				return Usagef("engine revert takes a lesson ID or --run RUN_ID")
+			n := len(args)
+			if run != "" {
+				n++
 			}
-			if to < -1 || (run != "" && to != -1) {
+			if imp != "" {
+				n++
+			}
+			if n != 1 {
+				return Usagef("engine revert takes one of a record ID, --run RUN_ID or --import SHA256")
+			}
+			if to < -1 || (len(args) == 0 && to != -1) {
 				return Usagef("--to must be a version number from engine history, and goes with an ID")
 			}
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				if imp != "" {
+					out, err := m.WithProvenance(manual).RevertImport(cmd.Context(), imp)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, out)
+					}
+					for _, k := range []struct {
+						kind string
+						r    *api.Reverted
+					}{{"lesson", out.Lessons}, {"fact", out.Facts}, {"selector", out.Selectors}, {"trajectory", out.Trajectories}} {
+						if k.r == nil {
+							continue
+						}
+						for _, id := range k.r.Restored {
+							fmt.Fprintf(a.Stdout, "restored %s %s\n", k.kind, id)
+						}
+						for _, id := range k.r.Removed {
+							fmt.Fprintf(a.Stdout, "removed %s %s\n", k.kind, id)
+						}
+					}
+					restored, removed := out.Total()
+					fmt.Fprintf(a.Stderr, "engine: import %s: %d records restored, %d removed\n", imp, restored, removed)
+					return nil
+				}
 				if run != "" {
 					out, err := m.WithProvenance(manual).RevertRun(cmd.Context(), run)
 					if err != nil {
@@ -122,6 +182,21 @@ change, each lesson it created is removed.`,
 					fmt.Fprintf(a.Stderr, "engine: run %s: %d lessons restored, %d removed\n", run, len(out.Restored), len(out.Removed))
 					return nil
 				}
+				if kind := api.KindOf(args[0]); kind != api.KindLesson {
+					r, err := m.WithProvenance(manual).Revert(cmd.Context(), args[0], to)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return PrintJSON(a.Stdout, r)
+					}
+					if api.Absent(r.Record) {
+						fmt.Fprintf(a.Stdout, "removed %s %s\n", kind, args[0])
+						return nil
+					}
+					fmt.Fprintf(a.Stdout, "restored %s %s: %s\n", kind, args[0], summary(kind, r.Record))
+					return nil
+				}
 				l, err := m.WithProvenance(manual).RevertLesson(cmd.Context(), args[0], to)
 				if err != nil {
 					return err
@@ -132,6 +207,7 @@ change, each lesson it created is removed.`,
 	}
 	c.Flags().Int64Var(&to, "to", -1, "the version to restore (default: the newest kept)")
 	c.Flags().StringVar(&run, "run", "", "undo every lesson change this run made")
+	c.Flags().StringVar(&imp, "import", "", "undo everything the import of the file with this SHA-256 changed")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
@@ -149,4 +225,38 @@ func (a *App) printRetracted(asJSON bool, rs []lesson.Retraction) error {
 		t.Row(r.Lesson.ID, r.Lesson.Category, r.At.Format("2006-01-02"), r.By.Source, r.Reason, Truncate(r.Lesson.Lesson, 60))
 	}
 	return t.Flush()
+}
+
+// byOf says who made a change: the source, and the import file when known.
+func byOf(p engine.Provenance) string {
+	by := string(p.Source)
+	if p.File != "" {
+		by += " " + p.File
+	}
+	return by
+}
+
+// summary is one line saying what a version's record of kind held.
+func summary(kind string, rec json.RawMessage) string {
+	if api.Absent(rec) {
+		return "(none: created by the change)"
+	}
+	switch kind {
+	case api.KindFact:
+		var f fact.Fact
+		if json.Unmarshal(rec, &f) == nil {
+			return fmt.Sprintf("%s = %q, confidence %.2f (%s)", f.Key, f.Value, f.Confidence, seen(f.Sources))
+		}
+	case api.KindSelector:
+		var s selector.Selector
+		if json.Unmarshal(rec, &s) == nil {
+			return fmt.Sprintf("%s %q: %s, %d ok, %d failed", s.Role, s.Name, s.Selector, s.Successes, s.Failures)
+		}
+	case api.KindTrajectory:
+		var t trajectory.Trajectory
+		if json.Unmarshal(rec, &t) == nil {
+			return fmt.Sprintf("%q: %d steps, %d runs", t.Goal, len(t.Steps), t.Runs)
+		}
+	}
+	return string(rec)
 }

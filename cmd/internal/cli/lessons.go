@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"lessons", "recall", "learn", "prune"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.lessonsCommand(), a.recallCommand(), a.learnCommand(), a.pruneCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryLessonsCommand)

@@ -5,7 +5,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"namespaces"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.namespacesCommand()}
 	})
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"plans"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.plansCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryPlanCommand)

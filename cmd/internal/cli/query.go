@@ -7,7 +7,7 @@ import "github.com/spf13/cobra"
 var querySubcommands []func(*App) *cobra.Command
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"query"}, func(a *App) []*cobra.Command {
 		q := &cobra.Command{
 			Use:   "query",
 			Short: "Show what memory holds (lessons, facts, selectors, trajectories, sessions, runs, plans, context)",

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"runs"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.runsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryRunsCommand)

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"selectors"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.selectorsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).querySelectorsCommand)
@@ -88,7 +88,7 @@ func pathNote(p string) string {
 
 func (a *App) querySelectorsCommand() *cobra.Command {
 	var host, pageURL string
-	var asJSON, stale bool
+	var asJSON, stale, ids bool
 	c := &cobra.Command{
 		Use:   "selectors [--domain D | --url URL] [--stale]",
 		Short: "List known selectors, best first (--url: exactly those offered on that page; --stale: those that stopped holding)",
@@ -126,6 +126,13 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 				if asJSON {
 					return PrintJSON(a.Stdout, ss)
 				}
+				if ids {
+					t := NewTable(a.Stdout, "ID", "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR")
+					for _, s := range ss {
+						t.Row(selector.IDOf(s), s.Domain, orDash(s.Path), s.Role, Truncate(s.Name, 30), Truncate(s.Selector, 50))
+					}
+					return t.Flush()
+				}
 				t := NewTable(a.Stdout, "DOMAIN", "PATH", "ROLE", "NAME", "SELECTOR", "SCORE", "OK", "FAILED", "LAST OK", "SHOWN/USED/HELPED", "FROM")
 				for _, s := range ss {
 					last := "-"
@@ -139,6 +146,7 @@ func (a *App) querySelectorsCommand() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&host, "domain", "", "only selectors of this host, its parent domains and its subdomains")
+	c.Flags().BoolVar(&ids, "ids", false, "list the selectors' ids (for engine history and revert)")
 	c.Flags().StringVar(&pageURL, "url", "", "only the selectors the prompt gets on this page")
 	c.Flags().BoolVar(&stale, "stale", false, "only the stale selectors (failed where they had worked), with their reasons")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"sessions"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.sessionsCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).querySessionsCommand)

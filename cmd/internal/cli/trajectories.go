@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"trajectories"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.trajectoriesCommand()}
 	})
 	querySubcommands = append(querySubcommands, (*App).queryTrajectoriesCommand)

@@ -66,7 +66,7 @@ func (b BuildInfo) String() string {
 }
 
 func init() {
-	commandSets = append(commandSets, func(a *App) []*cobra.Command {
+	register([]string{"version"}, func(a *App) []*cobra.Command {
 		var asJSON bool
 		c := &cobra.Command{
 			Use:   "version",

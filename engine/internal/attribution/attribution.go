@@ -33,6 +33,9 @@ type Options[T any] struct {
 	// Gen, when set, is the key of a site's generation token, given a
 	// fresh one for every site whose records changed (sitecache).
 	Gen func(site string) []byte
+	// Version, when set, keeps the record's stored bytes old as a past
+	// version before the counts change it (engine/internal/history).
+	Version func(tx kv.Txn, rec *T, old []byte) error
 }
 
 // AddAll adds each update's counts to the JSON record of type T at its
@@ -58,6 +61,11 @@ func AddAll[T any](tx kv.Txn, ups []Update, o Options[T]) (int, error) {
 			var keep bool
 			if ttl, keep = o.Keep(&rec); !keep {
 				continue
+			}
+		}
+		if o.Version != nil {
+			if err := o.Version(tx, &rec, v); err != nil {
+				return 0, err
 			}
 		}
 		o.Counts(&rec).Add(u.Counts)

@@ -1,0 +1,101 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/kvtest"
+)
+
+func TestKeepListGetForget(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.Open(t)
+	at := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
+	by := engine.Provenance{Source: engine.SourceManual, Run: "r1"}
+	for i := range 5 {
+		rec := []byte(`{"n":` + string(rune('0'+i)) + `}`)
+		if err := db.Update(ctx, func(tx kv.Txn) error { return Keep(tx, Fact, "fact_a", Change{At: at, By: by, Op: OpEdit}, rec, 3) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.View(ctx, func(r kv.Reader) error {
+		es, err := Entries(r, Fact, "fact_a")
+		if err != nil {
+			return err
+		}
+		if len(es) != 3 || es[0].Version != 4 || es[2].Version != 2 || string(es[0].Record) != `{"n":4}` || es[0].By != by || !es[0].At.Equal(at) {
+			t.Fatalf("entries = %+v, want versions 4, 3, 2 newest first", es)
+		}
+		b, err := Get(r, Fact, "fact_a", -1)
+		if err != nil {
+			return err
+		}
+		// The envelope is what json.Marshal of the typed version gives.
+		want, _ := json.Marshal(struct {
+			Version uint64            `json:"version"`
+			At      time.Time         `json:"at"`
+			By      engine.Provenance `json:"by"`
+			Op      string            `json:"op"`
+			Fact    json.RawMessage   `json:"fact"`
+		}{4, at, by, OpEdit, json.RawMessage(`{"n":4}`)})
+		if string(b) != string(want) {
+			t.Fatalf("envelope %s, want %s", b, want)
+		}
+		if _, err := Get(r, Fact, "fact_a", 0); !errors.Is(err, kv.ErrNotFound) {
+			t.Fatalf("version 0 (dropped) = %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, func(tx kv.Txn) error { return Forget(tx, Fact, "fact_a") }); err != nil {
+		t.Fatal(err)
+	}
+	db.View(ctx, func(r kv.Reader) error {
+		n := 0
+		Each(r, Fact, func(string, uint64, []byte) error { n++; return nil })
+		if _, found, _ := Last(r, Fact, "fact_a"); found || n != 0 {
+			t.Fatalf("after forget: %d versions, counter %v", n, found)
+		}
+		return nil
+	})
+}
+
+func TestPutKeepsLaterCounter(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.Open(t)
+	env := func(v uint64) []byte { b, _ := Encode(Selector, v, Change{Op: OpUse}, []byte(`{}`)); return b }
+	err := db.Update(ctx, func(tx kv.Txn) error {
+		for _, v := range []uint64{7, 2} { // an import's versions, out of order
+			if err := Put(tx, Selector, "sel_x", v, env(v), 20); err != nil {
+				return err
+			}
+		}
+		last, found, err := Last(tx, Selector, "sel_x")
+		if err != nil || !found || last != 7 {
+			t.Fatalf("last = %d %v %v, want 7", last, found, err)
+		}
+		return Keep(tx, Selector, "sel_x", Change{Op: OpUse}, Absent, 20)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(ctx, func(r kv.Reader) error {
+		firsts, err := Firsts(r, Selector, func(engine.Provenance) bool { return true })
+		if err != nil || firsts["sel_x"].Version != 2 {
+			t.Fatalf("firsts = %+v, %v", firsts, err)
+		}
+		b, _ := Get(r, Selector, "sel_x", -1)
+		e, _ := Decode(Selector, "sel_x", b)
+		if e.Version != 8 || !IsAbsent(e.Record) {
+			t.Fatalf("newest = %+v, want the absent version 8", e)
+		}
+		return nil
+	})
+}
