@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -432,8 +433,12 @@ func TestRecallIndexNamespacesApart(t *testing.T) {
 // BenchmarkRecallDomain visit n/20 sites in turn, so that past the cache's
 // size each recall compiles its site's index afresh.
 func BenchmarkRecallIndexWarm(b *testing.B) {
+	sizes := []int{1_000, 100_000}
+	if os.Getenv("ENGINE_BENCH_1M") == "1" {
+		sizes = append(sizes, bench1M)
+	}
 	for _, shape := range []string{"grown", "skewed"} {
-		for _, n := range []int{1_000, 100_000} {
+		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
 				s := benchStore(b, n, shape == "skewed")
 				ctx := context.Background()

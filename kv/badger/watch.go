@@ -11,8 +11,10 @@ import (
 )
 
 // DefaultMaxWatched is how many keys a store keeps copies of at most
-// (generation tokens: a few per site an agent visits).
-const DefaultMaxWatched = 4096
+// (generation tokens: a few per site). A copy costs about 100 bytes and
+// no watch, so it is sized for the recall index caches' sites, not for
+// what an agent visits at a time.
+const DefaultMaxWatched = 1 << 16
 
 // watches keeps in-process copies of the keys Watched was asked for
 // (kv.Watcher). The directory lock keeps every other writer out, so every
