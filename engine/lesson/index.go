@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -897,7 +898,9 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 			rng := string(keyspace.LessonsByHost(site, n.Domain))
 			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
 			i, _ := slices.BinarySearchFunc(hs, key, func(h *hostRef, k string) int { return strings.Compare(h.key, k) })
-			out.hosts[rng] = slices.Insert(hs, i, &hostRef{key: key, id: n.ID})
+			ref := &hostRef{key: key, id: n.ID}
+			ref.lesson.Store(written(n))
+			out.hosts[rng] = slices.Insert(hs, i, ref)
 		}
 		return out
 	}
@@ -922,6 +925,7 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 	}
 	if n != nil {
 		e := entryFor(site, n)
+		e.lesson.Store(written(n))
 		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
 		b.add(e)
 		changed = append(changed, b)
@@ -932,6 +936,22 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 		}
 	}
 	return out
+}
+
+// written is the lesson n as a recall would decode it from the record the
+// write stored (put's encoding, decoded back: exactly what a read gives),
+// so the recall after a use reads nothing from the store; nil if it does
+// not encode, and the recall reads it then.
+func written(n *Lesson) *Lesson {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return nil
+	}
+	l, err := decode(b, n.ID)
+	if err != nil {
+		return nil
+	}
+	return l
 }
 
 // entryFor is the error-recall index entry of l in site, as buildIndex

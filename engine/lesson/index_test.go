@@ -611,3 +611,61 @@ func BenchmarkUseSkewed(b *testing.B) {
 		})
 	}
 }
+
+// On badger, which watches its own tokens, a warm recall opens no View
+// either, and neither does the recall after a use (the use advances the
+// cached index and the watched token together).
+func TestWarmRecallOnBadger(t *testing.T) {
+	ctx := context.Background()
+	db := &viewCounting{Store: kvtest.Open(t)}
+	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	if err := s.Seed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range []string{"banner in the way", "not visible"} {
+		l, _, err := s.Record(ctx, Lesson{Lesson: "Do the other thing: " + p + ".", Category: ErrorRecovery, FailedCommand: "click",
+			ErrorPattern: p, Domain: "shop.example"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	slices.Sort(ids)
+	recallIDs := func() []string {
+		t.Helper()
+		ls, err := s.RecallError(ctx, "click e3", "zzz qqq", "www.shop.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.ID)
+		}
+		return out
+	}
+	recallIDs()
+	if _, err := s.RecallDomain(ctx, "www.shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	before := db.views.Load()
+	if got := recallIDs(); len(got) < 2 || got[0] != ids[0] || got[1] != ids[1] {
+		t.Fatalf("recall = %v, want %v first", got, ids)
+	}
+	if ls, err := s.RecallDomain(ctx, "www.shop.example"); err != nil || len(ls) != 2 {
+		t.Fatalf("domain recall = %v, %v", ls, err)
+	}
+	if n := db.views.Load() - before; n != 0 {
+		t.Errorf("warm recalls opened %d Views, want 0", n)
+	}
+	if _, err := s.Use(ctx, ids[1], "shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	before = db.views.Load()
+	if got := recallIDs(); len(got) < 2 || got[0] != ids[1] || got[1] != ids[0] {
+		t.Fatalf("recall after a use = %v, want [%s %s ...]", got, ids[1], ids[0])
+	}
+	if n := db.views.Load() - before; n != 0 {
+		t.Errorf("the recall after a use opened %d Views, want 0", n)
+	}
+}
