@@ -90,7 +90,8 @@ func New[T any](max int) *Cache[T] { return &Cache[T]{max: max, m: map[string]*i
 
 // NewWeighted returns a cache of values whose weights (weight(v), at
 // least 1 each) add up to at most max: a cache bounded by what its values
-// hold rather than by how many there are.
+// hold rather than by how many there are. A value heavier than max is
+// kept alone.
 func NewWeighted[T any](max int, weight func(T) int) *Cache[T] {
 	return &Cache[T]{max: max, weight: weight, m: map[string]*item[T]{}}
 }
@@ -134,7 +135,9 @@ func (c *Cache[T]) put(key, gen string, v T) {
 	}
 	it.gen, it.v, it.w = gen, v, w
 	c.total += w
-	for c.total > c.max && c.lru.Len() > 0 {
+	// The value just put stays even when it alone is over the budget (a
+	// huge site): dropping it would rebuild it on every read.
+	for c.total > c.max && c.lru.Len() > 1 {
 		old := c.lru.Back().Value.(*item[T])
 		c.lru.Remove(old.elem)
 		delete(c.m, old.key)

@@ -57,8 +57,8 @@ func TestWeighted(t *testing.T) {
 	if c.Weight() != 9 || !c.Has("c") {
 		t.Fatalf("after Advance: weight %d", c.Weight())
 	}
-	c.Put("d", "g", 20) // heavier than the whole budget: nothing stays
-	if c.Len() != 0 || c.Weight() != 0 {
+	c.Put("d", "g", 20) // heavier than the whole budget: it stays, alone
+	if c.Len() != 1 || !c.Has("d") || c.Weight() != 20 {
 		t.Fatalf("after a value over the budget: %d values, weight %d", c.Len(), c.Weight())
 	}
 }
