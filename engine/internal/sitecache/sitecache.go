@@ -90,8 +90,8 @@ func New[T any](max int) *Cache[T] { return &Cache[T]{max: max, m: map[string]*i
 
 // NewWeighted returns a cache of values whose weights (weight(v), at
 // least 1 each) add up to at most max: a cache bounded by what its values
-// hold rather than by how many there are. A value heavier than max is
-// kept alone.
+// hold rather than by how many there are. A value counts for at most
+// half of max, so one heavier than that is kept beside others.
 func NewWeighted[T any](max int, weight func(T) int) *Cache[T] {
 	return &Cache[T]{max: max, weight: weight, m: map[string]*item[T]{}}
 }
@@ -122,7 +122,10 @@ func (c *Cache[T]) Put(key, gen string, v T) {
 func (c *Cache[T]) put(key, gen string, v T) {
 	w := 1
 	if c.weight != nil {
-		w = max(1, c.weight(v))
+		// A value counts for at most half the budget, so a huge site
+		// (over the budget alone) and the sites read beside it are
+		// all kept, instead of evicting each other on every read.
+		w = min(max(1, c.weight(v)), max(1, c.max/2))
 	}
 	it := c.m[key]
 	if it == nil {
