@@ -53,12 +53,12 @@ func TestWeighted(t *testing.T) {
 	if !c.Has("a") || c.Has("b") || !c.Has("c") || c.Weight() != 7 {
 		t.Fatalf("a %v b %v c %v weight %d", c.Has("a"), c.Has("b"), c.Has("c"), c.Weight())
 	}
-	c.Advance("a", "g", "g2", func(v int) int { return 6 }) // 9
-	if c.Weight() != 9 || !c.Has("c") {
+	c.Advance("a", "g", "g2", func(v int) int { return 6 }) // counts 5 (half the budget): 8
+	if c.Weight() != 8 || !c.Has("c") {
 		t.Fatalf("after Advance: weight %d", c.Weight())
 	}
-	c.Put("d", "g", 20) // counts for half the budget (5): it stays, a and c go
-	if c.Len() != 1 || !c.Has("d") || c.Weight() != 5 {
+	c.Put("d", "g", 20) // counts 5: c, the least recently used, goes; a stays beside it
+	if c.Len() != 2 || !c.Has("d") || !c.Has("a") || c.Weight() != 10 {
 		t.Fatalf("after a value over the budget: %d values, weight %d", c.Len(), c.Weight())
 	}
 }
