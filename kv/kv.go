@@ -32,12 +32,13 @@
 //     after its write (a store may round expiry down to a whole second).
 //   - DropPrefix deletes every key with a non-empty prefix.
 //   - After Close every method returns ErrClosed; Close twice is harmless.
-//   - A store that implements Watcher (etcd) keeps watched keys' values in
-//     process: a commit by this process is seen by its next Watched call
-//     (read-your-writes), another process's once its watch event arrives
-//     (bounded staleness, not a linearizable read), and a key never goes
-//     back to a value older than one Watched already returned. While a
-//     watch is not established or broke, Watched says so (ok false) and the
+//   - A store that implements Watcher (etcd, badger) keeps watched keys'
+//     values in process: a commit by this process is seen by its next
+//     Watched call (read-your-writes), another process's once its watch
+//     event arrives (bounded staleness, not a linearizable read; badger's
+//     directory lock admits no other writer), and a key never goes back
+//     to a value older than one Watched already returned. While a watch
+//     is not established or broke, Watched says so (ok false) and the
 //     caller reads the store as before.
 package kv
 
@@ -110,10 +111,10 @@ type Store interface {
 	Close() error
 }
 
-// Watcher is a store that keeps local copies of chosen keys current (etcd
-// watches them), so a cache can check a generation token without a round
-// trip. Local stores (badger) do not implement it: a read there costs no
-// round trip anyway.
+// Watcher is a store that keeps local copies of chosen keys current, so a
+// cache can check a generation token without reading the store: etcd
+// watches them; badger, whose directory lock keeps every other writer out,
+// re-reads the watched keys each of its own commits wrote.
 type Watcher interface {
 	// Watched returns key's value as this process last saw it. ok is
 	// false while the key is not yet watched and synced (the first call

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -28,7 +31,10 @@ import (
 // global range is one of them. Stores over namespaces (kv.Prefixed) share
 // them; their tokens are random, so one namespace's index is never taken
 // for another's.
-var indexes = [2]*sitecache.Cache[*siteIndex]{sitecache.New[*siteIndex](indexSites), sitecache.New[*siteIndex](indexSites)}
+var indexes = [2]*sitecache.Cache[*siteIndex]{
+	sitecache.NewWeighted(indexBudget, (*siteIndex).weight),
+	sitecache.NewWeighted(indexBudget, (*siteIndex).weight),
+}
 
 // The parts of a site's recall index: error recall's entries, domain
 // recall's.
@@ -37,8 +43,10 @@ const (
 	partHosts
 )
 
-// indexSites bounds each index cache.
-const indexSites = 256
+// indexBudget bounds each index cache by the entries its sites hold (a
+// site weighs its entries, at least 1), not by how many sites: a store of
+// many small sites is cached whole, a huge site is not all there is.
+const indexBudget = 1 << 17
 
 // maxAnchor bounds an anchor word taken from a pattern's first or last
 // word, so a recall looks up only that many prefixes and suffixes of each
@@ -86,11 +94,25 @@ const (
 
 // bucket is the compiled range of one command's entries
 // (keyspace.LessonsByCommand) in one site.
+//
+// This process's own writes (ownWrite.advance) are kept as an overlay
+// instead of copying the compiled lists, which in a skewed store hold a
+// fifth of all lessons: gone marks compiled entries since replaced or
+// removed, added compiles the entries written since (a small bucket,
+// changed copy-on-write), and recall reads both. Once the overlay holds
+// more than overlayMax entries, the next write folds it into a fresh
+// compile, so a write costs O(√n) amortised and a recall skips at most
+// that many gone entries.
 type bucket struct {
 	byDomain map[string][]*ientry    // domain ("" unbound) → entries, ranked
 	postings [3]map[string][]*ientry // anchor kind → anchor word → entries
 	always   []*ientry               // patterns without an anchor word
 	bad      []string                // malformed entries' keys, in key order
+
+	size   int                  // compiled entries
+	gone   map[*ientry]struct{} // compiled entries replaced or removed since
+	added  *bucket              // entries written since, compiled; nil for none
+	nAdded int                  // entries in added
 }
 
 // hostRef is one domain-recall index entry, and its lesson once decoded
@@ -109,10 +131,14 @@ func copyOf(l *Lesson) Lesson {
 
 // siteIndex is one site's compiled recall index at generation gen.
 type siteIndex struct {
+	n       int // entries, for the cache's budget
 	gen     string
 	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
 	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
 }
+
+// weight is ix's weight in the cache's budget: its entries.
+func (ix *siteIndex) weight() int { return ix.n + 1 }
 
 // siteIndexAt returns site's compiled index as of r's snapshot, from the
 // cache when its token is the one the cached index was built at, else
@@ -145,76 +171,231 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 	return ix, nil
 }
 
-// buildIndex reads site's error-recall or domain-recall range once.
+// buildIndex reads site's error-recall or domain-recall range once. A
+// miss costs this build, so it allocates little per entry: an entry's
+// strings share one allocation, entries come in slabs, the range an entry
+// belongs to is compared rather than made a string for each, and a small
+// bucket's patterns are checked one by one rather than filed by word.
 func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]*hostRef{}}
 	if part == partHosts {
 		hostRange := keyspace.LessonHostIndex(site)
+		var rng []byte
+		var rngS string
+		var refs []*hostRef
+		var slab []hostRef
 		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			if rng, ok := rangeOf(k, len(hostRange)); ok {
-				ix.hosts[rng] = append(ix.hosts[rng], &hostRef{key: string(k), id: keyspace.LastPart(k)})
+			if rng == nil || !bytes.HasPrefix(k, rng) {
+				n, ok := rangeEnd(k, len(hostRange))
+				if !ok {
+					return nil
+				}
+				rngS = string(k[:n]) // k is only valid during the call
+				rng, refs = []byte(rngS), ix.hosts[rngS]
 			}
+			slab = grow(slab)
+			key := string(k)
+			slab = append(slab, hostRef{key: key, id: idOf(key, k)})
+			refs = append(refs, &slab[len(slab)-1])
+			ix.hosts[rngS] = refs
+			ix.n++
 			return nil
 		})
 		return ix, err
 	}
-	var all []*ientry
-	var owner []*bucket
 	cmdRange := keyspace.LessonCmdIndex(site)
+	var rng []byte
+	var b *bucket
+	var slab []ientry
 	err := r.Scan(cmdRange, kv.ScanOptions{}, func(k, v []byte) error {
-		rng, ok := rangeOf(k, len(cmdRange))
-		if !ok {
-			return nil // in no command's range: no recall reads it
+		if rng == nil || !bytes.HasPrefix(k, rng) {
+			n, ok := rangeEnd(k, len(cmdRange))
+			if !ok {
+				return nil // in no command's range: no recall reads it
+			}
+			rng = []byte(string(k[:n]))
+			if b = ix.buckets[string(rng)]; b == nil {
+				b = &bucket{byDomain: map[string][]*ientry{}}
+				ix.buckets[string(rng)] = b
+			}
 		}
-		b := ix.buckets[rng]
-		if b == nil {
-			b = &bucket{byDomain: map[string][]*ientry{}}
-			ix.buckets[rng] = b
-		}
-		id := keyspace.LastPart(k)
-		use, ok := useFromKey(k)
-		m, ok2 := decodeMatch(id, use, v)
+		ix.n++
+		use, ok := useOf(k)
+		dom, pat, helped, shown, last, ok2 := splitMatch(v)
 		if !ok || !ok2 {
 			b.bad = append(b.bad, string(k))
 			return nil
 		}
-		e := &ientry{key: string(k), id: id, use: use, helped: m.helped, shown: m.shown, lastUsed: m.lastUsed,
-			domain: m.domain, pattern: m.pattern}
+		// One allocation for the entry's strings: key, pattern, last
+		// used, domain.
+		var sb strings.Builder
+		sb.Grow(len(k) + len(pat) + len(last) + len(dom))
+		sb.Write(k)
+		sb.Write(pat)
+		sb.Write(last)
+		sb.Write(dom)
+		all := sb.String()
+		key, rest := all[:len(k)], all[len(k):]
+		slab = grow(slab)
+		slab = append(slab, ientry{key: key, id: idOf(key, k), use: use, helped: helped, shown: shown,
+			pattern: rest[:len(pat)], lastUsed: rest[len(pat) : len(pat)+len(last)], domain: rest[len(pat)+len(last):]})
+		e := &slab[len(slab)-1]
 		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
-		all, owner = append(all, e), append(owner, b)
+		b.size++
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	// Each pattern of a bucket past smallBucket entries is filed under its
+	// rarest anchor word (fewest patterns of the site have it), the longer
+	// at equal counts.
+	var df map[string]int
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
+			if b.size <= smallBucket {
+				for _, e := range es {
+					if e.pattern != "" {
+						b.always = append(b.always, e)
+					}
+				}
+				continue
+			}
+			if df == nil {
+				df = map[string]int{}
+			}
+			for _, e := range es {
+				for _, a := range anchors(e.pattern) {
+					df[a.word]++
+				}
+			}
 		}
 	}
-	// Each pattern is filed under its rarest anchor word (fewest patterns
-	// of the site have it), the longer at equal counts.
-	df := map[string]int{}
-	for _, e := range all {
-		for _, a := range anchors(e.pattern) {
-			df[a.word]++
+	for _, b := range ix.buckets {
+		if b.size > smallBucket {
+			for _, es := range b.byDomain {
+				for _, e := range es {
+					file(b, e, df, false)
+				}
+			}
 		}
-	}
-	for i, e := range all {
-		file(owner[i], e, df, false)
 	}
 	return ix, nil
 }
 
-// rangeOf returns the range (a keyspace.LessonsByCommand or LessonsByHost
-// prefix) key k belongs to: its first n bytes, the next part and its
-// slash.
-func rangeOf(k []byte, n int) (string, bool) {
+// smallBucket is the size up to which a bucket's patterns are all checked
+// (bucket.always) rather than filed by anchor word: checking a few
+// patterns costs less than building the postings for them.
+const smallBucket = 16
+
+// grow returns slab, or a fresh one when it is full: entries are
+// pointed to, so a slab is never reallocated; fresh slabs double up to
+// 256 entries, so a small site does not hold a big one.
+func grow[T any](slab []T) []T {
+	if len(slab) < cap(slab) {
+		return slab
+	}
+	return make([]T, 0, min(max(8, 2*cap(slab)), 256))
+}
+
+// idOf is the id at the end of key (as keyspace.LastPart reads it from
+// k), sharing key's memory when it needs no unescaping.
+func idOf(key string, k []byte) string {
+	i := strings.LastIndexByte(key, '/')
+	if strings.IndexByte(key[i+1:], '%') < 0 {
+		return key[i+1:]
+	}
+	return keyspace.LastPart(k)
+}
+
+// useOf reads the use count from a key's "<use>/<id>" tail (as
+// useFromKey), without allocating.
+func useOf(k []byte) (int, bool) {
+	end := bytes.LastIndexByte(k, '/')
+	if end < 16 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range k[end-16 : end] {
+		switch {
+		case '0' <= c && c <= '9':
+			u = u<<4 | uint64(c-'0')
+		case 'a' <= c && c <= 'f':
+			u = u<<4 | uint64(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			u = u<<4 | uint64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return int(^u), true
+}
+
+// splitMatch splits an error-index entry's value into its domain, pattern,
+// helped and shown counts ("helped,shown"; an entry written before the
+// counts has helped alone) and last_used, without copying; the lesson's
+// JSON after them is not read.
+func splitMatch(v []byte) (dom, pat []byte, helped, shown int, last []byte, ok bool) {
+	var parts [4][]byte
+	for i := range parts {
+		j := bytes.IndexByte(v, 0)
+		if j < 0 {
+			return nil, nil, 0, 0, nil, false
+		}
+		parts[i], v = v[:j], v[j+1:]
+	}
+	h, sh, hasShown := bytes.Cut(parts[2], []byte{','})
+	if helped, ok = atoi(h); !ok {
+		return nil, nil, 0, 0, nil, false
+	}
+	if hasShown {
+		if shown, ok = atoi(sh); !ok {
+			return nil, nil, 0, 0, nil, false
+		}
+	}
+	return parts[0], parts[1], helped, shown, parts[3], true
+}
+
+// atoi parses a decimal count without allocating (strconv.Atoi on a
+// string would copy the bytes), falling back to strconv past 18 digits.
+func atoi(b []byte) (int, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	if len(b) > 18 {
+		n, err := strconv.Atoi(string(b))
+		return n, err == nil
+	}
+	neg := b[0] == '-'
+	if neg || b[0] == '+' {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// rangeEnd returns the length of the range (a keyspace.LessonsByCommand
+// or LessonsByHost prefix) key k belongs to: its first n bytes, the next
+// part and its slash.
+func rangeEnd(k []byte, n int) (int, bool) {
 	i := bytes.IndexByte(k[n:], '/')
 	if i < 0 {
-		return "", false
+		return 0, false
 	}
-	return string(k[:n+i+1]), true
+	return n + i + 1, true
 }
 
 // file puts e in b's postings under its best anchor word, or in b.always.
@@ -354,10 +535,18 @@ func eachWord(s string, fn func(w string)) {
 func (b *bucket) hits(et *errorText, out []*ientry) []*ientry {
 	check := func(es []*ientry) {
 		for _, e := range es {
+			if b.gone != nil {
+				if _, g := b.gone[e]; g {
+					continue
+				}
+			}
 			if et.has(e.pattern) && !slices.Contains(out, e) {
 				out = append(out, e)
 			}
 		}
+	}
+	if b.added != nil {
+		out = b.added.hits(et, out)
 	}
 	check(b.always)
 	whole, suffix, prefix := b.postings[anchorWhole], b.postings[anchorSuffix], b.postings[anchorPrefix]
@@ -392,11 +581,20 @@ func entryScore(e *ientry, cmdMatch bool, et *errorText, host string) int {
 type walk struct {
 	lists  [][]*ientry
 	scores []int
+	skip   []map[*ientry]struct{} // per list: entries to pass over (bucket.gone)
 }
 
-func (w *walk) add(es []*ientry, score int) {
+func (w *walk) add(es []*ientry, score int, skip map[*ientry]struct{}) {
 	if len(es) > 0 {
-		w.lists, w.scores = append(w.lists, es), append(w.scores, score)
+		w.lists, w.scores, w.skip = append(w.lists, es), append(w.scores, score), append(w.skip, skip)
+	}
+}
+
+// addDomain adds b's entries bound to d (compiled and added since).
+func (w *walk) addDomain(b *bucket, d string, score int) {
+	w.add(b.byDomain[d], score, b.gone)
+	if b.added != nil {
+		w.add(b.added.byDomain[d], score, nil)
 	}
 }
 
@@ -404,6 +602,15 @@ func (w *walk) add(es []*ientry, score int) {
 func (w *walk) next() (*ientry, int) {
 	best := -1
 	for i, es := range w.lists {
+		if skip := w.skip[i]; skip != nil {
+			for len(es) > 0 {
+				if _, g := skip[es[0]]; !g {
+					break
+				}
+				es = es[1:]
+			}
+			w.lists[i] = es
+		}
 		if len(es) == 0 {
 			continue
 		}
@@ -479,7 +686,10 @@ func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
 // in rank order, walked only until MaxRecall lessons are read: every entry
 // the walk has not reached scores no more than the one it stopped at and
 // ranks after it, so none could be among the first MaxRecall.
-func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
+//
+// With hitsOnly, only the pattern hits are returned (learning's duplicate
+// check, covering): the verb's list is not walked.
+func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorText, host string, hitsOnly bool, dmg *damage) ([]Lesson, error) {
 	cmds := []string{verb, ""}
 	if verb == "" {
 		cmds = cmds[1:]
@@ -522,7 +732,7 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), rankCmp(a.e, b.e)) })
 	var w walk
-	if verb != "" {
+	if verb != "" && !hitsOnly {
 		var doms []string
 		if host != "" {
 			doms = domainsOf(host, domain.Site(host))
@@ -532,10 +742,10 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 			if b == nil {
 				continue
 			}
-			w.add(b.byDomain[""], 2)
+			w.addDomain(b, "", 2)
 			for _, d := range doms {
 				if domain.Within(host, d) {
-					w.add(b.byDomain[d], 3)
+					w.addDomain(b, d, 3)
 				}
 			}
 		}
@@ -689,7 +899,13 @@ func (w *ownWrite) advance() {
 // with returns a copy of ix with old's entries (if any) replaced by n's
 // (if any); ix itself is shared and never changed.
 func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
-	out := &siteIndex{gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	out := &siteIndex{n: ix.n, gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
+	if old != nil {
+		out.n--
+	}
+	if n != nil {
+		out.n++
+	}
 	if part == partHosts {
 		out.hosts = cloneMap(ix.hosts)
 		if old != nil && old.Domain != "" {
@@ -702,7 +918,9 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 			rng := string(keyspace.LessonsByHost(site, n.Domain))
 			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
 			i, _ := slices.BinarySearchFunc(hs, key, func(h *hostRef, k string) int { return strings.Compare(h.key, k) })
-			out.hosts[rng] = slices.Insert(hs, i, &hostRef{key: key, id: n.ID})
+			ref := &hostRef{key: key, id: n.ID}
+			ref.lesson.Store(written(n))
+			out.hosts[rng] = slices.Insert(hs, i, ref)
 		}
 		return out
 	}
@@ -713,31 +931,220 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 			b = &bucket{byDomain: map[string][]*ientry{}}
 		} else {
 			c := *b
-			c.byDomain = cloneMap(b.byDomain)
 			b = &c
 		}
 		out.buckets[rng] = b
 		return b
 	}
+	var changed []*bucket
 	if old != nil {
-		key := string(keyspace.LessonByCommand(site, old.FailedCommand, old.UseCount, old.ID))
+		e := entryFor(site, old)
 		b := bucketOf(string(keyspace.LessonsByCommand(site, old.FailedCommand)))
-		for d, es := range b.byDomain {
-			if i := slices.IndexFunc(es, func(e *ientry) bool { return e.key == key }); i >= 0 {
-				unfile(b, es[i])
-				b.byDomain[d] = slices.Delete(slices.Clone(es), i, i+1)
-				break
+		b.remove(e)
+		changed = append(changed, b)
+	}
+	if n != nil {
+		e := entryFor(site, n)
+		e.lesson.Store(written(n))
+		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
+		b.add(e)
+		changed = append(changed, b)
+	}
+	for _, b := range changed {
+		if len(b.gone)+b.nAdded > overlayMax(b.size) {
+			*b = *b.fold()
+		}
+	}
+	return out
+}
+
+// written is the lesson n as a recall would decode it from the record the
+// write stored (put's encoding, decoded back: exactly what a read gives),
+// so the recall after a use reads nothing from the store; nil if it does
+// not encode, and the recall reads it then.
+func written(n *Lesson) *Lesson {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return nil
+	}
+	l, err := decode(b, n.ID)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// entryFor is the error-recall index entry of l in site, as buildIndex
+// compiles it from l's stored entry.
+func entryFor(site string, l *Lesson) *ientry {
+	return &ientry{key: string(keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID)), id: l.ID,
+		use: l.UseCount, helped: l.Helped, shown: l.Shown, lastUsed: l.LastUsed, domain: l.Domain, pattern: strings.ToLower(l.ErrorPattern)}
+}
+
+// overlayMax is how many overlay entries a bucket of size compiled
+// entries holds before a write folds them in: √size, at least overlayMin,
+// which balances a write's copy of the overlay against the fold's O(size).
+func overlayMax(size int) int {
+	return max(overlayMin, int(math.Sqrt(float64(size))))
+}
+
+// overlayMin is overlayMax's floor (a variable for the tests).
+var overlayMin = 64
+
+// remove takes the entry like e (same key) out of b, which is a copy the
+// caller owns: from the overlay's added entries, else by marking the
+// compiled one gone. The compiled lists are found by rank (binary
+// search), never copied.
+func (b *bucket) remove(e *ientry) {
+	if b.added != nil {
+		if x := b.added.find(e); x != nil {
+			b.added = b.added.cowWithout(x)
+			b.nAdded--
+			return
+		}
+	}
+	x := b.find(e)
+	if x == nil {
+		return
+	}
+	if _, g := b.gone[x]; g {
+		return
+	}
+	gone := make(map[*ientry]struct{}, len(b.gone)+1)
+	for k := range b.gone {
+		gone[k] = struct{}{}
+	}
+	gone[x] = struct{}{}
+	b.gone = gone
+}
+
+// add files e in b's overlay; b is a copy the caller owns.
+func (b *bucket) add(e *ientry) {
+	if b.added == nil {
+		b.added = &bucket{byDomain: map[string][]*ientry{}}
+	}
+	b.added = b.added.cowWith(e)
+	b.nAdded++
+}
+
+// find returns b's compiled entry with e's key (not looking in the
+// overlay), by rank in e's domain list, or nil.
+func (b *bucket) find(e *ientry) *ientry {
+	es := b.byDomain[e.domain]
+	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+	for _, x := range es[i:min(i+1, len(es))] {
+		if x.key == e.key {
+			return x
+		}
+	}
+	// Not where its rank puts it (an entry stored by an older version):
+	// look everywhere.
+	for _, es := range b.byDomain {
+		if j := slices.IndexFunc(es, func(x *ientry) bool { return x.key == e.key }); j >= 0 {
+			return es[j]
+		}
+	}
+	return nil
+}
+
+// cowWith returns a copy of b (an overlay's small bucket) with e filed.
+func (b *bucket) cowWith(e *ientry) *bucket {
+	c := *b
+	c.byDomain = cloneMap(b.byDomain)
+	es := c.byDomain[e.domain]
+	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
+	c.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
+	file(&c, e, nil, true)
+	c.size++
+	return &c
+}
+
+// cowWithout returns a copy of b (an overlay's small bucket) without its
+// entry x.
+func (b *bucket) cowWithout(x *ientry) *bucket {
+	c := *b
+	c.byDomain = cloneMap(b.byDomain)
+	es := c.byDomain[x.domain]
+	if i := slices.Index(es, x); i >= 0 {
+		c.byDomain[x.domain] = slices.Delete(slices.Clone(es), i, i+1)
+	}
+	c.postings = b.postings
+	unfile(&c, x)
+	c.size--
+	return &c
+}
+
+// fold compiles b's live entries (compiled and not gone, and added) into
+// a fresh bucket without overlay.
+func (b *bucket) fold() *bucket {
+	live := func(e *ientry) bool {
+		_, g := b.gone[e]
+		return !g
+	}
+	out := &bucket{byDomain: make(map[string][]*ientry, len(b.byDomain)), bad: b.bad}
+	var added map[string][]*ientry
+	if b.added != nil {
+		added = b.added.byDomain
+	}
+	for d, es := range b.byDomain {
+		out.byDomain[d] = mergeLive(es, added[d], live)
+	}
+	for d, es := range added {
+		if _, ok := b.byDomain[d]; !ok && len(es) > 0 {
+			out.byDomain[d] = slices.Clone(es)
+		}
+	}
+	for d, es := range out.byDomain {
+		if len(es) == 0 {
+			delete(out.byDomain, d)
+		}
+		out.size += len(es)
+	}
+	for kind, m := range b.postings {
+		if m == nil {
+			continue
+		}
+		nm := make(map[string][]*ientry, len(m))
+		for w, es := range m {
+			if kept := filterLive(es, live); len(kept) > 0 {
+				nm[w] = kept
+			}
+		}
+		out.postings[kind] = nm
+	}
+	out.always = filterLive(b.always, live)
+	if b.added != nil {
+		for _, es := range b.added.byDomain {
+			for _, e := range es {
+				file(out, e, nil, false)
 			}
 		}
 	}
-	if n != nil {
-		e := &ientry{key: string(keyspace.LessonByCommand(site, n.FailedCommand, n.UseCount, n.ID)), id: n.ID,
-			use: n.UseCount, helped: n.Helped, shown: n.Shown, lastUsed: n.LastUsed, domain: n.Domain, pattern: strings.ToLower(n.ErrorPattern)}
-		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
-		es := b.byDomain[e.domain]
-		i, _ := slices.BinarySearchFunc(es, e, rankCmp)
-		b.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
-		file(b, e, nil, true)
+	return out
+}
+
+// mergeLive merges the ranked lists a (only its live entries) and b.
+func mergeLive(a, b []*ientry, live func(*ientry) bool) []*ientry {
+	out := make([]*ientry, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(a) > 0 && !live(a[0]):
+			a = a[1:]
+		case len(b) == 0 || (len(a) > 0 && rankCmp(a[0], b[0]) <= 0):
+			out, a = append(out, a[0]), a[1:]
+		default:
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+func filterLive(es []*ientry, live func(*ientry) bool) []*ientry {
+	out := make([]*ientry, 0, len(es))
+	for _, e := range es {
+		if live(e) {
+			out = append(out, e)
+		}
 	}
 	return out
 }

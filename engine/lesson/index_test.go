@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +30,12 @@ import (
 func TestRecallIndexMatchesScan(t *testing.T) {
 	for seed := range 12 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			// Fold the overlay of own writes after 1 to 4 entries, so
+			// folding is exercised as often as the overlay itself.
+			defer func(m int) { overlayMin = m }(overlayMin)
+			if seed%3 != 0 {
+				overlayMin = seed % 3 * 2
+			}
 			r := rand.New(rand.NewPCG(uint64(seed), 14))
 			db := kvtest.Open(t)
 			now := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -243,7 +251,7 @@ func compareRecalls(t *testing.T, s *Store, command, errText, host string) {
 	var dGot, dWant damage
 	err := s.db.View(context.Background(), func(r kv.Reader) error {
 		var err error
-		if got, err = s.recallError(r, errorSites(host), verb, et, host, &dGot); err != nil {
+		if got, err = s.recallError(r, errorSites(host), verb, et, host, false, &dGot); err != nil {
 			return err
 		}
 		want, err = s.scanError(r, errorSites(host), cmds, newErrorText(errText), host, &dWant)
@@ -257,6 +265,41 @@ func compareRecalls(t *testing.T, s *Store, command, errText, host string) {
 	}
 	if !reflect.DeepEqual(dGot, dWant) {
 		t.Fatalf("recall %q %q on %q: damage %+v, the scan %+v", command, errText, host, dGot, dWant)
+	}
+	// The public recall, tried from the watched tokens first (badger
+	// watches them too), answers the same.
+	pub, err := s.RecallError(context.Background(), command, errText, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, pub), mustJSON(t, want); g != w {
+		t.Fatalf("RecallError %q %q on %q:\n got %s\nwant %s", command, errText, host, g, w)
+	}
+	// Learning's duplicate check, from the pattern hits alone, finds what
+	// it found in the whole recall.
+	if verb != "" {
+		all := *s
+		all.opts.MaxRecall = 1 << 30
+		var full []Lesson
+		err := s.db.View(context.Background(), func(r kv.Reader) error {
+			var err error
+			full, err = all.scanError(r, errorSites(host), []string{verb, ""}, newErrorText(errText), host, &damage{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantID := ""
+		for _, l := range full {
+			if l.FailedCommand == verb && et.has(strings.ToLower(l.ErrorPattern)) {
+				wantID = l.ID
+				break
+			}
+		}
+		gotID, err := s.covering(context.Background(), verb, errText, host)
+		if err != nil || gotID != wantID {
+			t.Fatalf("covering %q %q on %q = %q, %v; the scan's %q", verb, errText, host, gotID, err, wantID)
+		}
 	}
 }
 
@@ -391,8 +434,12 @@ func TestRecallIndexNamespacesApart(t *testing.T) {
 // BenchmarkRecallDomain visit n/20 sites in turn, so that past the cache's
 // size each recall compiles its site's index afresh.
 func BenchmarkRecallIndexWarm(b *testing.B) {
+	sizes := []int{1_000, 100_000}
+	if os.Getenv("ENGINE_BENCH_1M") == "1" {
+		sizes = append(sizes, bench1M)
+	}
 	for _, shape := range []string{"grown", "skewed"} {
-		for _, n := range []int{1_000, 100_000} {
+		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
 				s := benchStore(b, n, shape == "skewed")
 				ctx := context.Background()
@@ -418,5 +465,208 @@ func BenchmarkRecallIndexWarm(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// BenchmarkRecallIndexMemory fills the index caches with every site of the
+// store (one error and one domain recall each) and reports the heap they
+// hold: bytes per cached entry, and MB in all, with the entries cached
+// (the budget is indexBudget entries per part).
+func BenchmarkRecallIndexMemory(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, false)
+			ctx := context.Background()
+			measured := false
+			for b.Loop() {
+				if measured {
+					continue // one fill is the measure, however long b.N
+				}
+				measured = true
+				for _, c := range indexes {
+					c.Clear()
+				}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range max(n/20, 1) {
+					host := fmt.Sprintf("www.site%d.example", i)
+					if _, err := s.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", host); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.RecallDomain(ctx, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				entries := indexes[partErrors].Weight() + indexes[partHosts].Weight()
+				held := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+				b.ReportMetric(held/float64(entries), "B/entry")
+				b.ReportMetric(held/1e6, "MB")
+				b.ReportMetric(float64(entries), "entries")
+			}
+		})
+	}
+}
+
+// BenchmarkRecallIndexMiss is the cost of a cache miss against the scans
+// the index replaced: "miss" recalls on a site whose compiled index is
+// stale (so it is built from the store, the global range staying cached),
+// "scan" answers the same recall by scanning (the oracle, and what recall
+// cost before the index).
+func BenchmarkRecallIndexMiss(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, false)
+			ctx := context.Background()
+			sites := max(n/20, 1)
+			const cmd, errText = "fill e37 padel rackets", "too many arguments: expected 2, received 3"
+			stale := func(host string) {
+				for _, c := range indexes {
+					c.Put(domain.Site(host), "stale", &siteIndex{})
+				}
+			}
+			b.Run("error/miss", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					stale(host)
+					if _, err := s.RecallError(ctx, cmd, errText, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("error/scan", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					err := s.db.View(ctx, func(r kv.Reader) error {
+						_, err := s.scanError(r, errorSites(host), []string{Verb(cmd), ""}, newErrorText(errText), host, &damage{})
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("domain/miss", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					stale(host)
+					if _, err := s.RecallDomain(ctx, host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("domain/scan", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					host := fmt.Sprintf("www.site%d.example", i%sites)
+					err := s.db.View(ctx, func(r kv.Reader) error {
+						_, err := s.scanDomain(r, host, domain.Site(host), &damage{})
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkUseSkewed is a use of a global lesson for the skewed store's
+// common verb (a fifth of all lessons share it) while the global range's
+// compiled index is cached: each use advances the cached index (the write
+// applied to it in process), rotating over a thousand lessons; a recall
+// after each (an error no "problem <n>" pattern matches) keeps it in use.
+func BenchmarkUseSkewed(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, true)
+			ctx := context.Background()
+			var ids []string
+			err := s.db.View(ctx, func(r kv.Reader) error {
+				return r.Scan(keyspace.LessonsByCommand(keyspace.Global, "fill"), kv.ScanOptions{KeysOnly: true, Limit: 1000}, func(k, _ []byte) error {
+					ids = append(ids, keyspace.LastPart(k))
+					return nil
+				})
+			})
+			if err != nil || len(ids) == 0 {
+				b.Fatalf("ids: %d, %v", len(ids), err)
+			}
+			if _, err := s.RecallError(ctx, "fill e1", "too many arguments: expected 2, received 3", ""); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.Use(ctx, ids[i%len(ids)], ""); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.RecallError(ctx, "fill e1", "too many arguments: expected 2, received 3", ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// On badger, which watches its own tokens, a warm recall opens no View
+// either, and neither does the recall after a use (the use advances the
+// cached index and the watched token together).
+func TestWarmRecallOnBadger(t *testing.T) {
+	ctx := context.Background()
+	db := &viewCounting{Store: kvtest.Open(t)}
+	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	if err := s.Seed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range []string{"banner in the way", "not visible"} {
+		l, _, err := s.Record(ctx, Lesson{Lesson: "Do the other thing: " + p + ".", Category: ErrorRecovery, FailedCommand: "click",
+			ErrorPattern: p, Domain: "shop.example"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	slices.Sort(ids)
+	recallIDs := func() []string {
+		t.Helper()
+		ls, err := s.RecallError(ctx, "click e3", "zzz qqq", "www.shop.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.ID)
+		}
+		return out
+	}
+	recallIDs()
+	if _, err := s.RecallDomain(ctx, "www.shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	before := db.views.Load()
+	if got := recallIDs(); len(got) < 2 || got[0] != ids[0] || got[1] != ids[1] {
+		t.Fatalf("recall = %v, want %v first", got, ids)
+	}
+	if ls, err := s.RecallDomain(ctx, "www.shop.example"); err != nil || len(ls) != 2 {
+		t.Fatalf("domain recall = %v, %v", ls, err)
+	}
+	if n := db.views.Load() - before; n != 0 {
+		t.Errorf("warm recalls opened %d Views, want 0", n)
+	}
+	if _, err := s.Use(ctx, ids[1], "shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	before = db.views.Load()
+	if got := recallIDs(); len(got) < 2 || got[0] != ids[1] || got[1] != ids[0] {
+		t.Fatalf("recall after a use = %v, want [%s %s ...]", got, ids[1], ids[0])
+	}
+	if n := db.views.Load() - before; n != 0 {
+		t.Errorf("the recall after a use opened %d Views, want 0", n)
 	}
 }

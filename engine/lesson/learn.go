@@ -477,12 +477,14 @@ func (s *Store) claimLog(ctx context.Context, site, digest string) (bool, error)
 }
 
 // covering returns the id of the best lesson whose failed_command is verb
-// and whose error_pattern occurs in errText, or "".
+// and whose error_pattern occurs in errText, or "". Only the recall's
+// pattern hits can be such a lesson, so it reads those alone (from the
+// recall index), not the verb's whole list.
 func (s *Store) covering(ctx context.Context, verb, errText, host string) (string, error) {
 	quiet := *s
 	quiet.opts.Events = nil
 	quiet.opts.MaxRecall = 1 << 30
-	ls, err := quiet.RecallError(ctx, verb, errText, host)
+	ls, err := quiet.recallOnError(ctx, verb, errText, host, true)
 	if err != nil {
 		return "", err
 	}

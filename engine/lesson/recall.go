@@ -92,6 +92,19 @@ type candidate struct {
 // it returns, and decodes only those. A recall is not a use: it changes
 // nothing.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
+	out, err := s.recallOnError(ctx, command, errText, host, false)
+	if err != nil {
+		return nil, err
+	}
+	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
+		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
+	})
+	return out, nil
+}
+
+// recallOnError is RecallError without its event; with hitsOnly it returns
+// only the lessons whose pattern the error holds (see recallError).
+func (s *Store) recallOnError(ctx context.Context, command, errText, host string, hitsOnly bool) ([]Lesson, error) {
 	verb := Verb(command)
 	et := newErrorText(errText) // as learning reads errors
 	if host != "" {
@@ -106,16 +119,13 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	var dmg damage
 	err := recall(ctx, s.db, &dmg, func(r kv.Reader) error {
 		var err error
-		out, err = s.recallError(r, sites, verb, et, host, &dmg)
+		out, err = s.recallError(r, sites, verb, et, host, hitsOnly, &dmg)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lesson: recall on error: %w", err)
 	}
 	s.reportDamage("recall_error", &dmg)
-	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
-		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
-	})
 	return out, nil
 }
 

@@ -55,6 +55,8 @@ type store struct {
 	// mode has no value log and panics on a value it would put there.
 	maxValue int
 
+	watch *watches // kv.Watcher's copies
+
 	stopGC   chan struct{}
 	gcDone   sync.WaitGroup
 	isClosed atomic.Bool
@@ -99,7 +101,7 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		}
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
-	s := &store{db: db, lock: lock, stopGC: make(chan struct{})}
+	s := &store{db: db, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0)}
 	if !opts.ReadOnly {
 		s.space = newSpaceGuard(dir, opts.MinFree)
 	}
@@ -133,7 +135,7 @@ func OpenMemory() (kv.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: open in memory: %w", err)
 	}
-	return &store{db: db, stopGC: make(chan struct{}), maxValue: int(min(bopts.ValueThreshold, MaxMemoryValue+1)) - 1}, nil
+	return &store{db: db, stopGC: make(chan struct{}), watch: newWatches(db, 0), maxValue: int(min(bopts.ValueThreshold, MaxMemoryValue+1)) - 1}, nil
 }
 
 // checkValue refuses a value too large for the store.
@@ -227,13 +229,18 @@ func (s *store) Update(ctx context.Context, fn func(kv.Txn) error) error {
 func (s *store) update(ctx context.Context, fn func(kv.Txn) error) error {
 	bt := s.db.NewTransaction(true)
 	defer bt.Discard()
-	if err := fn(&txn{txn: bt, s: s}); err != nil {
+	t := &txn{txn: bt, s: s}
+	if err := fn(t); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return bt.Commit()
+	err := bt.Commit()
+	if !errors.Is(err, badgerdb.ErrConflict) {
+		s.watch.committed(t.wrote)
+	}
+	return err
 }
 
 func (s *store) Batch(ctx context.Context, ops []kv.Op) error {
@@ -267,7 +274,15 @@ func (s *store) Batch(ctx context.Context, ops []kv.Op) error {
 			return fmt.Errorf("kv: batch write %s: %w", kv.Short(op.Key), err)
 		}
 	}
-	if err := wb.Flush(); err != nil {
+	err := wb.Flush()
+	if s.watch.any() {
+		keys := make([][]byte, len(ops))
+		for i, op := range ops {
+			keys[i] = op.Key
+		}
+		s.watch.committed(keys)
+	}
+	if err != nil {
 		return fmt.Errorf("kv: batch flush: %w", err)
 	}
 	return nil
@@ -283,7 +298,9 @@ func (s *store) DropPrefix(ctx context.Context, prefix []byte) error {
 	if err := s.space.check("drop prefix"); err != nil {
 		return err
 	}
-	if err := s.db.DropPrefix(prefix); err != nil {
+	err := s.db.DropPrefix(prefix)
+	s.watch.dropped(prefix)
+	if err != nil {
 		return fmt.Errorf("kv: drop prefix %q: %w", prefix, err)
 	}
 	return nil
@@ -292,6 +309,9 @@ func (s *store) DropPrefix(ctx context.Context, prefix []byte) error {
 type txn struct {
 	txn *badgerdb.Txn
 	s   *store
+	// wrote is the keys Set and Delete wrote, for the watched copies
+	// (badger holds them until the commit too).
+	wrote [][]byte
 }
 
 func (t *txn) Get(key []byte) ([]byte, error) {
@@ -379,6 +399,7 @@ func (t *txn) Set(key, value []byte, ttl time.Duration) error {
 	if err := t.txn.SetEntry(e); err != nil {
 		return fmt.Errorf("kv: set %s: %w", kv.Short(key), tooBig(err))
 	}
+	t.wrote = append(t.wrote, key)
 	return nil
 }
 
@@ -389,6 +410,7 @@ func (t *txn) Delete(key []byte) error {
 	if err := t.txn.Delete(key); err != nil {
 		return fmt.Errorf("kv: delete %s: %w", kv.Short(key), tooBig(err))
 	}
+	t.wrote = append(t.wrote, key)
 	return nil
 }
 

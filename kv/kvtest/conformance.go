@@ -61,6 +61,7 @@ const (
 	DropPrefix        = "DropPrefix"
 	Cancelled         = "Cancelled"
 	Close             = "Close"
+	Watch             = "Watcher"
 )
 
 var conformance = []struct {
@@ -86,6 +87,7 @@ var conformance = []struct {
 	{DropPrefix, testDropPrefix},
 	{Cancelled, testCancelled},
 	{Close, testClose},
+	{Watch, testWatcher},
 }
 
 var bg = context.Background()
@@ -828,5 +830,146 @@ func testClose(t *testing.T, s kv.Store) {
 		if !errors.Is(err, kv.ErrClosed) {
 			t.Errorf("%s after Close: %v, want kv.ErrClosed", name, err)
 		}
+	}
+}
+
+// watchedValue is key's value as w's Watched gives it ("<none>" for a
+// missing key), waiting for the key's copy to be synced: the first call
+// starts watching it.
+func watchedValue(t *testing.T, w kv.Watcher, key string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, ok := w.Watched([]byte(key))
+		if ok {
+			if v == nil {
+				return "<none>"
+			}
+			return string(v)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Watched(%s) not synced after 30 s", key)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ownWatched is key's value as w's next Watched gives it, which must be
+// synced already: a commit of this process is seen at once.
+func ownWatched(t *testing.T, w kv.Watcher, key, after string) string {
+	t.Helper()
+	v, ok := w.Watched([]byte(key))
+	if !ok {
+		t.Fatalf("Watched(%s) after %s: not synced", key, after)
+	}
+	if v == nil {
+		return "<none>"
+	}
+	return string(v)
+}
+
+// A store that implements kv.Watcher sees its own commits at once (Update,
+// Batch, Delete, DropPrefix), a missing key as missing, and a value never
+// goes back to an older one while concurrent writers commit.
+func testWatcher(t *testing.T, s kv.Store) {
+	w, ok := s.(kv.Watcher)
+	if !ok {
+		t.Skip("the store does not implement kv.Watcher")
+	}
+	put(t, s, "w/a", "1")
+	if got := watchedValue(t, w, "w/a"); got != "1" {
+		t.Fatalf("watched w/a = %q, want 1", got)
+	}
+	if got := watchedValue(t, w, "w/none"); got != "<none>" {
+		t.Fatalf("watched missing key = %q", got)
+	}
+	put(t, s, "w/a", "2")
+	if got := ownWatched(t, w, "w/a", "an Update"); got != "2" {
+		t.Errorf("after an Update: %q, want 2", got)
+	}
+	if err := s.Batch(bg, []kv.Op{{Key: []byte("w/a"), Value: []byte("3")}, {Key: []byte("w/none"), Value: []byte("n")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownWatched(t, w, "w/a", "a Batch"); got != "3" {
+		t.Errorf("after a Batch: %q, want 3", got)
+	}
+	if got := ownWatched(t, w, "w/none", "a Batch"); got != "n" {
+		t.Errorf("a missing key after a Batch wrote it: %q, want n", got)
+	}
+	if err := s.Update(bg, func(tx kv.Txn) error { return tx.Delete([]byte("w/a")) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownWatched(t, w, "w/a", "a Delete"); got != "<none>" {
+		t.Errorf("after a Delete: %q", got)
+	}
+	if err := s.Batch(bg, []kv.Op{{Key: []byte("w/none"), Delete: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownWatched(t, w, "w/none", "a Batch delete"); got != "<none>" {
+		t.Errorf("after a Batch delete: %q", got)
+	}
+	put(t, s, "w/a", "4")
+	if err := s.DropPrefix(bg, []byte("w/")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownWatched(t, w, "w/a", "DropPrefix"); got != "<none>" {
+		t.Errorf("after DropPrefix: %q", got)
+	}
+
+	// Concurrent read-modify-writes of one counter: every value read is
+	// at least the one read before it, and the last is the final count.
+	put(t, s, "w/n", "0")
+	if got := watchedValue(t, w, "w/n"); got != "0" {
+		t.Fatalf("watched counter = %q", got)
+	}
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(done)
+		last := 0
+		for {
+			v, ok := w.Watched([]byte("w/n"))
+			if ok {
+				n, err := strconv.Atoi(string(v))
+				if err != nil || n < last {
+					readErr = fmt.Errorf("watched counter went from %d to %q", last, v)
+					return
+				}
+				last = n
+				if n == writers*each {
+					return
+				}
+			}
+		}
+	}()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				err := s.Update(bg, func(tx kv.Txn) error {
+					v, err := tx.Get([]byte("w/n"))
+					if err != nil {
+						return err
+					}
+					n, _ := strconv.Atoi(string(v))
+					return tx.Set([]byte("w/n"), []byte(strconv.Itoa(n+1)), 0)
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := ownWatched(t, w, "w/n", "the writers"); got != strconv.Itoa(writers*each) {
+		t.Errorf("after %d increments: %q", writers*each, got)
+	}
+	<-done
+	if readErr != nil {
+		t.Error(readErr)
 	}
 }

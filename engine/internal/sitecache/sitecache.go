@@ -9,7 +9,7 @@
 // after any write; a site without a token (nothing written, or forgotten
 // with DropPrefix) is never cached.
 //
-// On a store that watches keys (kv.Watcher: etcd), a warm read checks the
+// On a store that watches keys (kv.Watcher: etcd, badger), a warm read checks the
 // token without a round trip: Token gives the watched copy, and when the
 // cache holds that generation the store answers without opening a View.
 // The copy follows this process's commits at once and other processes'
@@ -18,6 +18,7 @@
 package sitecache
 
 import (
+	"container/list"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -37,7 +38,7 @@ func Gen() string {
 
 // Token returns the generation token at genKey as db's watch last saw it,
 // when db is a kv.Watcher whose copy of genKey is synced; ok is false
-// otherwise (badger, a key not yet watched, a broken watch), and the caller
+// otherwise (a store that does not watch, a key not yet watched, a broken watch), and the caller
 // reads the token in its snapshot as before. A missing token is ("", true),
 // which no cache entry matches.
 func Token(db kv.Store, genKey []byte) (gen string, ok bool) {
@@ -65,22 +66,35 @@ func Cached[T any](c *Cache[T], db kv.Store, key string, genKey []byte) (T, bool
 	return c.Get(key, gen)
 }
 
-// Cache holds up to Max values, dropping the least recently used.
+// Cache holds up to Max values, or values of up to a total weight
+// (NewWeighted), dropping the least recently used.
 type Cache[T any] struct {
-	mu    sync.Mutex
-	max   int
-	clock uint64
-	m     map[string]*item[T]
+	mu     sync.Mutex
+	max    int
+	weight func(T) int // nil: each value weighs 1
+	total  int
+	m      map[string]*item[T]
+	lru    list.List // of *item[T], most recently used first
 }
 
 type item[T any] struct {
+	key  string
 	gen  string
 	v    T
-	used uint64
+	w    int
+	elem *list.Element
 }
 
 // New returns a cache of at most max values.
 func New[T any](max int) *Cache[T] { return &Cache[T]{max: max, m: map[string]*item[T]{}} }
+
+// NewWeighted returns a cache of values whose weights (weight(v), at
+// least 1 each) add up to at most max: a cache bounded by what its values
+// hold rather than by how many there are. A value counts for at most
+// half of max, so one heavier than that is kept beside others.
+func NewWeighted[T any](max int, weight func(T) int) *Cache[T] {
+	return &Cache[T]{max: max, weight: weight, m: map[string]*item[T]{}}
+}
 
 // Get returns the value cached under key when it was read at gen.
 func (c *Cache[T]) Get(key, gen string) (T, bool) {
@@ -91,8 +105,7 @@ func (c *Cache[T]) Get(key, gen string) (T, bool) {
 		var zero T
 		return zero, false
 	}
-	c.clock++
-	it.used = c.clock
+	c.lru.MoveToFront(it.elem)
 	return it.v, true
 }
 
@@ -107,17 +120,31 @@ func (c *Cache[T]) Put(key, gen string, v T) {
 }
 
 func (c *Cache[T]) put(key, gen string, v T) {
-	c.clock++
-	c.m[key] = &item[T]{gen: gen, v: v, used: c.clock}
-	for len(c.m) > c.max {
-		var oldest string
-		at := ^uint64(0)
-		for k, it := range c.m {
-			if it.used < at {
-				oldest, at = k, it.used
-			}
-		}
-		delete(c.m, oldest)
+	w := 1
+	if c.weight != nil {
+		// A value counts for at most half the budget, so a huge site
+		// (over the budget alone) and the sites read beside it are
+		// all kept, instead of evicting each other on every read.
+		w = min(max(1, c.weight(v)), max(1, c.max/2))
+	}
+	it := c.m[key]
+	if it == nil {
+		it = &item[T]{key: key}
+		it.elem = c.lru.PushFront(it)
+		c.m[key] = it
+	} else {
+		c.total -= it.w
+		c.lru.MoveToFront(it.elem)
+	}
+	it.gen, it.v, it.w = gen, v, w
+	c.total += w
+	// The value just put stays even when it alone is over the budget (a
+	// huge site): dropping it would rebuild it on every read.
+	for c.total > c.max && c.lru.Len() > 1 {
+		old := c.lru.Back().Value.(*item[T])
+		c.lru.Remove(old.elem)
+		delete(c.m, old.key)
+		c.total -= old.w
 	}
 }
 
@@ -137,6 +164,14 @@ func (c *Cache[T]) Advance(key, oldGen, newGen string, fn func(T) T) {
 		return
 	}
 	c.put(key, newGen, fn(it.v))
+}
+
+// Weight is the total weight of the cached values (their number, for a
+// cache made by New).
+func (c *Cache[T]) Weight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
 }
 
 // Len is the number of cached values.
@@ -159,6 +194,8 @@ func (c *Cache[T]) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.m)
+	c.lru.Init()
+	c.total = 0
 }
 
 // LoadJSON returns every JSON record under prefix as of r's snapshot,

@@ -44,6 +44,25 @@ func TestLeastRecentlyUsedGoes(t *testing.T) {
 	}
 }
 
+func TestWeighted(t *testing.T) {
+	c := NewWeighted[int](10, func(v int) int { return v })
+	c.Put("a", "g", 4)
+	c.Put("b", "g", 4)
+	c.Get("a", "g")
+	c.Put("c", "g", 3) // 11: b, the least recently used, goes
+	if !c.Has("a") || c.Has("b") || !c.Has("c") || c.Weight() != 7 {
+		t.Fatalf("a %v b %v c %v weight %d", c.Has("a"), c.Has("b"), c.Has("c"), c.Weight())
+	}
+	c.Advance("a", "g", "g2", func(v int) int { return 6 }) // counts 5 (half the budget): 8
+	if c.Weight() != 8 || !c.Has("c") {
+		t.Fatalf("after Advance: weight %d", c.Weight())
+	}
+	c.Put("d", "g", 20) // counts 5: c, the least recently used, goes; a stays beside it
+	if c.Len() != 2 || !c.Has("d") || !c.Has("a") || c.Weight() != 10 {
+		t.Fatalf("after a value over the budget: %d values, weight %d", c.Len(), c.Weight())
+	}
+}
+
 func TestGenIsFresh(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
@@ -75,7 +94,7 @@ func (w *watching) Watched(key []byte) ([]byte, bool) {
 func TestTokenAndCached(t *testing.T) {
 	c := New[int](4)
 	c.Put("site", "g1", 1)
-	if _, ok := Token(kvtest.OpenMemory(t), []byte("gen")); ok {
+	if _, ok := Token(struct{ kv.Store }{kvtest.OpenMemory(t)}, []byte("gen")); ok {
 		t.Error("a store that does not watch gave a token")
 	}
 	w := &watching{key: "gen", value: "g1"}
