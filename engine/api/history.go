@@ -124,6 +124,54 @@ func revertRecord(ctx context.Context, m *memory.Memory, id string, to int64) (R
 	return r, err
 }
 
+// RunReverted is POST /v1/revert?run='s answer: what undoing one run did
+// to each kind.
+type RunReverted struct {
+	Run          string            `json:"run"`
+	Lessons      *history.Reverted `json:"lessons"`
+	Facts        *history.Reverted `json:"facts"`
+	Selectors    *history.Reverted `json:"selectors"`
+	Trajectories *history.Reverted `json:"trajectories"`
+}
+
+// Total is how many records the revert restored and removed.
+func (r *RunReverted) Total() (restored, removed int) {
+	for _, k := range []*history.Reverted{r.Lessons, r.Facts, r.Selectors, r.Trajectories} {
+		if k != nil {
+			restored, removed = restored+len(k.Restored), removed+len(k.Removed)
+		}
+	}
+	return restored, removed
+}
+
+// revertRun undoes everything run changed, kind by kind, as the kept
+// versions (by.run) and the records' provenance say; it stops at the first
+// kind that fails, returning what it did so far.
+func revertRun(ctx context.Context, m *memory.Memory, run string) (*RunReverted, error) {
+	run = strings.TrimSpace(run)
+	if run == "" {
+		return nil, engine.Invalid("revert", "the run id is empty")
+	}
+	out := &RunReverted{Run: run}
+	l, err := m.Lessons.RevertRun(ctx, run)
+	if l != nil {
+		out.Lessons = &history.Reverted{Restored: l.Restored, Removed: l.Removed}
+	}
+	if err != nil {
+		return out, err
+	}
+	if out.Facts, err = m.Facts.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	if out.Selectors, err = m.Selectors.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	if out.Trajectories, err = m.Trajectories.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
 // versionQuery reads ?to=VERSION (-1 when absent).
 func versionQuery(c *call) (int64, error) {
 	v := c.query("to")

@@ -250,3 +250,27 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 
 // IsID reports whether id names a fact.
 func IsID(id string) bool { return strings.HasPrefix(id, IDPrefix) }
+
+// live lists stored facts for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsFact, ID: func(_, rec []byte) (string, error) {
+	var f Fact
+	if err := json.Unmarshal(rec, &f); err != nil {
+		return "", fmt.Errorf("%w fact: %w", history.ErrDamaged, err)
+	}
+	return IDOf(f), nil
+}}
+
+// RevertRun undoes every fact change run made, as the history says: each
+// fact it changed goes back to its version before the run's first change
+// (later changes by others are undone too, and kept as versions), each it
+// created is removed. It reads every kept fact version and every fact: an
+// operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Fact, run, live, func(ctx context.Context, id string, rec []byte) error {
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec); return err })
+	})
+	if err != nil {
+		return out, fmt.Errorf("fact: %w", err)
+	}
+	return out, nil
+}

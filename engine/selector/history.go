@@ -188,3 +188,27 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 	}
 	return out, nil
 }
+
+// live lists stored selectors for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsSelector, ID: func(_, rec []byte) (string, error) {
+	var sl Selector
+	if err := json.Unmarshal(rec, &sl); err != nil {
+		return "", fmt.Errorf("%w selector: %w", history.ErrDamaged, err)
+	}
+	return IDOf(sl), nil
+}}
+
+// RevertRun undoes every selector change run made, as the history says:
+// each selector it changed goes back to its version before the run's
+// first change (later changes by others are undone too, and kept as
+// versions), each it created is removed. It reads every kept selector
+// version and every selector: an operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Selector, run, live, func(ctx context.Context, id string, rec []byte) error {
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec); return err })
+	})
+	if err != nil {
+		return out, fmt.Errorf("selector: %w", err)
+	}
+	return out, nil
+}

@@ -194,3 +194,28 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 	}
 	return out, nil
 }
+
+// live lists stored trajectories for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsTrajectory, ID: func(k, _ []byte) (string, error) {
+	return keyspace.LastPart(k), nil
+}}
+
+// RevertRun undoes every trajectory change run made, as the history says:
+// each trajectory it changed goes back to its version before the run's
+// first change (later changes by others are undone too, and kept as
+// versions), each it created is removed. It reads every kept trajectory
+// version and every trajectory: an operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Trajectory, run, live, func(ctx context.Context, id string, rec []byte) error {
+		var after func()
+		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec); return err })
+		if err == nil {
+			after()
+		}
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("trajectory: %w", err)
+	}
+	return out, nil
+}
