@@ -464,3 +464,54 @@ func Entries(r kv.Reader, kind, id string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// OpRetract is a version's op when a person retracted the record.
+const OpRetract = "retract"
+
+// Retraction is a record withdrawn from every read path by a person, held
+// apart with the reason until a revert restores it.
+type Retraction struct {
+	Kind   string            `json:"kind"`
+	ID     string            `json:"id"`
+	Reason string            `json:"reason"`
+	At     time.Time         `json:"at"`
+	By     engine.Provenance `json:"by"`
+	Record json.RawMessage   `json:"record"`
+}
+
+// Hold stores the retraction of record id of kind (rec: the record as it
+// was stored), in tx; the caller removes the record and keeps its version.
+func Hold(tx kv.Txn, kind, id, reason string, c Change, rec []byte) (*Retraction, error) {
+	rt := &Retraction{Kind: kind, ID: id, Reason: reason, At: c.At.UTC(), By: c.By, Record: bytes.Clone(rec)}
+	b, err := json.Marshal(rt)
+	if err != nil {
+		return nil, err
+	}
+	return rt, tx.Set(keyspace.Retracted(kind, id), b, 0)
+}
+
+// Release ends the retraction of record id of kind, if it has one, in tx.
+func Release(tx kv.Txn, kind, id string) error { return tx.Delete(keyspace.Retracted(kind, id)) }
+
+// Reason checks a retraction's reason: trimmed, and required.
+func Reason(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return "", engine.Invalid("retract", "give a --reason")
+	}
+	return reason, nil
+}
+
+// RetractedAll returns the retracted records of kind, by id.
+func RetractedAll(r kv.Reader, kind string) ([]Retraction, error) {
+	out := []Retraction{}
+	err := r.Scan(keyspace.RetractedOf(kind), kv.ScanOptions{}, func(k, b []byte) error {
+		var rt Retraction
+		if err := json.Unmarshal(b, &rt); err != nil {
+			return fmt.Errorf("%s %s: %w retraction: %w", kind, keyspace.LastPart(k), ErrDamaged, err)
+		}
+		out = append(out, rt)
+		return nil
+	})
+	return out, err
+}
