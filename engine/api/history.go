@@ -12,6 +12,7 @@ import (
 	"github.com/engine-dev/engine/engine/archive"
 	"github.com/engine-dev/engine/engine/fact"
 	"github.com/engine-dev/engine/engine/internal/history"
+	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/selector"
 )
@@ -124,6 +125,101 @@ func revertRecord(ctx context.Context, m *memory.Memory, id string, to int64) (R
 	return r, err
 }
 
+// RunReverted is POST /v1/revert?run='s answer: what undoing one run did
+// to each kind.
+type RunReverted struct {
+	Run          string            `json:"run"`
+	Lessons      *history.Reverted `json:"lessons"`
+	Facts        *history.Reverted `json:"facts"`
+	Selectors    *history.Reverted `json:"selectors"`
+	Trajectories *history.Reverted `json:"trajectories"`
+}
+
+// Total is how many records the revert restored and removed.
+func (r *RunReverted) Total() (restored, removed int) {
+	for _, k := range []*history.Reverted{r.Lessons, r.Facts, r.Selectors, r.Trajectories} {
+		if k != nil {
+			restored, removed = restored+len(k.Restored), removed+len(k.Removed)
+		}
+	}
+	return restored, removed
+}
+
+// revertRun undoes everything run changed, kind by kind, as the kept
+// versions (by.run) and the records' provenance say; it stops at the first
+// kind that fails, returning what it did so far.
+func revertRun(ctx context.Context, m *memory.Memory, run string) (*RunReverted, error) {
+	run = strings.TrimSpace(run)
+	if run == "" {
+		return nil, engine.Invalid("revert", "the run id is empty")
+	}
+	out := &RunReverted{Run: run}
+	l, err := m.Lessons.RevertRun(ctx, run)
+	if l != nil {
+		out.Lessons = &history.Reverted{Restored: l.Restored, Removed: l.Removed}
+	}
+	if err != nil {
+		return out, err
+	}
+	if out.Facts, err = m.Facts.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	if out.Selectors, err = m.Selectors.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	if out.Trajectories, err = m.Trajectories.RevertRun(ctx, run); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// Retraction is a record of any kind withdrawn by a person: POST
+// /v1/retract/{id}'s answer and an entry of GET /v1/retracted.
+type Retraction = history.Retraction
+
+// Retracted is GET /v1/retracted's answer: the retracted records of every
+// kind, each with its reason.
+type Retracted struct {
+	Lessons      []lesson.Retraction `json:"lessons"`
+	Facts        []Retraction        `json:"facts"`
+	Selectors    []Retraction        `json:"selectors"`
+	Trajectories []Retraction        `json:"trajectories"`
+}
+
+// retractRecord withdraws any record (the id says its kind) with reason.
+func retractRecord(ctx context.Context, m *memory.Memory, id, reason string) (*Retraction, error) {
+	switch KindOf(id) {
+	case history.Trajectory:
+		return m.Trajectories.Retract(ctx, id, reason)
+	case history.Fact:
+		return m.Facts.Retract(ctx, id, reason)
+	case history.Selector:
+		return m.Selectors.Retract(ctx, id, reason)
+	}
+	rt, err := m.Lessons.Retract(ctx, id, reason)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := json.Marshal(rt.Lesson)
+	return &Retraction{Kind: history.Lesson, ID: id, Reason: rt.Reason, At: rt.At, By: rt.By, Record: rec}, err
+}
+
+// retracted lists the retracted records of every kind.
+func retracted(ctx context.Context, m *memory.Memory) (out Retracted, err error) {
+	if out.Lessons, err = m.Lessons.Retracted(ctx); err != nil {
+		return out, err
+	}
+	out.Lessons = nonNilSlice(out.Lessons)
+	if out.Facts, err = m.Facts.Retracted(ctx); err != nil {
+		return out, err
+	}
+	if out.Selectors, err = m.Selectors.Retracted(ctx); err != nil {
+		return out, err
+	}
+	out.Trajectories, err = m.Trajectories.Retracted(ctx)
+	return out, err
+}
+
 // versionQuery reads ?to=VERSION (-1 when absent).
 func versionQuery(c *call) (int64, error) {
 	v := c.query("to")
@@ -158,6 +254,20 @@ func historyRoutes() []Route {
 				}
 				return revertRecord(c.ctx, c.m, c.r.PathValue("id"), to)
 			}},
+		{Method: http.MethodPost, Path: "/v1/retract/{id}", Summary: "Withdraw any record (lesson, fact_…, sel_…, traj_…) from every read path, held with the reason until reverted; its version is kept",
+			Body: RetractRequest{}, Response: Retraction{},
+			handle: func(c *call) (any, error) {
+				var in RetractRequest
+				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				return retractRecord(c.ctx, c.m, c.r.PathValue("id"), in.Reason)
+			}},
+		{Method: http.MethodGet, Path: "/v1/retracted", Summary: "The retracted records of every kind, each with its reason",
+			Response: Retracted{},
+			handle: func(c *call) (any, error) {
+				return retracted(c.ctx, c.m)
+			}},
 		{Method: http.MethodPost, Path: "/v1/facts/{id}/edit", Summary: "Change a fact's value (screened); it takes the new value's id, and both ids keep the previous version",
 			Body: FactEditRequest{}, Response: fact.Fact{},
 			handle: func(c *call) (any, error) {
@@ -189,6 +299,18 @@ func (c *Client) Revert(ctx context.Context, id string, to int64) (*RecordRevert
 	}
 	var out RecordReverted
 	return &out, c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/revert/%s", id), query: q}, &out)
+}
+
+// Retract is POST /v1/retract/{id}: withdraw any record with reason.
+func (c *Client) Retract(ctx context.Context, id, reason string) (*Retraction, error) {
+	var out Retraction
+	return &out, c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/retract/%s", id), json: RetractRequest{Reason: reason}}, &out)
+}
+
+// Retracted is GET /v1/retracted: the retracted records of every kind.
+func (c *Client) Retracted(ctx context.Context) (*Retracted, error) {
+	var out Retracted
+	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/retracted"}, &out)
 }
 
 // EditFact is POST /v1/facts/{id}/edit.

@@ -71,15 +71,15 @@ func versionRoutes() []Route {
 				rs, err := c.m.Lessons.Retracted(c.ctx)
 				return RetractedLessons{Lessons: nonNilSlice(rs)}, err
 			}},
-		{Method: http.MethodPost, Path: "/v1/revert", Summary: "Undo every lesson change a run made: restore each lesson to before the run's first change, remove the lessons it created",
+		{Method: http.MethodPost, Path: "/v1/revert", Summary: "Undo everything a run changed: restore each lesson, fact, selector and trajectory to before the run's first change, remove those it created",
 			Query:    []Param{{Name: "run", Type: "string", Required: true, Description: "the run id"}},
-			Response: lesson.RunReverted{},
+			Response: RunReverted{},
 			handle: func(c *call) (any, error) {
 				run, err := c.required("run")
 				if err != nil {
 					return nil, err
 				}
-				return c.m.Lessons.RevertRun(c.ctx, run)
+				return revertRun(c.ctx, c.m, run)
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/revert", Summary: "Restore a lesson's previous version (or ?to=VERSION), undoing a retraction too",
 			Query:    []Param{{Name: "to", Type: "integer", Description: "the version to restore (default: the newest kept)"}},
@@ -123,8 +123,8 @@ func (c *Client) RetractedLessons(ctx context.Context) ([]lesson.Retraction, err
 }
 
 // RevertRun is POST /v1/revert?run=RUN.
-func (c *Client) RevertRun(ctx context.Context, run string) (*lesson.RunReverted, error) {
-	var out lesson.RunReverted
+func (c *Client) RevertRun(ctx context.Context, run string) (*RunReverted, error) {
+	var out RunReverted
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/revert", query: url.Values{"run": {run}}}, &out)
 }
 

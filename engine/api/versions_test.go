@@ -59,7 +59,7 @@ func TestLessonVersionRoutes(t *testing.T) {
 		t.Fatalf("retracted after revert: %+v, %v", rs, err)
 	}
 	out, err := c.RevertRun(ctx, "run_7")
-	if err != nil || len(out.Removed) != 1 || out.Removed[0] != id {
+	if err != nil || len(out.Lessons.Removed) != 1 || out.Lessons.Removed[0] != id {
 		t.Fatalf("revert run_7 (which made the lesson): %+v, %v", out, err)
 	}
 	if _, err := c.RevertRun(ctx, " "); !engine.IsInvalid(err) {

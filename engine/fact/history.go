@@ -170,7 +170,7 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Fact, error) 
 		if err != nil {
 			return err
 		}
-		out, err = s.restore(tx, id, e.Record)
+		out, err = s.restore(tx, id, e.Record, history.OpRevert)
 		return err
 	})
 	if err != nil {
@@ -181,7 +181,10 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Fact, error) 
 
 // restore makes rec (a version's record; Absent: none) the stored state of
 // fact id in tx, keeping each state it replaces as a version (op revert).
-func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Fact, error) {
+func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Fact, error) {
+	if err := history.Release(tx, history.Fact, id); err != nil {
+		return nil, err
+	}
 	var v *Fact
 	if !history.IsAbsent(rec) {
 		v = new(Fact)
@@ -194,7 +197,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Fact, error) {
 			return nil, engine.Invalid("revert", "the version fails the screen: "+why)
 		}
 	}
-	c := history.Change{At: s.now(), By: s.prov, Op: history.OpRevert}
+	c := history.Change{At: s.now(), By: s.prov, Op: op}
 	// The record id names now, when it is not the one restored (an edit
 	// gave the fact another value): kept, then removed.
 	if v == nil || IDOf(*v) != id {
@@ -240,7 +243,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Fact, error) {
 // every kept fact version: an operator's command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
 	out, err := history.RevertImport(ctx, s.db, history.Fact, sha, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec); return err })
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 	})
 	if err != nil {
 		return out, fmt.Errorf("fact: %w", err)
@@ -250,3 +253,62 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 
 // IsID reports whether id names a fact.
 func IsID(id string) bool { return strings.HasPrefix(id, IDPrefix) }
+
+// live lists stored facts for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsFact, ID: func(_, rec []byte) (string, error) {
+	var f Fact
+	if err := json.Unmarshal(rec, &f); err != nil {
+		return "", fmt.Errorf("%w fact: %w", history.ErrDamaged, err)
+	}
+	return IDOf(f), nil
+}}
+
+// RevertRun undoes every fact change run made, as the history says: each
+// fact it changed goes back to its version before the run's first change
+// (later changes by others are undone too, and kept as versions), each it
+// created is removed. It reads every kept fact version and every fact: an
+// operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Fact, run, live, func(ctx context.Context, id string, rec []byte) error {
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
+	})
+	if err != nil {
+		return out, fmt.Errorf("fact: %w", err)
+	}
+	return out, nil
+}
+
+// Retract withdraws fact id from every read path (lists, prompts, the
+// site cache), keeping its version (op retract) and holding it at
+// retracted/fact/<id> with reason until Revert restores it.
+func (s *Store) Retract(ctx context.Context, id, reason string) (*history.Retraction, error) {
+	reason, err := history.Reason(reason)
+	if err != nil {
+		return nil, err
+	}
+	var out *history.Retraction
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		_, raw, _, err := locate(tx, id, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := s.restore(tx, id, history.Absent, history.OpRetract); err != nil {
+			return err
+		}
+		out, err = history.Hold(tx, history.Fact, id, reason, history.Change{At: s.now(), By: s.prov}, raw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fact: retract %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Retracted returns the retracted facts, by id.
+func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err error) {
+	err = s.db.View(ctx, func(r kv.Reader) error { out, err = history.RetractedAll(r, history.Fact); return err })
+	if err != nil {
+		return nil, fmt.Errorf("fact: retracted: %w", err)
+	}
+	return out, nil
+}

@@ -27,3 +27,11 @@ func HistoryOf(kind, id string) []byte { return []byte(kind + "-history/" + esc(
 // HistoryPrefix is the range of every version (and next version number)
 // of one kind.
 func HistoryPrefix(kind string) []byte { return []byte(kind + "-history/") }
+
+// Retracted is the key of a retracted record of kind (a fact, selector or
+// trajectory; lessons keep theirs at RetractedLesson, the same layout):
+// retracted/<kind>/<id> → {kind, id, reason, at, by, record}.
+func Retracted(kind, id string) []byte { return []byte("retracted/" + kind + "/" + esc(id)) }
+
+// RetractedOf is the range of the retracted records of kind.
+func RetractedOf(kind string) []byte { return []byte("retracted/" + kind + "/") }

@@ -120,7 +120,7 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Selector, err
 		if err != nil {
 			return err
 		}
-		out, err = s.restore(tx, id, e.Record)
+		out, err = s.restore(tx, id, e.Record, history.OpRevert)
 		return err
 	})
 	if err != nil {
@@ -131,8 +131,11 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Selector, err
 
 // restore makes rec (a version's record; Absent: none) the stored state of
 // selector id in tx, keeping the state it replaces (op revert).
-func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Selector, error) {
-	c := history.Change{At: s.now(), By: s.prov, Op: history.OpRevert}
+func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Selector, error) {
+	if err := history.Release(tx, history.Selector, id); err != nil {
+		return nil, err
+	}
+	c := history.Change{At: s.now(), By: s.prov, Op: op}
 	var v *Selector
 	var key []byte
 	if history.IsAbsent(rec) {
@@ -181,10 +184,69 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (*Selector, error) {
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
 	out, err := history.RevertImport(ctx, s.db, history.Selector, sha, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec); return err })
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 	})
 	if err != nil {
 		return out, fmt.Errorf("selector: %w", err)
+	}
+	return out, nil
+}
+
+// live lists stored selectors for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsSelector, ID: func(_, rec []byte) (string, error) {
+	var sl Selector
+	if err := json.Unmarshal(rec, &sl); err != nil {
+		return "", fmt.Errorf("%w selector: %w", history.ErrDamaged, err)
+	}
+	return IDOf(sl), nil
+}}
+
+// RevertRun undoes every selector change run made, as the history says:
+// each selector it changed goes back to its version before the run's
+// first change (later changes by others are undone too, and kept as
+// versions), each it created is removed. It reads every kept selector
+// version and every selector: an operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Selector, run, live, func(ctx context.Context, id string, rec []byte) error {
+		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
+	})
+	if err != nil {
+		return out, fmt.Errorf("selector: %w", err)
+	}
+	return out, nil
+}
+
+// Retract withdraws selector id from every read path (lists, prompts, the
+// site cache), keeping its version (op retract) and holding it at
+// retracted/selector/<id> with reason until Revert restores it.
+func (s *Store) Retract(ctx context.Context, id, reason string) (*history.Retraction, error) {
+	reason, err := history.Reason(reason)
+	if err != nil {
+		return nil, err
+	}
+	var out *history.Retraction
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		_, raw, err := locate(tx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := s.restore(tx, id, history.Absent, history.OpRetract); err != nil {
+			return err
+		}
+		out, err = history.Hold(tx, history.Selector, id, reason, history.Change{At: s.now(), By: s.prov}, raw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("selector: retract %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Retracted returns the retracted selectors, by id.
+func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err error) {
+	err = s.db.View(ctx, func(r kv.Reader) error { out, err = history.RetractedAll(r, history.Selector); return err })
+	if err != nil {
+		return nil, fmt.Errorf("selector: retracted: %w", err)
 	}
 	return out, nil
 }

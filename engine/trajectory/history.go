@@ -90,7 +90,7 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Trajectory, e
 		if err != nil {
 			return err
 		}
-		out, after, err = s.restore(tx, id, e.Record)
+		out, after, err = s.restore(tx, id, e.Record, history.OpRevert)
 		return err
 	})
 	if err != nil {
@@ -103,7 +103,10 @@ func (s *Store) Revert(ctx context.Context, id string, to int64) (*Trajectory, e
 // restore makes rec (a version's record; Absent: none) the stored state of
 // trajectory id in tx, with its match entry, keeping the state it replaces
 // (op revert). after updates the match cache once tx has committed.
-func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, after func(), err error) {
+func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (out *Trajectory, after func(), err error) {
+	if err := history.Release(tx, history.Trajectory, id); err != nil {
+		return nil, nil, err
+	}
 	var key []byte
 	var site string
 	if history.IsAbsent(rec) {
@@ -133,7 +136,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, afte
 	raw, err := tx.Get(key)
 	switch {
 	case err == nil:
-		c := history.Change{At: s.opts.Now(), By: s.opts.Provenance, Op: history.OpRevert}
+		c := history.Change{At: s.opts.Now(), By: s.opts.Provenance, Op: op}
 		if err := history.Keep(tx, history.Trajectory, id, c, raw, history.KeepN(s.opts.HistoryKeep)); err != nil {
 			return nil, nil, err
 		}
@@ -183,7 +186,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte) (out *Trajectory, afte
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
 	out, err := history.RevertImport(ctx, s.db, history.Trajectory, sha, func(ctx context.Context, id string, rec []byte) error {
 		var after func()
-		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec); return err })
+		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec, history.OpRevert); return err })
 		if err == nil {
 			after()
 		}
@@ -191,6 +194,72 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 	})
 	if err != nil {
 		return out, fmt.Errorf("trajectory: %w", err)
+	}
+	return out, nil
+}
+
+// live lists stored trajectories for a revert by run.
+var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsTrajectory, ID: func(k, _ []byte) (string, error) {
+	return keyspace.LastPart(k), nil
+}}
+
+// RevertRun undoes every trajectory change run made, as the history says:
+// each trajectory it changed goes back to its version before the run's
+// first change (later changes by others are undone too, and kept as
+// versions), each it created is removed. It reads every kept trajectory
+// version and every trajectory: an operator's command, not a hot path.
+func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
+	out, err := history.RevertRun(ctx, s.db, history.Trajectory, run, live, func(ctx context.Context, id string, rec []byte) error {
+		var after func()
+		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec, history.OpRevert); return err })
+		if err == nil {
+			after()
+		}
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("trajectory: %w", err)
+	}
+	return out, nil
+}
+
+// Retract withdraws trajectory id from every read path (lists, the match
+// index, prompts), keeping its version (op retract) and holding it at
+// retracted/trajectory/<id> with reason until Revert restores it.
+func (s *Store) Retract(ctx context.Context, id, reason string) (*history.Retraction, error) {
+	reason, err := history.Reason(reason)
+	if err != nil {
+		return nil, err
+	}
+	var out *history.Retraction
+	var after func()
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		key, err := locate(tx, id)
+		if err != nil {
+			return err
+		}
+		raw, err := tx.Get(key)
+		if err != nil {
+			return err
+		}
+		if _, after, err = s.restore(tx, id, history.Absent, history.OpRetract); err != nil {
+			return err
+		}
+		out, err = history.Hold(tx, history.Trajectory, id, reason, history.Change{At: s.opts.Now(), By: s.opts.Provenance}, raw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: retract %s: %w", id, err)
+	}
+	after()
+	return out, nil
+}
+
+// Retracted returns the retracted trajectories, by id.
+func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err error) {
+	err = s.db.View(ctx, func(r kv.Reader) error { out, err = history.RetractedAll(r, history.Trajectory); return err })
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: retracted: %w", err)
 	}
 	return out, nil
 }

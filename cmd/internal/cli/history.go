@@ -23,6 +23,7 @@ func init() {
 	register([]string{"history", "retract", "revert"}, func(a *App) []*cobra.Command {
 		return []*cobra.Command{a.historyCommand(), a.retractCommand(), a.revertCommand()}
 	})
+	querySubcommands = append(querySubcommands, (*App).queryRetractedCommand)
 }
 
 func (a *App) historyCommand() *cobra.Command {
@@ -81,13 +82,22 @@ func (a *App) retractCommand() *cobra.Command {
 	var reason string
 	c := &cobra.Command{
 		Use:   "retract ID --reason TEXT",
-		Short: "Withdraw a lesson from every prompt and list, kept with the reason until reverted",
-		Long: `Withdraw a lesson: it leaves recall, Tier 1, the context and every list, and
-is held apart with the reason (engine query lessons --trust retracted lists
-them) until engine revert ID restores it.`,
+		Short: "Withdraw a record (lesson, fact_…, sel_…, traj_…) from every prompt and list, kept with the reason until reverted",
+		Long: `Withdraw a lesson, fact, selector or trajectory (the id says which, as
+for engine history): it leaves recall, the context, the match index and
+every list, and is held apart with the reason, the time and who (engine
+query retracted lists them) until engine revert ID restores it. Its
+version is kept (op retract).`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				if kind := api.KindOf(args[0]); kind != api.KindLesson {
+					if _, err := m.WithProvenance(manual).Retract(cmd.Context(), args[0], reason); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.Stdout, "retracted %s %s\n", kind, args[0])
+					return nil
+				}
 				if _, err := m.WithProvenance(manual).RetractLesson(cmd.Context(), args[0], reason); err != nil {
 					return err
 				}
@@ -110,14 +120,15 @@ func (a *App) revertCommand() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "revert ID [--to VERSION] | revert --run RUN_ID | revert --import SHA256",
-		Short: "Restore a record's previous version (or a given one); or undo a run's lesson changes, or everything one import changed",
+		Short: "Restore a record's previous version (or a given one); or undo everything one run or one import changed",
 		Long: `Restore the previous version of a lesson, fact, selector or trajectory
-(engine history ID lists them), or the one --to names; a retracted lesson
+(engine history ID lists them), or the one --to names; a retracted record
 comes back. The state it replaces is kept as a version too.
 
-With --run, undo every lesson change that run made, as the history says:
-each lesson it changed goes back to its version before the run's first
-change, each lesson it created is removed.
+With --run, undo everything that run changed, as the history says: each
+lesson, fact, selector and trajectory it changed goes back to its version
+before the run's first change (later changes by others are undone too,
+and kept as versions), each one it created is removed.
 
 With --import, undo everything the import of the file with that SHA-256
 (engine import prints it) changed: every lesson, fact, selector and
@@ -147,20 +158,7 @@ one it created is removed.`,
 					if asJSON {
 						return PrintJSON(a.Stdout, out)
 					}
-					for _, k := range []struct {
-						kind string
-						r    *api.Reverted
-					}{{"lesson", out.Lessons}, {"fact", out.Facts}, {"selector", out.Selectors}, {"trajectory", out.Trajectories}} {
-						if k.r == nil {
-							continue
-						}
-						for _, id := range k.r.Restored {
-							fmt.Fprintf(a.Stdout, "restored %s %s\n", k.kind, id)
-						}
-						for _, id := range k.r.Removed {
-							fmt.Fprintf(a.Stdout, "removed %s %s\n", k.kind, id)
-						}
-					}
+					printReverted(a, out.Lessons, out.Facts, out.Selectors, out.Trajectories)
 					restored, removed := out.Total()
 					fmt.Fprintf(a.Stderr, "engine: import %s: %d records restored, %d removed\n", imp, restored, removed)
 					return nil
@@ -173,13 +171,9 @@ one it created is removed.`,
 					if asJSON {
 						return PrintJSON(a.Stdout, out)
 					}
-					for _, id := range out.Restored {
-						fmt.Fprintf(a.Stdout, "restored %s\n", id)
-					}
-					for _, id := range out.Removed {
-						fmt.Fprintf(a.Stdout, "removed %s\n", id)
-					}
-					fmt.Fprintf(a.Stderr, "engine: run %s: %d lessons restored, %d removed\n", run, len(out.Restored), len(out.Removed))
+					printReverted(a, out.Lessons, out.Facts, out.Selectors, out.Trajectories)
+					restored, removed := out.Total()
+					fmt.Fprintf(a.Stderr, "engine: run %s: %d records restored, %d removed\n", run, restored, removed)
 					return nil
 				}
 				if kind := api.KindOf(args[0]); kind != api.KindLesson {
@@ -206,8 +200,59 @@ one it created is removed.`,
 		},
 	}
 	c.Flags().Int64Var(&to, "to", -1, "the version to restore (default: the newest kept)")
-	c.Flags().StringVar(&run, "run", "", "undo every lesson change this run made")
+	c.Flags().StringVar(&run, "run", "", "undo everything this run changed (every kind)")
 	c.Flags().StringVar(&imp, "import", "", "undo everything the import of the file with this SHA-256 changed")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// printReverted prints what a revert did, kind by kind: one line per
+// record restored or removed.
+func printReverted(a *App, lessons, facts, selectors, trajectories *api.Reverted) {
+	for _, k := range []struct {
+		kind string
+		r    *api.Reverted
+	}{{"lesson", lessons}, {"fact", facts}, {"selector", selectors}, {"trajectory", trajectories}} {
+		if k.r == nil {
+			continue
+		}
+		for _, id := range k.r.Restored {
+			fmt.Fprintf(a.Stdout, "restored %s %s\n", k.kind, id)
+		}
+		for _, id := range k.r.Removed {
+			fmt.Fprintf(a.Stdout, "removed %s %s\n", k.kind, id)
+		}
+	}
+}
+
+func (a *App) queryRetractedCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "retracted",
+		Short: "List the retracted records of every kind (engine retract), each with its reason",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
+				rs, err := m.Retracted(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return PrintJSON(a.Stdout, rs)
+				}
+				t := NewTable(a.Stdout, "KIND", "ID", "RETRACTED", "BY", "REASON", "RECORD")
+				for _, r := range rs.Lessons {
+					t.Row(api.KindLesson, r.Lesson.ID, r.At.Format("2006-01-02"), r.By.Source, r.Reason, Truncate(r.Lesson.Lesson, 60))
+				}
+				for _, k := range [][]api.Retraction{rs.Facts, rs.Selectors, rs.Trajectories} {
+					for _, r := range k {
+						t.Row(r.Kind, r.ID, r.At.Format("2006-01-02"), r.By.Source, r.Reason, Truncate(summary(r.Kind, r.Record), 60))
+					}
+				}
+				return t.Flush()
+			})
+		},
+	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }

@@ -331,21 +331,74 @@ func At(r kv.Reader, kind, id string, to int64, noVersion error) (Entry, error) 
 	return Decode(kind, id, b)
 }
 
-// RevertImport undoes what the import of the file with digest sha changed
-// in one kind, as the history says: for each record the import touched, in
-// id order, restore puts back rec, its earliest version kept by that
-// import — what it was before; an absent rec (IsAbsent) means the import
-// created it, and restore removes it. It reads every kept version of the
-// kind: an operator's command, not a hot path.
-func RevertImport(ctx context.Context, db kv.Store, kind, sha string, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
+// Live lists the stored records of one kind for RevertBy: the keys under
+// Prefix that Is accepts, each named by ID (from its key and record).
+type Live struct {
+	Prefix []byte
+	Is     func(key []byte) bool
+	ID     func(key, rec []byte) (string, error)
+}
+
+// provenanceOf reads the provenance a record (as stored) carries.
+func provenanceOf(rec []byte) engine.Provenance {
+	var v struct {
+		Provenance engine.Provenance `json:"provenance"`
+	}
+	_ = json.Unmarshal(rec, &v) // a record that does not decode matches nothing
+	return v.Provenance
+}
+
+// RevertBy undoes what the writer match names (one import, one run)
+// changed in one kind, as the history says, and returns what it did (in id
+// order). For each record, the earliest kept version that either the
+// writer made (its by matches) or that holds the writer's own record (its
+// provenance matches) decides: the writer's own record, or Absent, means
+// the writer created it, and restore removes it; any other is what it was
+// before the writer's first change, and restore puts it back. Changes made
+// after the writer's are undone with it; restore keeps them as versions.
+// A stored record the writer created and nobody changed has no version:
+// live (when given) finds it by its provenance, and it is removed. It
+// reads every kept version of the kind (and every record, with live): an
+// operator's command, not a hot path.
+func RevertBy(ctx context.Context, db kv.Store, kind string, match func(engine.Provenance) bool, live *Live, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
 	out := &Reverted{Restored: []string{}, Removed: []string{}}
-	var firsts map[string]Entry
-	err := db.View(ctx, func(r kv.Reader) (err error) {
-		firsts, err = Firsts(r, kind, func(p engine.Provenance) bool { return p.SHA256 == sha })
-		return err
+	firsts := map[string]Entry{}
+	err := db.View(ctx, func(r kv.Reader) error {
+		err := Each(r, kind, func(id string, _ uint64, b []byte) error {
+			if _, ok := firsts[id]; ok {
+				return nil
+			}
+			e, err := Decode(kind, id, b)
+			if err != nil {
+				return err
+			}
+			if match(e.By) {
+				firsts[id] = e
+			} else if !IsAbsent(e.Record) && match(provenanceOf(e.Record)) {
+				e.Record = Absent // the writer's own record: it created it
+				firsts[id] = e
+			}
+			return nil
+		})
+		if err != nil || live == nil {
+			return err
+		}
+		return r.Scan(live.Prefix, kv.ScanOptions{}, func(k, b []byte) error {
+			if !live.Is(k) || !match(provenanceOf(b)) {
+				return nil
+			}
+			id, err := live.ID(k, b)
+			if err != nil {
+				return err
+			}
+			if _, ok := firsts[id]; !ok {
+				firsts[id] = Entry{Kind: kind, ID: id, Record: Absent}
+			}
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("revert import %s: %w", sha, err)
+		return nil, err
 	}
 	ids := make([]string, 0, len(firsts))
 	for id := range firsts {
@@ -354,14 +407,43 @@ func RevertImport(ctx context.Context, db kv.Store, kind, sha string, restore fu
 	slices.Sort(ids)
 	for _, id := range ids {
 		rec := firsts[id].Record
+		if IsAbsent(rec) {
+			rec = Absent
+		}
 		if err := restore(ctx, id, rec); err != nil {
-			return out, fmt.Errorf("revert import %s: %s: %w", sha, id, err)
+			return out, fmt.Errorf("%s: %w", id, err)
 		}
 		if IsAbsent(rec) {
 			out.Removed = append(out.Removed, id)
 		} else {
 			out.Restored = append(out.Restored, id)
 		}
+	}
+	return out, nil
+}
+
+// RevertImport undoes what the import of the file with digest sha changed
+// in one kind (RevertBy, by the versions' by.sha256; an import keeps a
+// version of each record it creates, so no record scan is needed).
+func RevertImport(ctx context.Context, db kv.Store, kind, sha string, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
+	out, err := RevertBy(ctx, db, kind, func(p engine.Provenance) bool { return p.SHA256 == sha }, nil, restore)
+	if err != nil {
+		return out, fmt.Errorf("revert import %s: %w", sha, err)
+	}
+	return out, nil
+}
+
+// RevertRun undoes what run changed in one kind (RevertBy, by by.run and
+// the records' provenance.run); live finds the records the run created
+// that nobody changed since.
+func RevertRun(ctx context.Context, db kv.Store, kind, run string, live *Live, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
+	run = strings.TrimSpace(run)
+	if run == "" {
+		return nil, engine.Invalid("revert", "the run id is empty")
+	}
+	out, err := RevertBy(ctx, db, kind, func(p engine.Provenance) bool { return p.Run == run }, live, restore)
+	if err != nil {
+		return out, fmt.Errorf("revert run %s: %w", run, err)
 	}
 	return out, nil
 }
@@ -381,4 +463,55 @@ func Entries(r kv.Reader, kind, id string) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// OpRetract is a version's op when a person retracted the record.
+const OpRetract = "retract"
+
+// Retraction is a record withdrawn from every read path by a person, held
+// apart with the reason until a revert restores it.
+type Retraction struct {
+	Kind   string            `json:"kind"`
+	ID     string            `json:"id"`
+	Reason string            `json:"reason"`
+	At     time.Time         `json:"at"`
+	By     engine.Provenance `json:"by"`
+	Record json.RawMessage   `json:"record"`
+}
+
+// Hold stores the retraction of record id of kind (rec: the record as it
+// was stored), in tx; the caller removes the record and keeps its version.
+func Hold(tx kv.Txn, kind, id, reason string, c Change, rec []byte) (*Retraction, error) {
+	rt := &Retraction{Kind: kind, ID: id, Reason: reason, At: c.At.UTC(), By: c.By, Record: bytes.Clone(rec)}
+	b, err := json.Marshal(rt)
+	if err != nil {
+		return nil, err
+	}
+	return rt, tx.Set(keyspace.Retracted(kind, id), b, 0)
+}
+
+// Release ends the retraction of record id of kind, if it has one, in tx.
+func Release(tx kv.Txn, kind, id string) error { return tx.Delete(keyspace.Retracted(kind, id)) }
+
+// Reason checks a retraction's reason: trimmed, and required.
+func Reason(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return "", engine.Invalid("retract", "give a --reason")
+	}
+	return reason, nil
+}
+
+// RetractedAll returns the retracted records of kind, by id.
+func RetractedAll(r kv.Reader, kind string) ([]Retraction, error) {
+	out := []Retraction{}
+	err := r.Scan(keyspace.RetractedOf(kind), kv.ScanOptions{}, func(k, b []byte) error {
+		var rt Retraction
+		if err := json.Unmarshal(b, &rt); err != nil {
+			return fmt.Errorf("%s %s: %w retraction: %w", kind, keyspace.LastPart(k), ErrDamaged, err)
+		}
+		out = append(out, rt)
+		return nil
+	})
+	return out, err
 }

@@ -99,3 +99,68 @@ func TestPutKeepsLaterCounter(t *testing.T) {
 		return nil
 	})
 }
+
+// RevertBy decides each record by its earliest version the writer made or
+// that holds the writer's own record: restore to what was there before, or
+// remove what the writer created — found by its versions, or, with none,
+// by the live record's provenance.
+func TestRevertByRun(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.Open(t)
+	r := engine.Provenance{Source: engine.SourceLearned, Run: "r"}
+	other := engine.Provenance{Source: engine.SourceLearned, Run: "s"}
+	keep := func(id string, by engine.Provenance, rec string) {
+		t.Helper()
+		if err := db.Update(ctx, func(tx kv.Txn) error { return Keep(tx, Fact, id, Change{By: by, Op: OpObserve}, []byte(rec), 20) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each version is the record as it was before the change by by.
+	keep("fact_changed", r, `{"v":"before","provenance":{"run":"s"}}`)  // r changed it: back to this
+	keep("fact_changed", other, `{"v":"r's","provenance":{"run":"s"}}`) // s changed it after r
+	keep("fact_ontop", other, `{"v":"r's","provenance":{"run":"r"}}`)   // r created it, s changed it after
+	keep("fact_other", other, `{"v":"s's","provenance":{"run":"s"}}`)   // none of r's
+	// Live records: one r created that nobody changed, and the others'.
+	live := map[string]string{
+		"site/x/fact/a": `{"id":"fact_created","provenance":{"run":"r"}}`,
+		"site/x/fact/b": `{"id":"fact_other","provenance":{"run":"s"}}`,
+		"site/x/misc":   `{"id":"not_a_fact","provenance":{"run":"r"}}`,
+	}
+	if err := db.Update(ctx, func(tx kv.Txn) error {
+		for k, v := range live {
+			if err := tx.Set([]byte(k), []byte(v), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l := &Live{Prefix: []byte("site/"), Is: func(k []byte) bool { return string(k) != "site/x/misc" }, ID: func(_, rec []byte) (string, error) {
+		var v struct{ ID string }
+		return v.ID, json.Unmarshal(rec, &v)
+	}}
+	got := map[string]string{}
+	out, err := RevertRun(ctx, db, Fact, "r", l, func(_ context.Context, id string, rec []byte) error {
+		got[id] = string(rec)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"fact_changed": `{"v":"before","provenance":{"run":"s"}}`, "fact_ontop": "null", "fact_created": "null"}
+	if len(got) != len(want) {
+		t.Fatalf("restored %v, want %v", got, want)
+	}
+	for id, rec := range want {
+		if got[id] != rec {
+			t.Fatalf("%s restored to %s, want %s", id, got[id], rec)
+		}
+	}
+	if len(out.Restored) != 1 || len(out.Removed) != 2 || out.Removed[0] != "fact_created" {
+		t.Fatalf("reverted = %+v", out)
+	}
+	if _, err := RevertRun(ctx, db, Fact, " ", l, nil); !engine.IsInvalid(err) {
+		t.Fatalf("empty run: %v", err)
+	}
+}
