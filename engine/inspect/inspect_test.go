@@ -16,6 +16,7 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/trajectory"
 )
 
 // get fetches path from the inspector (redirects not followed).
@@ -325,6 +326,38 @@ func TestRunPageReplay(t *testing.T) {
 	for _, s := range []string{`id="replay"`, "traj_0123456789abcdef", "1 steps replayed", "fell back at step 2", "the page has no button &#34;Search&#34;"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("run page (%d): no %q\n%s", code, s, body)
+		}
+	}
+}
+
+// The selectors, facts and trajectories pages show each memory's
+// shown/used/helped counts, and a stale mark with its run and reason.
+func TestPagesShowCountsAndStaleMarks(t *testing.T) {
+	w := newWorld(t)
+	w.fill(t)
+	ctx := context.Background()
+	c := w.c.WithProvenance(engine.Provenance{Source: engine.SourceLearned, Run: "run_warm"})
+	if _, err := c.AttributeTrajectories(ctx, api.TrajectoryAttribution{Trajectories: []api.TrajectoryUse{
+		{Domain: "shop.example", ID: w.trajID, Counts: engine.Counts{Shown: 6, Used: 5, Helped: 4}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.MarkTrajectoriesStale(ctx, api.StaleTrajectories{Trajectories: []trajectory.StaleMark{
+		{Domain: "shop.example", ID: w.trajID, Step: 2, Reason: "the page has no spinbutton Quantity"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string][]string{
+		"/selectors":    {"Shown/used/helped", ">0/0/0<"},
+		"/facts":        {"Shown/used/helped", ">0/0/0<"},
+		"/trajectories": {"Shown/used/helped", ">6/5/4<", "stale</span> since", `href="/runs/run_warm"`, "at step 2: the page has no spinbutton Quantity"},
+	} {
+		code, _, body := w.get(t, path)
+		if code != 200 {
+			t.Fatalf("GET %s: %d", path, code)
+		}
+		for _, s := range want {
+			if !strings.Contains(body, s) {
+				t.Errorf("GET %s: no %q in\n%s", path, s, body)
+			}
 		}
 	}
 }
