@@ -69,6 +69,10 @@ type Options struct {
 	// (--namespace, ENGINE_NAMESPACE; the Engine-Namespace header); ""
 	// is the default namespace, or a server's own.
 	Namespace string
+	// HistoryKeep is how many past versions of each record the stores keep
+	// when the data dir is opened here (memory.Options.HistoryKeep;
+	// ENGINE_HISTORY_KEEP; 0: their default); a server keeps its own.
+	HistoryKeep int
 }
 
 // Memory is a process's attachment to a data dir's memory: an API client
@@ -308,7 +312,7 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 // cannot be read that way (new, older schema, a log a kill left to
 // replay, an import's journal to roll back) is opened read-write at once.
 func (l *link) hold(ctx context.Context) (*holder, error) {
-	opts := memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait, OpenStore: l.opts.OpenStore}
+	opts := memory.Options{Now: l.opts.Clock, LockWait: l.opts.LockWait, OpenStore: l.opts.OpenStore, HistoryKeep: l.opts.HistoryKeep}
 	readOnly := !l.opts.Serve && !l.writes
 	var m *memory.Memory
 	var err error

@@ -78,7 +78,11 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 		return err
 	}
 	defer func() { err = errors.Join(err, closeEvents()) }()
-	m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit, OpenStore: a.StoreOpener()})
+	keep, err := cli.HistoryKeep()
+	if err != nil {
+		return err
+	}
+	m, err := memory.Open(ctx, dir, memory.Options{Now: now, Events: emit, OpenStore: a.StoreOpener(), HistoryKeep: keep})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 
 	"github.com/engine-dev/engine/engine/attach"
 	"github.com/engine-dev/engine/engine/redact"
@@ -67,6 +68,9 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 		opts.Now, opts.Clock = now(), now
 	}
 	opts.Redact = RedactOptions()
+	if opts.HistoryKeep, err = HistoryKeep(); err != nil {
+		return opts, "", err
+	}
 	if opts.Namespace, err = a.Namespace(); err != nil {
 		return opts, "", err
 	}
@@ -81,6 +85,20 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 		}
 	}
 	return opts, dataDir, nil
+}
+
+// HistoryKeep is ENGINE_HISTORY_KEEP: how many past versions of each
+// record the stores keep (0 when unset: their default, 20).
+func HistoryKeep() (int, error) {
+	v := os.Getenv("ENGINE_HISTORY_KEEP")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10_000 {
+		return 0, Usagef("ENGINE_HISTORY_KEEP=%q: want a number of versions from 1 to 10000", v)
+	}
+	return n, nil
 }
 
 // RedactOptions are the options of redacting what is written to memory:
