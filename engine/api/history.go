@@ -128,21 +128,8 @@ func revertRecord(ctx context.Context, m *memory.Memory, id string, to int64) (R
 // RunReverted is POST /v1/revert?run='s answer: what undoing one run did
 // to each kind.
 type RunReverted struct {
-	Run          string            `json:"run"`
-	Lessons      *history.Reverted `json:"lessons"`
-	Facts        *history.Reverted `json:"facts"`
-	Selectors    *history.Reverted `json:"selectors"`
-	Trajectories *history.Reverted `json:"trajectories"`
-}
-
-// Total is how many records the revert restored and removed.
-func (r *RunReverted) Total() (restored, removed int) {
-	for _, k := range []*history.Reverted{r.Lessons, r.Facts, r.Selectors, r.Trajectories} {
-		if k != nil {
-			restored, removed = restored+len(k.Restored), removed+len(k.Removed)
-		}
-	}
-	return restored, removed
+	Run string `json:"run"`
+	history.Kinds
 }
 
 // revertRun undoes everything run changed, kind by kind, as the kept
@@ -335,6 +322,9 @@ const (
 
 // Reverted is what undoing one import did to one kind.
 type Reverted = history.Reverted
+
+// RevertedKinds is what undoing an import or a run did to each kind.
+type RevertedKinds = history.Kinds
 
 // Absent reports whether a version's (or a revert's) record is none: the
 // record did not exist (an import created it) or was removed.

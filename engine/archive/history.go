@@ -170,11 +170,8 @@ func (m *Archive) prepareHistory(d *Document) (func(ctx context.Context) error, 
 
 // ImportReverted is what RevertImport did, by kind.
 type ImportReverted struct {
-	SHA256       string            `json:"sha256"`
-	Lessons      *history.Reverted `json:"lessons"`
-	Facts        *history.Reverted `json:"facts"`
-	Selectors    *history.Reverted `json:"selectors"`
-	Trajectories *history.Reverted `json:"trajectories"`
+	SHA256 string `json:"sha256"`
+	history.Kinds
 }
 
 // RevertImport undoes everything the import of the file with digest sha
@@ -201,16 +198,6 @@ func RevertImport(ctx context.Context, m *memory.Memory, sha string) (*ImportRev
 		return out, err
 	}
 	return out, nil
-}
-
-// Total is how many records the revert restored and removed.
-func (r *ImportReverted) Total() (restored, removed int) {
-	for _, k := range []*history.Reverted{r.Lessons, r.Facts, r.Selectors, r.Trajectories} {
-		if k != nil {
-			restored, removed = restored+len(k.Restored), removed+len(k.Removed)
-		}
-	}
-	return restored, removed
 }
 
 // forgetHistory deletes the kept versions of every fact, selector and

@@ -155,26 +155,14 @@ one it created is removed.`,
 					if err != nil {
 						return err
 					}
-					if asJSON {
-						return PrintJSON(a.Stdout, out)
-					}
-					printReverted(a, out.Lessons, out.Facts, out.Selectors, out.Trajectories)
-					restored, removed := out.Total()
-					fmt.Fprintf(a.Stderr, "engine: import %s: %d records restored, %d removed\n", imp, restored, removed)
-					return nil
+					return a.printReverted(asJSON, out, "import "+imp, &out.Kinds)
 				}
 				if run != "" {
 					out, err := m.WithProvenance(manual).RevertRun(cmd.Context(), run)
 					if err != nil {
 						return err
 					}
-					if asJSON {
-						return PrintJSON(a.Stdout, out)
-					}
-					printReverted(a, out.Lessons, out.Facts, out.Selectors, out.Trajectories)
-					restored, removed := out.Total()
-					fmt.Fprintf(a.Stderr, "engine: run %s: %d records restored, %d removed\n", run, restored, removed)
-					return nil
+					return a.printReverted(asJSON, out, "run "+run, &out.Kinds)
 				}
 				if kind := api.KindOf(args[0]); kind != api.KindLesson {
 					r, err := m.WithProvenance(manual).Revert(cmd.Context(), args[0], to)
@@ -206,23 +194,24 @@ one it created is removed.`,
 	return c
 }
 
-// printReverted prints what a revert did, kind by kind: one line per
-// record restored or removed.
-func printReverted(a *App, lessons, facts, selectors, trajectories *api.Reverted) {
-	for _, k := range []struct {
-		kind string
-		r    *api.Reverted
-	}{{"lesson", lessons}, {"fact", facts}, {"selector", selectors}, {"trajectory", trajectories}} {
-		if k.r == nil {
-			continue
-		}
-		for _, id := range k.r.Restored {
-			fmt.Fprintf(a.Stdout, "restored %s %s\n", k.kind, id)
-		}
-		for _, id := range k.r.Removed {
-			fmt.Fprintf(a.Stdout, "removed %s %s\n", k.kind, id)
-		}
+// printReverted prints what undoing what (an import, a run) did: the
+// answer as JSON, or a line per record restored or removed and a count on
+// stderr.
+func (a *App) printReverted(asJSON bool, answer any, what string, k *api.RevertedKinds) error {
+	if asJSON {
+		return PrintJSON(a.Stdout, answer)
 	}
+	k.Each(func(kind string, r *api.Reverted) {
+		for _, id := range r.Restored {
+			fmt.Fprintf(a.Stdout, "restored %s %s\n", kind, id)
+		}
+		for _, id := range r.Removed {
+			fmt.Fprintf(a.Stdout, "removed %s %s\n", kind, id)
+		}
+	})
+	restored, removed := k.Total()
+	fmt.Fprintf(a.Stderr, "engine: %s: %d records restored, %d removed\n", what, restored, removed)
+	return nil
 }
 
 func (a *App) queryRetractedCommand() *cobra.Command {

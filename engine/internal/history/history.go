@@ -275,6 +275,38 @@ type Reverted struct {
 	Removed  []string `json:"removed"`
 }
 
+// Kinds is what undoing one import or run did to each kind of memory (nil:
+// the kind was not reached, an earlier one failed).
+type Kinds struct {
+	Lessons      *Reverted `json:"lessons"`
+	Facts        *Reverted `json:"facts"`
+	Selectors    *Reverted `json:"selectors"`
+	Trajectories *Reverted `json:"trajectories"`
+}
+
+// Total is how many records the revert restored and removed.
+func (k *Kinds) Total() (restored, removed int) {
+	for _, r := range []*Reverted{k.Lessons, k.Facts, k.Selectors, k.Trajectories} {
+		if r != nil {
+			restored, removed = restored+len(r.Restored), removed+len(r.Removed)
+		}
+	}
+	return restored, removed
+}
+
+// Each calls fn with each kind's name (lesson, fact, selector,
+// trajectory) and what the revert did to it, skipping kinds not reached.
+func (k *Kinds) Each(fn func(kind string, r *Reverted)) {
+	for _, e := range []struct {
+		kind string
+		r    *Reverted
+	}{{Lesson, k.Lessons}, {Fact, k.Facts}, {Selector, k.Selectors}, {Trajectory, k.Trajectories}} {
+		if e.r != nil {
+			fn(e.kind, e.r)
+		}
+	}
+}
+
 // Firsts returns, per record id of kind, the earliest kept version whose
 // change by matches: what the record was before the first such change.
 func Firsts(r kv.Reader, kind string, by func(engine.Provenance) bool) (map[string]Entry, error) {
