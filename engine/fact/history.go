@@ -242,9 +242,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Fact, err
 // its version before the import, each it created is removed. It reads
 // every kept fact version: an operator's command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Fact, sha, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
-	})
+	out, err := history.RevertImport(ctx, s.db, history.Fact, sha, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("fact: %w", err)
 	}
@@ -269,9 +267,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsFact, ID
 // created is removed. It reads every kept fact version and every fact: an
 // operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Fact, run, live, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
-	})
+	out, err := history.RevertRun(ctx, s.db, history.Fact, run, live, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("fact: %w", err)
 	}
@@ -311,4 +307,10 @@ func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err er
 		return nil, fmt.Errorf("fact: retracted: %w", err)
 	}
 	return out, nil
+}
+
+// revertOne restores fact id to rec (absent: removes it) in a transaction
+// of its own, for a revert of an import or a run.
+func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
+	return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 }

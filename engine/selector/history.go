@@ -183,9 +183,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Selector,
 // digest sha made, as the history says: each selector it replaced goes
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Selector, sha, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
-	})
+	out, err := history.RevertImport(ctx, s.db, history.Selector, sha, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("selector: %w", err)
 	}
@@ -207,9 +205,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsSelector
 // versions), each it created is removed. It reads every kept selector
 // version and every selector: an operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Selector, run, live, func(ctx context.Context, id string, rec []byte) error {
-		return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
-	})
+	out, err := history.RevertRun(ctx, s.db, history.Selector, run, live, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("selector: %w", err)
 	}
@@ -249,4 +245,10 @@ func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err er
 		return nil, fmt.Errorf("selector: retracted: %w", err)
 	}
 	return out, nil
+}
+
+// revertOne restores selector id to rec (absent: removes it) in a
+// transaction of its own, for a revert of an import or a run.
+func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
+	return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 }

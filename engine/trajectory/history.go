@@ -184,14 +184,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (out *Traje
 // digest sha made, as the history says: each trajectory it replaced goes
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Trajectory, sha, func(ctx context.Context, id string, rec []byte) error {
-		var after func()
-		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec, history.OpRevert); return err })
-		if err == nil {
-			after()
-		}
-		return err
-	})
+	out, err := history.RevertImport(ctx, s.db, history.Trajectory, sha, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("trajectory: %w", err)
 	}
@@ -209,14 +202,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsTrajecto
 // versions), each it created is removed. It reads every kept trajectory
 // version and every trajectory: an operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Trajectory, run, live, func(ctx context.Context, id string, rec []byte) error {
-		var after func()
-		err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec, history.OpRevert); return err })
-		if err == nil {
-			after()
-		}
-		return err
-	})
+	out, err := history.RevertRun(ctx, s.db, history.Trajectory, run, live, s.revertOne)
 	if err != nil {
 		return out, fmt.Errorf("trajectory: %w", err)
 	}
@@ -262,4 +248,16 @@ func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err er
 		return nil, fmt.Errorf("trajectory: retracted: %w", err)
 	}
 	return out, nil
+}
+
+// revertOne restores trajectory id to rec (absent: removes it) in a
+// transaction of its own, then brings the match cache up to date, for a
+// revert of an import or a run.
+func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
+	var after func()
+	err := s.db.Update(ctx, func(tx kv.Txn) (err error) { _, after, err = s.restore(tx, id, rec, history.OpRevert); return err })
+	if err == nil {
+		after()
+	}
+	return err
 }
