@@ -3,7 +3,6 @@ package fact
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,20 +11,8 @@ import (
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
-
-// counting counts the Views opened on a watching store.
-type counting struct {
-	kv.Store
-	views atomic.Int64
-}
-
-func (c *counting) View(ctx context.Context, fn func(kv.Reader) error) error {
-	c.views.Add(1)
-	return c.Store.View(ctx, fn)
-}
-
-func (c *counting) Watched(key []byte) ([]byte, bool) { return c.Store.(kv.Watcher).Watched(key) }
 
 func openEtcd(tb testing.TB, eps []string) kv.Store {
 	tb.Helper()
@@ -64,7 +51,7 @@ func values(fs []Fact) []string {
 func TestWarmRecallOnEtcd(t *testing.T) {
 	ctx := context.Background()
 	eps := etcdtest.Start(t)
-	dbA := &counting{Store: openEtcd(t, eps)}
+	dbA := kvtest.CountViews(openEtcd(t, eps))
 	a, b := New(dbA, Options{}), New(openEtcd(t, eps), Options{})
 	if _, err := a.Observe(ctx, Observation{Domain: "shop.example", Type: Quirk, Key: "modals", Value: "shadow DOM"}); err != nil {
 		t.Fatal(err)
@@ -73,14 +60,14 @@ func TestWarmRecallOnEtcd(t *testing.T) {
 	if _, err := a.List(ctx, "shop.example"); err != nil { // warms the cache at the watched token
 		t.Fatal(err)
 	}
-	before := dbA.views.Load()
+	before := dbA.Views()
 	for range 20 {
 		fs, err := a.List(ctx, "shop.example")
 		if err != nil || !slices.Equal(values(fs), []string{"shadow DOM"}) {
 			t.Fatalf("warm list: %v %v", values(fs), err)
 		}
 	}
-	if n := dbA.views.Load() - before; n != 0 {
+	if n := dbA.Views() - before; n != 0 {
 		t.Errorf("20 warm lists opened %d Views, want 0", n)
 	}
 

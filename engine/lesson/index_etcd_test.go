@@ -2,30 +2,16 @@ package lesson
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/internal/sitecache"
 	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
-
-// viewCounting counts the Views opened on a watching store.
-type viewCounting struct {
-	kv.Store
-	views atomic.Int64
-}
-
-func (c *viewCounting) View(ctx context.Context, fn func(kv.Reader) error) error {
-	c.views.Add(1)
-	return c.Store.View(ctx, fn)
-}
-
-func (c *viewCounting) Watched(key []byte) ([]byte, bool) { return c.Store.(kv.Watcher).Watched(key) }
 
 // On etcd a warm recall asks the store nothing: the sites' tokens are
 // watched and the returned lessons are decoded in the compiled index. A
@@ -37,7 +23,7 @@ func TestWarmRecallOnEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	db := &viewCounting{Store: raw}
+	db := kvtest.CountViews(raw)
 	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
 	if err := s.Seed(ctx); err != nil { // the global range has its token from then on
 		t.Fatal(err)
@@ -79,7 +65,7 @@ func TestWarmRecallOnEtcd(t *testing.T) {
 		first, second = second, first
 	}
 	recallIDs() // warms the cache and decodes the winners
-	before := db.views.Load()
+	before := db.Views()
 	if ids := recallIDs(); len(ids) < 2 || ids[0] != first || ids[1] != second {
 		t.Fatalf("recall = %v, want [%s %s ...]", ids, first, second)
 	}
@@ -89,7 +75,7 @@ func TestWarmRecallOnEtcd(t *testing.T) {
 	if ls, err := s.RecallDomain(ctx, "www.shop.example"); err != nil || len(ls) != 2 {
 		t.Fatalf("domain recall = %v, %v", ls, err)
 	}
-	if n := db.views.Load() - before; n != 1 {
+	if n := db.Views() - before; n != 1 {
 		t.Errorf("warm recalls opened %d Views, want 1 (domain recall's first read of its records)", n)
 	}
 	// A use puts the second first: the store's own write advances the

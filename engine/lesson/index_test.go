@@ -618,7 +618,7 @@ func BenchmarkUseSkewed(b *testing.B) {
 // cached index and the watched token together).
 func TestWarmRecallOnBadger(t *testing.T) {
 	ctx := context.Background()
-	db := &viewCounting{Store: kvtest.Open(t)}
+	db := kvtest.CountViews(kvtest.Open(t))
 	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
 	if err := s.Seed(ctx); err != nil {
 		t.Fatal(err)
@@ -649,24 +649,24 @@ func TestWarmRecallOnBadger(t *testing.T) {
 	if _, err := s.RecallDomain(ctx, "www.shop.example"); err != nil {
 		t.Fatal(err)
 	}
-	before := db.views.Load()
+	before := db.Views()
 	if got := recallIDs(); len(got) < 2 || got[0] != ids[0] || got[1] != ids[1] {
 		t.Fatalf("recall = %v, want %v first", got, ids)
 	}
 	if ls, err := s.RecallDomain(ctx, "www.shop.example"); err != nil || len(ls) != 2 {
 		t.Fatalf("domain recall = %v, %v", ls, err)
 	}
-	if n := db.views.Load() - before; n != 0 {
+	if n := db.Views() - before; n != 0 {
 		t.Errorf("warm recalls opened %d Views, want 0", n)
 	}
 	if _, err := s.Use(ctx, ids[1], "shop.example"); err != nil {
 		t.Fatal(err)
 	}
-	before = db.views.Load()
+	before = db.Views()
 	if got := recallIDs(); len(got) < 2 || got[0] != ids[1] || got[1] != ids[0] {
 		t.Fatalf("recall after a use = %v, want [%s %s ...]", got, ids[1], ids[0])
 	}
-	if n := db.views.Load() - before; n != 0 {
+	if n := db.Views() - before; n != 0 {
 		t.Errorf("the recall after a use opened %d Views, want 0", n)
 	}
 }

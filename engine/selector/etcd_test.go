@@ -3,7 +3,6 @@ package selector
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,20 +11,8 @@ import (
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
-
-// counting counts the Views opened on a watching store.
-type counting struct {
-	kv.Store
-	views atomic.Int64
-}
-
-func (c *counting) View(ctx context.Context, fn func(kv.Reader) error) error {
-	c.views.Add(1)
-	return c.Store.View(ctx, fn)
-}
-
-func (c *counting) Watched(key []byte) ([]byte, bool) { return c.Store.(kv.Watcher).Watched(key) }
 
 func openEtcd(tb testing.TB, eps []string) kv.Store {
 	tb.Helper()
@@ -43,7 +30,7 @@ func openEtcd(tb testing.TB, eps []string) kv.Store {
 func TestWarmKnownOnEtcd(t *testing.T) {
 	ctx := context.Background()
 	eps := etcdtest.Start(t)
-	dbA := &counting{Store: openEtcd(t, eps)}
+	dbA := kvtest.CountViews(openEtcd(t, eps))
 	a, b := New(dbA, Options{}), New(openEtcd(t, eps), Options{})
 	known := func() string {
 		t.Helper()
@@ -65,13 +52,13 @@ func TestWarmKnownOnEtcd(t *testing.T) {
 		}
 	}
 	known() // warms the cache at the watched token
-	before := dbA.views.Load()
+	before := dbA.Views()
 	for range 20 {
 		if got := known(); got != "#pay" {
 			t.Fatalf("warm Known: %q", got)
 		}
 	}
-	if n := dbA.views.Load() - before; n != 0 {
+	if n := dbA.Views() - before; n != 0 {
 		t.Errorf("20 warm Knowns opened %d Views, want 0", n)
 	}
 

@@ -2,7 +2,6 @@ package trajectory
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,20 +10,8 @@ import (
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
+	"github.com/engine-dev/engine/kv/kvtest"
 )
-
-// counting counts the Views opened on a watching store.
-type counting struct {
-	kv.Store
-	views atomic.Int64
-}
-
-func (c *counting) View(ctx context.Context, fn func(kv.Reader) error) error {
-	c.views.Add(1)
-	return c.Store.View(ctx, fn)
-}
-
-func (c *counting) Watched(key []byte) ([]byte, bool) { return c.Store.(kv.Watcher).Watched(key) }
 
 func openEtcd(tb testing.TB, eps []string) kv.Store {
 	tb.Helper()
@@ -43,7 +30,7 @@ func openEtcd(tb testing.TB, eps []string) kv.Store {
 func TestWarmMatchOnEtcd(t *testing.T) {
 	ctx := context.Background()
 	eps := etcdtest.Start(t)
-	dbA := &counting{Store: openEtcd(t, eps)}
+	dbA := kvtest.CountViews(openEtcd(t, eps))
 	a, b := New(dbA, Options{}), New(openEtcd(t, eps), Options{})
 	if _, err := a.Record(ctx, searchRun()); err != nil {
 		t.Fatal(err)
@@ -65,18 +52,18 @@ func TestWarmMatchOnEtcd(t *testing.T) {
 		return m
 	}
 	match("search tennis balls") // warms the cache at the watched token
-	before := dbA.views.Load()
+	before := dbA.Views()
 	if m := match("cancel my subscription"); m != nil {
 		t.Fatalf("matched %q", m.Trajectory.Goal)
 	}
-	if n := dbA.views.Load() - before; n != 0 {
+	if n := dbA.Views() - before; n != 0 {
 		t.Errorf("a warm match of nothing opened %d Views, want 0", n)
 	}
-	before = dbA.views.Load()
+	before = dbA.Views()
 	if m := match("search tennis balls"); m == nil {
 		t.Fatal("no match")
 	}
-	if n := dbA.views.Load() - before; n != 1 {
+	if n := dbA.Views() - before; n != 1 {
 		t.Errorf("a warm match opened %d Views, want 1 (the matched record)", n)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
@@ -161,4 +162,32 @@ func Diff(before, after map[string]string) string {
 		return b.String()[:600] + "..."
 	}
 	return b.String()
+}
+
+// ViewCounter is a store that counts the Views opened on it, so a test of
+// a cache can assert that a warm read opened none. It passes Watched on to
+// the store it wraps (not synced when that store watches nothing).
+type ViewCounter struct {
+	kv.Store
+	views atomic.Int64
+}
+
+// CountViews wraps s in a ViewCounter.
+func CountViews(s kv.Store) *ViewCounter { return &ViewCounter{Store: s} }
+
+// View counts the View and runs it on the wrapped store.
+func (c *ViewCounter) View(ctx context.Context, fn func(kv.Reader) error) error {
+	c.views.Add(1)
+	return c.Store.View(ctx, fn)
+}
+
+// Views is how many Views were opened so far.
+func (c *ViewCounter) Views() int64 { return c.views.Load() }
+
+// Watched implements kv.Watcher over the wrapped store.
+func (c *ViewCounter) Watched(key []byte) ([]byte, bool) {
+	if w, ok := c.Store.(kv.Watcher); ok {
+		return w.Watched(key)
+	}
+	return nil, false
 }
