@@ -124,6 +124,9 @@ func startServer(env *testscript.Env) error {
 				b, _ := os.ReadFile(log.Name())
 				env.T().Fatal(fmt.Sprintf("engine serve: %v\n%s", err, b))
 			}
+			// The log sits beside the work dir, which testscript
+			// removes: remove it too, or every run leaves one.
+			os.Remove(log.Name())
 		case <-time.After(60 * time.Second):
 			cmd.Process.Kill()
 			env.T().Fatal("engine serve did not stop within 60s of SIGTERM")
