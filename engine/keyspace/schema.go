@@ -17,6 +17,10 @@ var ErrNewerSchema = errors.New("data dir was written by a newer engine")
 //
 //	1  the layout before the lesson list indexes
 //	2  adds list/lesson/, list/lesson-cat/ and site/<site>/lesson-list/ (see lesson.go)
+//	3  error-recall entries (site/<site>/lesson-cmd/...) hold no copy of the lesson's
+//	   JSON; a recall reads the records it returns by key. Readers ignore the copy
+//	   an entry written before has, so the migration from 2 builds nothing: the
+//	   stamp keeps an older engine, which needs the copy, out.
 //
 // Migrating from an older version is two steps. Init stamps SchemaVersion
 // and marks meta/migrating (→ the version migrated from) in one
@@ -31,7 +35,7 @@ var ErrNewerSchema = errors.New("data dir was written by a newer engine")
 
 // SchemaVersion is the version of this layout. Opening a DB whose stored
 // version is newer is an error; older versions are migrated on open.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Migrating is the key that marks a migration in progress: → the version
 // migrated from, decimal.

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
@@ -16,8 +17,8 @@ func TestInitStampsAndRefusesNewer(t *testing.T) {
 	if err := Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := kv.Get(ctx, s, Schema()); string(v) != "2" {
-		t.Fatalf("schema = %q, want 2", v)
+	if v, _ := kv.Get(ctx, s, Schema()); string(v) != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema = %q, want %d", v, SchemaVersion)
 	}
 	if from, err := Pending(ctx, s); from != 0 || err != nil {
 		t.Fatalf("new store: pending %d, %v", from, err)
@@ -43,8 +44,8 @@ func TestInitMarksMigrationFromOlder(t *testing.T) {
 		if err := Init(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := kv.Get(ctx, s, Schema()); string(v) != "2" {
-			t.Fatalf("schema = %q, want 2", v)
+		if v, _ := kv.Get(ctx, s, Schema()); string(v) != strconv.Itoa(SchemaVersion) {
+			t.Fatalf("schema = %q, want %d", v, SchemaVersion)
 		}
 		if from, err := Pending(ctx, s); from != 1 || err != nil {
 			t.Fatalf("pending %d, %v; want 1", from, err)

@@ -104,7 +104,9 @@ func (s *Store) Check(ctx context.Context) (Health, error) {
 				for _, e := range indexEntries(l, v) {
 					want[string(e.key)] = sum(e.value)
 				}
-			case keyspace.FamilyLessonCmd, keyspace.FamilyLessonHost, keyspace.FamilyLessonList, keyspace.FamilyTier1:
+			case keyspace.FamilyLessonCmd:
+				have[string(k)] = sum(matchHead(v))
+			case keyspace.FamilyLessonHost, keyspace.FamilyLessonList, keyspace.FamilyTier1:
 				have[string(k)] = sum(v)
 			}
 			return nil

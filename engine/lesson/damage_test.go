@@ -1,9 +1,14 @@
 package lesson
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -48,9 +53,12 @@ func TestDamagedRecordsAreSkippedThenRepaired(t *testing.T) {
 	if err != nil || len(got) == 0 || got[0].ID != good.ID {
 		t.Fatalf("recall with a damaged entry = %v, %v; want %s first", got, err, good.ID)
 	}
+	// The stray entry, and the record that no longer decodes (a recall
+	// reads the records it returns).
 	dmg := e.eventsNamed(event.RecordsDamaged)
-	if len(dmg) != 1 || dmg[0].Fields["op"] != "recall_error" || dmg[0].Fields["skipped"] != 1 ||
-		!strings.Contains(strings.Join(dmg[0].Fields["keys"].([]string), " "), "garbage") {
+	if len(dmg) != 1 || dmg[0].Fields["op"] != "recall_error" || dmg[0].Fields["skipped"] != 2 ||
+		!strings.Contains(strings.Join(dmg[0].Fields["keys"].([]string), " "), "garbage") ||
+		!slices.Contains(dmg[0].Fields["keys"].([]string), string(recKey)) {
 		t.Fatalf("records_damaged events = %+v", dmg)
 	}
 	if got, err := e.s.RecallDomain(ctx, "shop.example"); err != nil || len(got) != 1 || got[0].ID != good.ID {
@@ -118,5 +126,82 @@ func TestRepairRebuildsLostIndexes(t *testing.T) {
 	}
 	if _, err := e.s.Get(ctx, l.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An error-recall entry holds what ranking needs, not the lesson: a recall
+// reads the records it returns. A store written before schema 3, whose
+// entries end with a copy of the lesson, recalls the same lessons, passes
+// Check, and Repair rewrites its entries without the copy.
+func TestMatchEntriesHoldNoCopyOfTheLesson(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for i, p := range []string{"not visible", "another element would receive the click", "detached from the dom"} {
+		e.record(Lesson{Lesson: fmt.Sprintf("Lesson %d: scroll, wait, then click again.", i), Category: ErrorRecovery,
+			FailedCommand: "click", ErrorPattern: p, Domain: "shop.example"}, "")
+	}
+	recall := func(s *Store) []Lesson {
+		t.Helper()
+		got, err := s.RecallError(ctx, "click e12", "element is not visible: another element would receive the click", "shop.example")
+		if err != nil || len(got) < 3 {
+			t.Fatalf("recall = %v, %v", got, err)
+		}
+		return got
+	}
+	want := recall(e.s)
+
+	// entries reads every error-recall entry of the site, and the
+	// record each points at.
+	type pair struct{ key, value, record []byte }
+	entries := func() []pair {
+		t.Helper()
+		var out []pair
+		err := e.db.View(ctx, func(r kv.Reader) error {
+			return r.Scan(keyspace.LessonCmdIndex("shop.example"), kv.ScanOptions{}, func(k, v []byte) error {
+				rec, err := r.Get(keyspace.Lesson("shop.example", keyspace.LastPart(k)))
+				out = append(out, pair{bytes.Clone(k), bytes.Clone(v), rec})
+				return err
+			})
+		})
+		if err != nil || len(out) != 3 {
+			t.Fatalf("entries = %d, %v", len(out), err)
+		}
+		return out
+	}
+	for _, p := range entries() {
+		if bytes.Contains(p.value, []byte(`"lesson"`)) || p.value[len(p.value)-1] != 0 {
+			t.Fatalf("entry %s = %q: holds more than what ranking needs", p.key, p.value)
+		}
+	}
+
+	// As schema 2 wrote them: the lesson's JSON after the last NUL.
+	err := e.db.Update(ctx, func(tx kv.Txn) error {
+		for _, p := range entries() {
+			if err := tx.Set(p.key, append(p.value, p.record...), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := New(e.db, Options{Now: func() time.Time { return e.now }})
+	if got := recall(old); !reflect.DeepEqual(got, want) {
+		t.Fatalf("recall over schema-2 entries = %+v\nwant %+v", got, want)
+	}
+	if h, err := old.Check(ctx); err != nil || !h.OK() {
+		t.Fatalf("Check over schema-2 entries = %+v, %v", h, err)
+	}
+	if h, err := old.Repair(ctx); err != nil || !h.OK() {
+		t.Fatalf("Repair = %+v, %v", h, err)
+	}
+	for _, p := range entries() {
+		if bytes.Contains(p.value, []byte(`"lesson"`)) {
+			t.Fatalf("entry %s after Repair = %q: still holds the lesson", p.key, p.value)
+		}
+	}
+	if got := recall(New(e.db, Options{Now: func() time.Time { return e.now }})); !reflect.DeepEqual(got, want) {
+		t.Fatalf("recall after Repair = %+v\nwant %+v", got, want)
 	}
 }

@@ -756,17 +756,13 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 			out = append(out, copyOf(l))
 			return nil
 		}
-		v, err := r.Get([]byte(e.key))
+		site, err := keyspace.SiteOf([]byte(e.key))
 		if err != nil {
-			return dmg.skip([]byte(e.key), err)
-		}
-		m, ok := decodeMatch(e.id, e.use, v)
-		if !ok {
 			return dmg.skip([]byte(e.key), errBadEntry)
 		}
-		l, err := decode(m.record, e.id)
+		l, err := readRecord(r, site, e.id)
 		if err != nil {
-			return dmg.skip([]byte(e.key), err)
+			return dmg.skip(keyspace.Lesson(site, e.id), err)
 		}
 		e.lesson.Store(l)
 		out = append(out, copyOf(l))

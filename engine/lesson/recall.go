@@ -1,9 +1,9 @@
 package lesson
 
 import (
-	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,7 +73,6 @@ type candidate struct {
 	m     matchEntry
 	site  string
 	score int
-	key   []byte // the index entry, to name it when its record is damaged
 }
 
 // RecallError is Trigger A: the lessons that may help after command failed
@@ -155,8 +154,7 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 					return dmg.skip(k, errBadEntry)
 				}
 				if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
-					m.record = bytes.Clone(m.record)
-					cands = append(cands, candidate{m, site, sc, bytes.Clone(k)})
+					cands = append(cands, candidate{m, site, sc})
 				}
 				return nil
 			})
@@ -180,9 +178,9 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 		if len(out) == s.opts.MaxRecall {
 			break
 		}
-		l, err := decode(c.m.record, c.m.id)
+		l, err := readRecord(r, c.site, c.m.id)
 		if err != nil {
-			if err := dmg.skip(c.key, err); err != nil {
+			if err := dmg.skip(keyspace.Lesson(c.site, c.m.id), err); err != nil {
 				return nil, err
 			}
 			continue
@@ -190,6 +188,20 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 		out = append(out, *l)
 	}
 	return out, nil
+}
+
+// readRecord reads and decodes the record of lesson id in site, for a
+// recall that found the lesson in its error-recall index: a record missing
+// under a live entry is damage (the index outlived the record).
+func readRecord(r kv.Reader, site, id string) (*Lesson, error) {
+	v, err := r.Get(keyspace.Lesson(site, id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, fmt.Errorf("lesson %s: %w: an index entry without its record", id, errDamaged)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lesson %s: read record: %w", id, err)
+	}
+	return decode(v, id)
 }
 
 // errorScore scores one candidate; 0 means it does not match. cmdMatch is

@@ -119,12 +119,12 @@ type entry struct{ key, value []byte }
 
 // indexEntries are the secondary index entries a stored lesson needs. The
 // error-recall entry carries what ranking needs (see matchEntry), so a
-// recall decodes only the lessons it returns.
+// recall reads and decodes only the lessons it returns.
 func indexEntries(l *Lesson, record []byte) []entry {
 	site := siteOf(l.Domain)
 	es := []entry{
 		{keyspace.LessonID(l.ID), []byte(site)},
-		{keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID), encodeMatch(l, record)},
+		{keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID), encodeMatch(l)},
 	}
 	if l.Domain != "" {
 		es = append(es, entry{keyspace.LessonByHost(site, l.Domain, l.UseCount, l.ID), nil})

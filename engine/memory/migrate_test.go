@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/engine-dev/engine/engine/keyspace"
@@ -152,7 +153,7 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatalf("a read-only open wrote %d list entries", n)
 	}
 
-	// A crash part way through the migration: the store is marked (schema 2,
+	// A crash part way through the migration: the store is marked (the current schema,
 	// meta/migrating) and holds part of the index.
 	db := kvtest.OpenDir(t, memory.Dir(dir))
 	if err := keyspace.Init(ctx, db); err != nil {
@@ -186,7 +187,7 @@ func TestMigrateSchema1(t *testing.T) {
 	if from, err := keyspace.Pending(ctx, m.DB()); from != 0 || err != nil {
 		t.Fatalf("pending after open: %d, %v", from, err)
 	}
-	if v, _ := kv.Get(ctx, m.DB(), keyspace.Schema()); string(v) != "2" {
+	if v, _ := kv.Get(ctx, m.DB(), keyspace.Schema()); string(v) != strconv.Itoa(keyspace.SchemaVersion) {
 		t.Fatalf("schema = %q", v)
 	}
 	m.Close()
