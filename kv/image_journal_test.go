@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -429,5 +430,58 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 			}
 			t.Logf("%d kill points (%d forward, %d in the rollback)", len(points), forward, len(points)-forward)
 		})
+	}
+}
+
+// A namespace's view (kv.Prefixed) of an exclusive store is exclusive:
+// its journal takes an image of the view only, and rolling it back
+// deletes and restores keys inside the view, never outside it (another
+// namespace written meanwhile keeps its write). The root's image counts
+// every namespace's keys, so a big namespace makes the root's journal
+// per-key.
+func TestImageJournalInANamespace(t *testing.T) {
+	ctx := context.Background()
+	db := kvtest.Open(t)
+	if err := db.Batch(ctx, []kv.Op{{Key: []byte("outside"), Value: []byte("o")}, {Key: []byte("ns/a/k"), Value: []byte("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	before := dumpExp(t, db)
+	view := kv.Prefixed(db, []byte("ns/a/"))
+	j, err := kv.Begin(ctx, view, kv.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.Image() {
+		t.Fatal("a small namespace of badger: not an image journal")
+	}
+	if err := j.Write(ctx, []kv.Op{{Key: []byte("k"), Value: []byte("2")}, {Key: []byte("new"), Value: []byte("n")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Batch(ctx, []kv.Op{{Key: []byte("ns/b/x"), Value: []byte("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := maps.Clone(before)
+	want["ns/b/x"] = "b|exp=0"
+	if d := kvtest.Diff(want, dumpExp(t, db)); d != "" {
+		t.Fatalf("after the namespace's rollback: %s", d)
+	}
+
+	var big []kv.Op
+	for i := range 30 {
+		big = append(big, kv.Op{Key: fmt.Appendf(nil, "ns/b/%02d", i), Value: []byte("v")})
+	}
+	if err := db.Batch(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	j, err = kv.Begin(ctx, db, kv.ApplyOptions{ImageKeys: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Abort(ctx)
+	if j.Image() {
+		t.Fatal("the root past the bound with another namespace's keys: an image journal")
 	}
 }
