@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,8 +27,11 @@ var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not roll
 // key layout in engine/keyspace reserves it):
 //
 //	kv/journal/active                 → <id> of the Apply in progress
+//	                                    (<hex>, or <hex>.image for an
+//	                                    image Journal)
 //	kv/journal/undo/<id>/<seq>        → values (and TTLs) of up to ChunkOps
-//	                                    keys before that Apply
+//	                                    keys before that Apply (an image
+//	                                    journal's seq 0: imageHeader)
 const journalPrefix = "kv/journal/"
 
 var (
@@ -46,7 +50,24 @@ type ApplyOptions struct {
 	ChunkOps int
 	// ChunkBytes bounds the keys and values of one batch; zero means 1 MiB.
 	ChunkBytes int
+	// ImageKeys and ImageBytes bound the store that a Journal on an
+	// exclusive store saves whole at Begin (an image journal, see
+	// Journal): zero means ImageKeys (10,000 keys) and ImageBytes (8 MiB
+	// of keys and values); a negative value never takes an image.
+	ImageKeys  int
+	ImageBytes int
 }
+
+// The default bounds of an image journal (ApplyOptions.ImageKeys and
+// ImageBytes). A fresh data dir (seed lessons, schema and meta keys: 21)
+// is far below them. The image is held in memory at Begin and at a
+// rollback, so 8 MiB keeps that near one streamed chunk's; and saving
+// 10,000 keys costs about what the per-key journal spends on ~1,000
+// imported lessons (~10 keys each), fewer than a streamed import holds.
+const (
+	ImageKeys  = 10_000
+	ImageBytes = 8 << 20
+)
 
 // Limits is implemented by a store that commits at most MaxTxnOps writes
 // in one transaction (etcd: 128 by default); Apply consults it when
@@ -142,7 +163,7 @@ func applyJournaled(ctx context.Context, s Store, ops []Op, opts ApplyOptions) e
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	id := hex.EncodeToString(idb[:])
-	undoPrefix := append(append(bytes.Clone(journalUndo), id...), '/')
+	undoPrefix := undoPrefix(id)
 
 	// (1) Save the current values: one undo record per ChunkOps keys (or
 	// ChunkBytes of keys and values), so the journal adds few entries.
@@ -308,10 +329,14 @@ func RecoveryPending(ctx context.Context, s Store) (bool, error) {
 	return true, nil
 }
 
-// rollback writes back every value saved by Apply id, deletes the marker,
-// then (best effort) the undo records.
+// rollback writes back every value saved by Apply or Journal id (an
+// image journal's through rollbackImage), deletes the marker, then (best
+// effort) the undo records.
 func rollback(ctx context.Context, s Store, id string, opts ApplyOptions) error {
-	undoPrefix := append(append(bytes.Clone(journalUndo), id...), '/')
+	if strings.HasSuffix(id, imageSuffix) {
+		return rollbackImage(ctx, s, id, opts)
+	}
+	undoPrefix := undoPrefix(id)
 	var restore []Op
 	err := s.View(ctx, func(r Reader) error {
 		return r.Scan(undoPrefix, ScanOptions{}, func(k, v []byte) error {
@@ -449,13 +474,25 @@ func decodeUndo(ops []Op, b []byte) ([]Op, error) {
 
 // Journal is an Apply written in parts, for a job too large to hold in
 // memory at once (a streamed import): Begin marks the journal active,
-// each Write saves the current values of its keys as undo records and
-// then writes its ops, Commit deletes the marker (the commit point) and
-// Abort rolls every Write back. A crash before Commit leaves the marker,
-// and the store's next open (Recover) rolls back every Write. A key
-// written by several Writes is restored to its value before the first:
-// rollback keeps the earliest saved value of each key. Like Apply it is
-// atomic, not isolated.
+// each Write writes its ops, Commit deletes the marker (the commit point)
+// and Abort rolls every Write back. A crash before Commit leaves the
+// marker, and the store's next open (Recover) rolls back every Write.
+// Like Apply it is atomic, not isolated.
+//
+// A journal is one of two kinds, chosen by Begin. On a store this process
+// holds alone (IsExclusive) whose content outside the journal's prefix is
+// small (ApplyOptions.ImageKeys, ImageBytes: a fresh data dir), Begin
+// saves that whole content once, as undo records, before it sets the
+// marker (an image journal, its id ending in ".image"); Writes then read
+// and save nothing, and a rollback deletes every key the image does not
+// hold and writes the image's values (and expiries) back. It undoes every
+// write made to the store since Begin, not only the journal's, so no
+// other writer may run meanwhile: the directory lock keeps other
+// processes out, and engine import holds its API's exclusive lock. On
+// any other store (shared, such as etcd, or past the bounds) each Write
+// first saves the current values of its keys as undo records (a per-key
+// journal), and a rollback restores each key's earliest saved value, so
+// a key several Writes wrote goes back to its value before the first.
 type Journal struct {
 	s          Store
 	id         string
@@ -465,8 +502,23 @@ type Journal struct {
 	done       bool
 }
 
-// Begin starts a Journal on s; it fails with ErrRecoveryPending while an
-// earlier atomic write is not rolled back.
+// imageSuffix ends the id, and so the marker's value, of an image
+// journal; a per-key journal's id is bare hex, as every marker was
+// before image journals.
+const imageSuffix = ".image"
+
+// imageHeader is the first undo record (seq 0) of an image journal. Its
+// leading bytes are a uvarint length past its end, so a binary that
+// predates image journals fails to decode it and refuses to open the
+// store instead of rolling back only part of the import.
+var imageHeader = []byte("\xff\xffimage")
+
+// errTooBig ends the scan of a store too big for an image.
+var errTooBig = errors.New("too big for an image")
+
+// Begin starts a Journal on s, an image journal when s is exclusive and
+// small (see Journal); it fails with ErrRecoveryPending while an earlier
+// atomic write is not rolled back.
 func Begin(ctx context.Context, s Store, opts ApplyOptions) (*Journal, error) {
 	if opts.ChunkOps <= 0 {
 		opts.ChunkOps = 512
@@ -474,11 +526,47 @@ func Begin(ctx context.Context, s Store, opts ApplyOptions) (*Journal, error) {
 	if opts.ChunkBytes <= 0 {
 		opts.ChunkBytes = 1 << 20
 	}
+	if opts.ImageKeys == 0 {
+		opts.ImageKeys = ImageKeys
+	}
+	if opts.ImageBytes == 0 {
+		opts.ImageBytes = ImageBytes
+	}
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	id := hex.EncodeToString(idb[:])
-	j := &Journal{s: s, id: id, undoPrefix: append(append(bytes.Clone(journalUndo), id...), '/'), opts: opts}
-	err := s.Update(ctx, func(tx Txn) error {
+	wantImage := IsExclusive(s) && opts.ImageKeys > 0 && opts.ImageBytes > 0
+	var image []Op
+	err := s.View(ctx, func(r Reader) error {
+		if _, err := r.Get(journalActive); err == nil {
+			return ErrRecoveryPending
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if !wantImage {
+			return nil
+		}
+		var err error
+		image, err = takeImage(r, undoPrefix(id+imageSuffix), opts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kv: journal: begin: %w", err)
+	}
+	if image != nil {
+		id += imageSuffix
+	}
+	j := &Journal{s: s, id: id, undoPrefix: undoPrefix(id), opts: opts}
+	fail := func(stage string, err error) (*Journal, error) {
+		if cerr := clearPrefix(ctx, s, j.undoPrefix, opts); cerr != nil {
+			return nil, fmt.Errorf("kv: journal: %s: %w (and deleting the image: %v)", stage, err, cerr)
+		}
+		return nil, fmt.Errorf("kv: journal: %s: %w", stage, err)
+	}
+	if err := writeChunks(ctx, s, image, opts); err != nil {
+		return fail("save the store's image", err)
+	}
+	err = s.Update(ctx, func(tx Txn) error {
 		if _, err := tx.Get(journalActive); err == nil {
 			return ErrRecoveryPending
 		} else if !errors.Is(err, ErrNotFound) {
@@ -487,26 +575,71 @@ func Begin(ctx context.Context, s Store, opts ApplyOptions) (*Journal, error) {
 		return tx.Set(journalActive, []byte(id), 0)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kv: journal: mark active: %w", err)
+		return fail("mark active", err)
 	}
 	return j, nil
 }
 
-// Write saves the current value of every key ops write, then writes ops.
-// On a failure it rolls the whole journal back and returns the error; the
-// journal is then done.
+// undoPrefix is where the undo records of journal id live.
+func undoPrefix(id string) []byte {
+	return append(append(bytes.Clone(journalUndo), id...), '/')
+}
+
+// takeImage returns the undo records (the header first) that save every
+// key of r outside the journal's prefix, with its value and expiry, or
+// nil when r holds more than opts.ImageKeys keys or ImageBytes of keys
+// and values.
+func takeImage(r Reader, prefix []byte, opts ApplyOptions) ([]Op, error) {
+	var keys []Op
+	size := 0
+	err := r.Scan(nil, ScanOptions{}, func(k, v []byte) error {
+		if bytes.HasPrefix(k, []byte(journalPrefix)) {
+			return nil
+		}
+		size += len(k) + len(v)
+		if len(keys) >= opts.ImageKeys || size > opts.ImageBytes {
+			return errTooBig
+		}
+		keys = append(keys, Op{Key: bytes.Clone(k)})
+		return nil
+	})
+	if errors.Is(err, errTooBig) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seq := uint64(1)
+	recs, err := undoOps(r, keys, prefix, &seq, opts)
+	if err != nil {
+		return nil, err
+	}
+	header := Op{Key: binary.BigEndian.AppendUint64(bytes.Clone(prefix), 0), Value: imageHeader}
+	return append([]Op{header}, recs...), nil
+}
+
+// Image reports whether j is an image journal: Begin saved the store's
+// whole content, and its Writes save nothing (see Journal).
+func (j *Journal) Image() bool { return strings.HasSuffix(j.id, imageSuffix) }
+
+// Write writes ops, after saving the current value of every key they
+// write when j is a per-key journal. On a failure it rolls the whole
+// journal back and returns the error; the journal is then done.
 func (j *Journal) Write(ctx context.Context, ops []Op) error {
 	if j.done {
 		return fmt.Errorf("kv: journal %s: write after its end", j.id)
 	}
-	var undo []Op
-	err := j.s.View(ctx, func(r Reader) error {
-		var err error
-		undo, err = undoOps(r, ops, j.undoPrefix, &j.seq, j.opts)
-		return err
-	})
-	if err == nil {
-		err = writeChunks(ctx, j.s, undo, j.opts)
+	var err error
+	if !j.Image() {
+		var undo []Op
+		err = j.s.View(ctx, func(r Reader) error {
+			var err error
+			undo, err = undoOps(r, ops, j.undoPrefix, &j.seq, j.opts)
+			return err
+		})
+		if err == nil {
+			err = writeChunks(ctx, j.s, undo, j.opts)
+		}
 	}
 	if err == nil {
 		err = writeChunks(ctx, j.s, ops, j.opts)
@@ -549,5 +682,78 @@ func (j *Journal) Abort(ctx context.Context) error {
 	if err := rollback(context.WithoutCancel(ctx), j.s, j.id, j.opts); err != nil {
 		return fmt.Errorf("kv: journal: roll back: %w: %w", err, ErrRecoveryPending)
 	}
+	return nil
+}
+
+// rollbackImage rolls back image journal id: every key outside the
+// journal's prefix that the image does not hold is deleted, a page of
+// ChunkOps keys at a time (the store may hold millions by now), and the
+// image's values are written back; then the marker is deleted. A crash
+// part way repeats all of it on the next open.
+func rollbackImage(ctx context.Context, s Store, id string, opts ApplyOptions) error {
+	prefix := undoPrefix(id)
+	var restore []Op
+	header := false
+	err := s.View(ctx, func(r Reader) error {
+		return r.Scan(prefix, ScanOptions{}, func(k, v []byte) error {
+			if bytes.Equal(v, imageHeader) {
+				header = true
+				return nil
+			}
+			var err error
+			restore, err = decodeUndo(restore, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if !header {
+		return fmt.Errorf("image journal %s: no header record under %s", id, Short(prefix))
+	}
+	keep := make(map[string]bool, len(restore))
+	for _, op := range restore {
+		keep[string(op.Key)] = true
+	}
+	if opts.ChunkOps <= 0 {
+		opts.ChunkOps = 512
+	}
+	var start []byte
+	for {
+		var dels []Op
+		more := false
+		err := s.View(ctx, func(r Reader) error {
+			return r.Scan(nil, ScanOptions{KeysOnly: true, Start: start}, func(k, _ []byte) error {
+				if len(dels) >= opts.ChunkOps {
+					more = true
+					start = bytes.Clone(k)
+					return ErrStop
+				}
+				if !keep[string(k)] && !bytes.HasPrefix(k, []byte(journalPrefix)) {
+					dels = append(dels, Op{Key: bytes.Clone(k), Delete: true})
+				}
+				return nil
+			})
+		})
+		if err == nil {
+			err = writeChunks(ctx, s, dels, opts)
+		}
+		if err != nil {
+			return fmt.Errorf("delete the keys written since the image: %w", err)
+		}
+		if !more {
+			break
+		}
+	}
+	if err := writeChunks(ctx, s, restore, opts); err != nil {
+		return fmt.Errorf("write the image back: %w", err)
+	}
+	if err := s.Update(ctx, func(tx Txn) error { return tx.Delete(journalActive) }); err != nil {
+		return err
+	}
+	_ = clearPrefix(ctx, s, prefix, opts)
 	return nil
 }

@@ -74,3 +74,27 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// A journal on etcd, a shared store, is never an image journal (its
+// rollback would undo other processes' writes): it saves each key before
+// its Write, even on a store that holds next to nothing.
+func TestJournalOnEtcdIsPerKey(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, etcdtest.Start(t))
+	j, err := kv.Begin(ctx, s, kv.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Image() {
+		t.Fatal("an image journal on etcd")
+	}
+	if err := j.Write(ctx, []kv.Op{{Key: []byte("a"), Value: []byte("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := kvtest.Dump(t, s); len(d) != 0 {
+		t.Fatalf("after the rollback: %v", d)
+	}
+}
