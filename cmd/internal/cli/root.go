@@ -76,6 +76,12 @@ Environment:
 	for _, add := range extra {
 		root.AddCommand(add(a)...)
 	}
+	if only != "" {
+		// The command line names its command, so it is not `engine
+		// completion` (which builds every command): cobra's completion
+		// command, four subcommands and their help, is not built.
+		root.CompletionOptions.DisableDefaultCmd = true
+	}
 	a.delegateAgentCommands(root)
 	strictUsage(root)
 	return root
@@ -92,8 +98,9 @@ type commandSet struct {
 // registers its own commands in an init (register).
 var commandSets []commandSet
 
-// register adds a file's top-level commands; names are their names, so a
-// command line that names one builds only that set (TestCommandSetNames
+// register adds top-level commands (one each, but for commands that must
+// be built together); names are their names, so a command line that names
+// one builds only that set (TestCommandSetNames
 // holds them to what make builds).
 func register(names []string, make CommandSet) {
 	commandSets = append(commandSets, commandSet{names: names, make: make})
