@@ -76,13 +76,15 @@ Environment:
 	for _, add := range extra {
 		root.AddCommand(add(a)...)
 	}
-	if only != "" {
-		// The command line names its command, so it is not `engine
-		// completion` (which builds every command): cobra's completion
-		// command, four subcommands and their help, is not built.
+	if only == "" {
+		a.delegateAgentCommands(root)
+	} else {
+		// The command line names its command, so it is neither an agent
+		// command nor `engine completion` (which build every command):
+		// no agent command stubs, and not cobra's completion command
+		// (four subcommands and their help).
 		root.CompletionOptions.DisableDefaultCmd = true
 	}
-	a.delegateAgentCommands(root)
 	strictUsage(root)
 	return root
 }
