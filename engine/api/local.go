@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Local serves h in this process and returns a client of it, so a command
@@ -66,7 +67,13 @@ var errCutOff = io.ErrUnexpectedEOF
 // localTransport is an http.RoundTripper that serves each request with a
 // handler in this process.
 type localTransport struct {
-	h      http.Handler
+	h http.Handler
+	// jobs hands a request to an idle worker; done (closed by close) ends
+	// them; idle counts them.
+	jobs chan localJob
+	done chan struct{}
+	idle atomic.Int32
+
 	mu     sync.Mutex
 	closed bool
 	// inflight are the requests being served (close cuts them off and
@@ -76,11 +83,55 @@ type localTransport struct {
 }
 
 func newLocalTransport(h http.Handler) *localTransport {
-	return &localTransport{h: h, inflight: map[*localCall]struct{}{}}
+	return &localTransport{h: h, inflight: map[*localCall]struct{}{}, jobs: make(chan localJob), done: make(chan struct{})}
+}
+
+// maxIdleWorkers is how many goroutines wait for the next request once
+// they have served one: a goroutine's stack grows to what a handler needs
+// (copying it each time it doubles, ~10 % of a small request), so a
+// client that sends request after request (an agent run) reuses grown
+// ones, as a server reuses a kept-alive connection's goroutine.
+const maxIdleWorkers = 4
+
+// localJob is a request for a worker.
+type localJob struct {
+	c *localCall
+	r *http.Request
+}
+
+// start serves j on an idle worker, or a new one.
+func (t *localTransport) start(j localJob) {
+	select {
+	case t.jobs <- j:
+	default:
+		go t.work(j)
+	}
+}
+
+// work serves j, then waits for the next job while fewer than
+// maxIdleWorkers do, until the transport is closed.
+func (t *localTransport) work(j localJob) {
+	for {
+		j.c.serve(t, j.r)
+		if t.idle.Add(1) > maxIdleWorkers {
+			t.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-t.jobs:
+			t.idle.Add(-1)
+		case <-t.done:
+			t.idle.Add(-1)
+			return
+		}
+	}
 }
 
 func (t *localTransport) close() {
 	t.mu.Lock()
+	if !t.closed {
+		close(t.done)
+	}
 	t.closed = true
 	calls := make([]*localCall, 0, len(t.inflight))
 	for c := range t.inflight {
@@ -105,7 +156,7 @@ func (t *localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	go c.serve(t, sr)
+	t.start(localJob{c, sr})
 	select {
 	case resp := <-c.ready:
 		return resp, nil
