@@ -189,8 +189,7 @@ func (t *localTransport) serverRequest(r *http.Request) (*http.Request, *localCa
 	}
 	// The caller's cancel cuts the handler off, its answer's reads then
 	// failing with the context's error, as the http.Transport's do.
-	stopCut := context.AfterFunc(r.Context(), func() { c.cutOff(r.Context().Err()) })
-	c.stop = func() { stopCut() }
+	c.stop = context.AfterFunc(r.Context(), func() { c.cutOff(r.Context().Err()) })
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -210,7 +209,7 @@ func (t *localTransport) serverRequest(r *http.Request) (*http.Request, *localCa
 		Method: r.Method, URL: u, RequestURI: uri, Host: host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: r.Header.Clone(), ContentLength: r.ContentLength,
-		RemoteAddr: "engine", Body: http.NoBody,
+		RemoteAddr: "local", Body: http.NoBody,
 	}
 	if sr.Header == nil {
 		sr.Header = http.Header{}
@@ -221,7 +220,7 @@ func (t *localTransport) serverRequest(r *http.Request) (*http.Request, *localCa
 	if r.Body != nil && r.Body != http.NoBody {
 		c.body = &localBody{rc: r.Body, left: r.ContentLength}
 		sr.Body = c.body
-		if r.ContentLength == 0 { // unknown: chunked on the wire
+		if r.ContentLength <= 0 { // unknown: chunked on the wire
 			sr.ContentLength = -1
 			c.body.left = -1
 		} else {
@@ -238,8 +237,8 @@ func (t *localTransport) serverRequest(r *http.Request) (*http.Request, *localCa
 type localCall struct {
 	req    *http.Request // the client's
 	cancel context.CancelFunc
-	stop   func()
-	body   *localBody // the request body (nil: none)
+	stop   func() bool // stops the cut-off on the caller's cancel
+	body   *localBody  // the request body (nil: none)
 	ready  chan *http.Response
 	failed chan error
 
