@@ -36,6 +36,9 @@ type App struct {
 	namespace string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent
+	// only is the memory command the command line names (named), "" for
+	// any other: only its set is built.
+	only string
 }
 
 func (a *App) rootCommand(extra []CommandSet) *cobra.Command {
@@ -68,6 +71,7 @@ Environment:
 	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	only := a.named(pf)
+	a.only = only
 	for _, set := range commandSets {
 		if only == "" || slices.Contains(set.names, only) {
 			root.AddCommand(set.make(a)...)
