@@ -125,6 +125,10 @@ type router struct {
 	serve func(Route) http.Handler
 	mu    sync.Mutex
 	muxes map[string]*http.ServeMux // by group; allGroups: every route
+	// groups holds every route's group once a request named a group no
+	// route has: such requests share the mux of group "" (the catch-all
+	// alone), so paths a client makes up add no mux.
+	groups map[string]bool
 }
 
 // allGroups keys the mux of every route (never a path segment: it has a
@@ -143,19 +147,30 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rt *router) mux(group string) *http.ServeMux {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	mux := rt.muxes[group]
-	if mux == nil {
-		mux = http.NewServeMux()
-		for _, set := range routeSets {
-			for _, r := range set() {
-				if group == allGroups || routeGroup(r.Path) == group {
-					mux.Handle(r.Method+" "+r.Path, rt.serve(r))
-				}
+	if mux := rt.muxes[group]; mux != nil {
+		return mux
+	}
+	if rt.groups != nil && group != allGroups && !rt.groups[group] {
+		group = ""
+		if mux := rt.muxes[group]; mux != nil {
+			return mux
+		}
+	}
+	mux, groups := http.NewServeMux(), map[string]bool{}
+	for _, set := range routeSets {
+		for _, r := range set() {
+			g := routeGroup(r.Path)
+			groups[g] = true
+			if group == allGroups || g == group {
+				mux.Handle(r.Method+" "+r.Path, rt.serve(r))
 			}
 		}
-		mux.Handle("/", http.HandlerFunc(noRoute))
-		rt.muxes[group] = mux
 	}
+	mux.Handle("/", http.HandlerFunc(noRoute))
+	if group != allGroups && !groups[group] {
+		rt.groups, group = groups, ""
+	}
+	rt.muxes[group] = mux
 	return mux
 }
 

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,5 +61,25 @@ func TestGroupRoutingMatchesOneMux(t *testing.T) {
 	}
 	if len(grouped.muxes) < 10 {
 		t.Errorf("%d muxes built for %d requests", len(grouped.muxes), n)
+	}
+	for g := range grouped.muxes {
+		if g != allGroups && g != "" && !grouped.groups[g] {
+			t.Errorf("a mux for group %q, which no route has", g)
+		}
+	}
+}
+
+// Paths of groups no route has share one mux: a client making up paths
+// adds none.
+func TestMadeUpGroupsShareAMux(t *testing.T) {
+	rt := newRouter(func(Route) http.Handler { return http.NotFoundHandler() })
+	for _, p := range []string{"/v1/recall/error", "/v1/nope", "/v1/nope2/x", "/v1/zzz", "/v2/x"} {
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://engine"+p, nil))
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.muxes) != 2 {
+		t.Errorf("muxes for groups %v, want recall and \"\"", slices.Collect(maps.Keys(rt.muxes)))
 	}
 }
