@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,24 +89,27 @@ type Options struct {
 // Handler serves the API over m. m's event sink receives every request's
 // events (a server's --events log) besides any request that asks for its
 // own.
+//
+// Routes are registered per group (the first path segment after /v1/) on
+// the group's first request: a short command that sends one request pays
+// for the patterns of its group, not for the whole table (registering a
+// pattern on a ServeMux parses it, checks it against every other one and
+// records its caller). Every pattern's first segment is a literal, so a
+// clean path is matched by its group's patterns exactly as by all of them;
+// any other path (not clean, escaped, CONNECT) goes to a mux of every route.
 func Handler(m *memory.Memory, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{m: m, opts: opts, mux: http.NewServeMux(), red: redact.New(opts.Redact)}
-	for _, r := range routes() {
-		h.mux.Handle(r.Method+" "+r.Path, h.serve(r))
-	}
-	h.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no route %s %s (see GET /v1/openapi.json)", r.Method, r.URL.Path))
-	}))
-	return h.mux
+	h := &handler{m: m, opts: opts, red: redact.New(opts.Redact)}
+	h.router = newRouter(h.serve)
+	return h.router
 }
 
 type handler struct {
-	m    *memory.Memory
-	opts Options
-	mux  *http.ServeMux
+	m      *memory.Memory
+	opts   Options
+	router *router
 	// red redacts what requests write: shapes and contacts only, the
 	// server never learns a run's typed secrets.
 	red *redact.Redactor
@@ -113,6 +117,103 @@ type handler struct {
 	// request of this handler, so one server must serve all its listeners
 	// with one handler.
 	mu sync.RWMutex
+}
+
+// router serves each request with the ServeMux of its route group, built
+// on the group's first request.
+type router struct {
+	serve func(Route) http.Handler
+	mu    sync.Mutex
+	muxes map[string]*http.ServeMux // by group; allGroups: every route
+	// groups holds every route's group once a request named a group no
+	// route has: such requests share the mux of group "" (the catch-all
+	// alone), so paths a client makes up add no mux.
+	groups map[string]bool
+}
+
+// allGroups keys the mux of every route (never a path segment: it has a
+// slash).
+const allGroups = "/"
+
+func newRouter(serve func(Route) http.Handler) *router {
+	return &router{serve: serve, muxes: map[string]*http.ServeMux{}}
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.mux(groupOf(r)).ServeHTTP(w, r)
+}
+
+// mux returns group's mux, registering its routes on first use.
+func (rt *router) mux(group string) *http.ServeMux {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if mux := rt.muxes[group]; mux != nil {
+		return mux
+	}
+	if rt.groups != nil && group != allGroups && !rt.groups[group] {
+		group = ""
+		if mux := rt.muxes[group]; mux != nil {
+			return mux
+		}
+	}
+	mux, groups := http.NewServeMux(), map[string]bool{}
+	for _, set := range routeSets {
+		for _, r := range set() {
+			g := routeGroup(r.Path)
+			groups[g] = true
+			if group == allGroups || g == group {
+				mux.Handle(r.Method+" "+r.Path, rt.serve(r))
+			}
+		}
+	}
+	mux.Handle("/", http.HandlerFunc(noRoute))
+	if group != allGroups && !groups[group] {
+		rt.groups, group = groups, ""
+	}
+	rt.muxes[group] = mux
+	return mux
+}
+
+// noRoute answers a request no route matches.
+func noRoute(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, http.StatusNotFound, fmt.Sprintf("no route %s %s (see GET /v1/openapi.json)", r.Method, r.URL.Path))
+}
+
+// routeGroup is the group of a route's path: its segment after /v1/.
+func routeGroup(path string) string {
+	g, _, _ := strings.Cut(strings.TrimPrefix(path, "/v1/"), "/")
+	return g
+}
+
+// groupOf is the group whose mux serves r: its path's segment after /v1/
+// ("" for a clean path outside /v1/, which only the catch-all matches), or
+// allGroups for a path the mux would clean or unescape first, and CONNECT
+// (which the mux routes on its own).
+func groupOf(r *http.Request) string {
+	p := r.URL.Path
+	if r.Method == http.MethodConnect || r.URL.RawPath != "" || !cleanPath(p) {
+		return allGroups
+	}
+	rest, ok := strings.CutPrefix(p, "/v1/")
+	if !ok {
+		return ""
+	}
+	g, _, _ := strings.Cut(rest, "/")
+	return g
+}
+
+// cleanPath reports whether the mux serves p as it is rather than
+// redirecting to its cleaned form (ServeMux's cleanPath: path.Clean, a
+// trailing slash kept).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		return np+"/" == p
+	}
+	return np == p
 }
 
 // call is one request as a route's handle func sees it.

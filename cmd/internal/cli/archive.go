@@ -17,9 +17,8 @@ import (
 )
 
 func init() {
-	register([]string{"export", "import"}, func(a *App) []*cobra.Command {
-		return []*cobra.Command{a.exportCommand(), a.importCommand()}
-	})
+	register([]string{"export"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.exportCommand()} })
+	register([]string{"import"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.importCommand()} })
 }
 
 func (a *App) exportCommand() *cobra.Command {

@@ -20,9 +20,9 @@ import (
 var manual = engine.Provenance{Source: engine.SourceManual}
 
 func init() {
-	register([]string{"history", "retract", "revert"}, func(a *App) []*cobra.Command {
-		return []*cobra.Command{a.historyCommand(), a.retractCommand(), a.revertCommand()}
-	})
+	register([]string{"history"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.historyCommand()} })
+	register([]string{"retract"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.retractCommand()} })
+	register([]string{"revert"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.revertCommand()} })
 	querySubcommands = append(querySubcommands, (*App).queryRetractedCommand)
 }
 

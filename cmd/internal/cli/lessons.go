@@ -15,9 +15,11 @@ import (
 )
 
 func init() {
-	register([]string{"lessons", "recall", "learn", "prune"}, func(a *App) []*cobra.Command {
-		return []*cobra.Command{a.lessonsCommand(), a.recallCommand(), a.learnCommand(), a.pruneCommand()}
-	})
+	// One set a command: `engine recall` builds no lessons subcommand.
+	register([]string{"lessons"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.lessonsCommand()} })
+	register([]string{"recall"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.recallCommand()} })
+	register([]string{"learn"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.learnCommand()} })
+	register([]string{"prune"}, func(a *App) []*cobra.Command { return []*cobra.Command{a.pruneCommand()} })
 	querySubcommands = append(querySubcommands, (*App).queryLessonsCommand)
 }
 

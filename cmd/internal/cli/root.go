@@ -36,6 +36,9 @@ type App struct {
 	namespace string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent
+	// only is the memory command the command line names (named), "" for
+	// any other: only its set is built.
+	only string
 }
 
 func (a *App) rootCommand(extra []CommandSet) *cobra.Command {
@@ -68,6 +71,7 @@ Environment:
 	pf.StringVar(&a.namespace, "namespace", "", "use the memory of namespace `NAME` (- is the default; env ENGINE_NAMESPACE)")
 
 	only := a.named(pf)
+	a.only = only
 	for _, set := range commandSets {
 		if only == "" || slices.Contains(set.names, only) {
 			root.AddCommand(set.make(a)...)
@@ -76,7 +80,15 @@ Environment:
 	for _, add := range extra {
 		root.AddCommand(add(a)...)
 	}
-	a.delegateAgentCommands(root)
+	if only == "" {
+		a.delegateAgentCommands(root)
+	} else {
+		// The command line names its command, so it is neither an agent
+		// command nor `engine completion` (which build every command):
+		// no agent command stubs, and not cobra's completion command
+		// (four subcommands and their help).
+		root.CompletionOptions.DisableDefaultCmd = true
+	}
 	strictUsage(root)
 	return root
 }
@@ -92,8 +104,9 @@ type commandSet struct {
 // registers its own commands in an init (register).
 var commandSets []commandSet
 
-// register adds a file's top-level commands; names are their names, so a
-// command line that names one builds only that set (TestCommandSetNames
+// register adds top-level commands (one each, but for commands that must
+// be built together); names are their names, so a command line that names
+// one builds only that set (TestCommandSetNames
 // holds them to what make builds).
 func register(names []string, make CommandSet) {
 	commandSets = append(commandSets, commandSet{names: names, make: make})
