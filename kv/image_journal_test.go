@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -386,31 +385,7 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestJournalKilledAnywhereIsAllOrNothing$")
 				cmd.Env = append(os.Environ(), "KV_JOURNAL_DIR="+dir, "KV_JOURNAL_KIND="+kind.name,
 					"KV_JOURNAL_FAIL="+strconv.Itoa(p.fail), "KV_JOURNAL_KILL="+strconv.Itoa(p.kill))
-				out, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				var got strings.Builder
-				buf := make([]byte, 256)
-				for !strings.Contains(got.String(), "ready") && !strings.Contains(got.String(), "done") {
-					n, err := out.Read(buf)
-					got.Write(buf[:n])
-					if err != nil {
-						break
-					}
-				}
-				if !strings.Contains(got.String(), "ready") {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("%+v: subprocess did not reach the write: %q", p, got.String())
-				}
-				if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-					t.Fatal(err)
-				}
-				cmd.Wait()
+				killAtReady(t, cmd, fmt.Sprintf("%+v", p))
 				db := kvtest.OpenDir(t, dir)
 				now := dumpExpiry(t, db, true)
 				noJournal(t, db)

@@ -329,6 +329,26 @@ func RecoveryPending(ctx context.Context, s Store) (bool, error) {
 	return true, nil
 }
 
+// readUndo decodes the undo records under prefix, in order; header
+// reports whether an image journal's header record was among them.
+func readUndo(ctx context.Context, s Store, prefix []byte) (ops []Op, header bool, err error) {
+	err = s.View(ctx, func(r Reader) error {
+		ops, header = ops[:0], false
+		return r.Scan(prefix, ScanOptions{}, func(k, v []byte) error {
+			if bytes.Equal(v, imageHeader) {
+				header = true
+				return nil
+			}
+			var err error
+			if ops, err = decodeUndo(ops, v); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			return nil
+		})
+	})
+	return ops, header, err
+}
+
 // rollback writes back every value saved by Apply or Journal id (an
 // image journal's through rollbackImage), deletes the marker, then (best
 // effort) the undo records.
@@ -337,17 +357,7 @@ func rollback(ctx context.Context, s Store, id string, opts ApplyOptions) error 
 		return rollbackImage(ctx, s, id, opts)
 	}
 	undoPrefix := undoPrefix(id)
-	var restore []Op
-	err := s.View(ctx, func(r Reader) error {
-		return r.Scan(undoPrefix, ScanOptions{}, func(k, v []byte) error {
-			var err error
-			restore, err = decodeUndo(restore, v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-			return nil
-		})
-	})
+	restore, _, err := readUndo(ctx, s, undoPrefix)
 	if err != nil {
 		return err
 	}
@@ -692,22 +702,7 @@ func (j *Journal) Abort(ctx context.Context) error {
 // part way repeats all of it on the next open.
 func rollbackImage(ctx context.Context, s Store, id string, opts ApplyOptions) error {
 	prefix := undoPrefix(id)
-	var restore []Op
-	header := false
-	err := s.View(ctx, func(r Reader) error {
-		return r.Scan(prefix, ScanOptions{}, func(k, v []byte) error {
-			if bytes.Equal(v, imageHeader) {
-				header = true
-				return nil
-			}
-			var err error
-			restore, err = decodeUndo(restore, v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-			return nil
-		})
-	})
+	restore, header, err := readUndo(ctx, s, prefix)
 	if err != nil {
 		return err
 	}

@@ -259,32 +259,7 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestApplyKilledMidwayIsAllOrNothing$")
 		cmd.Env = append(os.Environ(), "KV_APPLY_DIR="+dir, "KV_APPLY_AT="+strconv.Itoa(at))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Wait for the subprocess to reach the write (a blocking read).
-		var got strings.Builder
-		buf := make([]byte, 256)
-		for !strings.Contains(got.String(), "ready") && !strings.Contains(got.String(), "done") {
-			n, err := out.Read(buf)
-			got.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		if !strings.Contains(got.String(), "ready") {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("write %d: subprocess did not reach it: %q", at, got.String())
-		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		cmd.Wait()
+		killAtReady(t, cmd, fmt.Sprintf("write %d", at))
 		db := kvtest.OpenDir(t, dir)
 		now := kvtest.Dump(t, db)
 		db.Close()
@@ -408,4 +383,37 @@ func writeOp(tx kv.Txn, op kv.Op) error {
 		return tx.Delete(op.Key)
 	}
 	return tx.Set(op.Key, op.Value, op.TTL)
+}
+
+// killAtReady starts cmd, a copy of this test binary that prints "ready"
+// when it reaches the write it is to die at (and then blocks), waits for
+// that line and SIGKILLs it. It fails the test, naming what, if the
+// subprocess ends without reaching it.
+func killAtReady(t *testing.T, cmd *exec.Cmd, what string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	buf := make([]byte, 256)
+	for !strings.Contains(got.String(), "ready") && !strings.Contains(got.String(), "done") {
+		n, err := out.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(got.String(), "ready") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s: subprocess did not reach it: %q", what, got.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }
