@@ -286,8 +286,9 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 
 // smallBucket is the size up to which a bucket's patterns are all checked
 // (bucket.always) rather than filed by anchor word: checking a few
-// patterns costs less than building the postings for them.
-const smallBucket = 16
+// patterns costs less than building the postings for them. A variable
+// for the tests, which file every bucket.
+var smallBucket = 16
 
 // grow returns slab, or a fresh one when it is full: entries are
 // pointed to, so a slab is never reallocated; fresh slabs double up to
@@ -472,32 +473,47 @@ type anchorWord struct {
 // anchors lists the words of a lower-cased pattern that any error text
 // holding it (errorText.has) must hold, as whole words, word endings or
 // word beginnings of its plain lower-cased text. A word is a run of ASCII
-// letters a-z. A run bounded inside the pattern by other bytes is a whole
-// word of any text that contains the pattern. Placeholders need care: a
-// pattern with one is also looked for in the error's normalised text,
-// where a placeholder replaced a value, so runs next to '<' (a
-// placeholder's name, or text a URL was glued to: "seehttps://" becomes
-// "see<url>") are not anchors; text after a placeholder was after a quote
-// or whitespace in the plain text (a URL runs to whitespace, a ref or
-// number ends at a word boundary), so it stays a word there.
+// letters a-z, or a run of digits 0-9 (a class of its own: "item12" is the
+// words "item" and "12", so the number of "problem 123" anchors it where
+// "problem" is in every generated pattern). A run bounded inside the
+// pattern by bytes of another class is a whole word of any text that
+// contains the pattern; the first run is the ending of a word of the text,
+// the last run a beginning. Placeholders need care: a pattern with one is
+// also looked for in the error's normalised text, where a placeholder
+// replaced a value.
+//   - Letters next to '<' (a placeholder's name, or text a URL was glued to:
+//     "seehttps://" becomes "see<url>") are not anchors; text after a
+//     placeholder was after a quote or whitespace in the plain text (a URL
+//     runs to whitespace, a ref or number ends at a word boundary), so it
+//     stays a word there.
+//   - Digits are anchors wherever they are: every digit run of the
+//     normalised text is a digit run of the plain text, whole. Normalising
+//     only removes digits (into <text>, <url>, <ref>, <n>) and collapses
+//     whitespace, and what it replaces never starts or ends next to a digit
+//     it keeps: quoted text starts and ends with a quote, a URL starts with
+//     "h" and runs to whitespace, a ref starts with a letter and a number
+//     with a digit at a word boundary (none after a digit), and both end at
+//     a word boundary (none before a digit). Placeholder names hold no
+//     digits, so a '<' or '>' beside a digit in the pattern changes nothing.
 func anchors(p string) []anchorWord {
 	var out []anchorWord
 	for i := 0; i < len(p); {
-		if !isLetter(p[i]) {
+		c := class(p[i])
+		if c == none {
 			i++
 			continue
 		}
 		j := i
-		for j < len(p) && isLetter(p[j]) {
+		for j < len(p) && class(p[j]) == c {
 			j++
 		}
 		w := p[i:j]
 		switch {
 		case i == 0 && j == len(p):
 			// The whole pattern is one word: any part of a word.
-		case i > 0 && p[i-1] == '<', j < len(p) && p[j] == '<':
+		case c == letter && (i > 0 && p[i-1] == '<' || j < len(p) && p[j] == '<'):
 		case i == 0:
-			if p[j] != '>' && len(w) <= maxAnchor {
+			if (c == digit || p[j] != '>') && len(w) <= maxAnchor {
 				out = append(out, anchorWord{w, anchorSuffix})
 			}
 		case j == len(p):
@@ -512,17 +528,34 @@ func anchors(p string) []anchorWord {
 	return out
 }
 
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+// The classes of bytes that words are runs of.
+const (
+	none = iota
+	letter
+	digit
+)
 
-// words calls fn with each word (a run of a-z) of s.
+// class is c's class: a-z, 0-9, or none.
+func class(c byte) int {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return letter
+	case '0' <= c && c <= '9':
+		return digit
+	}
+	return none
+}
+
+// eachWord calls fn with each word (a run of a-z or of 0-9) of s.
 func eachWord(s string, fn func(w string)) {
 	for i := 0; i < len(s); {
-		if !isLetter(s[i]) {
+		c := class(s[i])
+		if c == none {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isLetter(s[j]) {
+		for j < len(s) && class(s[j]) == c {
 			j++
 		}
 		fn(s[i:j])
