@@ -647,6 +647,52 @@ func BenchmarkRecallIndexWarm(b *testing.B) {
 	}
 }
 
+// BenchmarkRecallIndexBuild compiles the skewed store's global error
+// range (n/5 "problem <n>" patterns of one verb, and the seeds) from the
+// store, as the first recall after any other process's write does, and
+// reports the heap the compiled index holds per entry.
+func BenchmarkRecallIndexBuild(b *testing.B) {
+	sizes := []int{100_000}
+	if os.Getenv("ENGINE_BENCH_1M") == "1" {
+		sizes = append(sizes, bench1M)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("skewed/n=%d", n), func(b *testing.B) {
+			s := benchStore(b, n, true)
+			ctx := context.Background()
+			var ix *siteIndex
+			build := func() {
+				ix = nil
+				err := s.db.View(ctx, func(r kv.Reader) error {
+					g, err := r.Get(keyspace.LessonGen(keyspace.Global))
+					if err != nil {
+						return err
+					}
+					ix, err = buildIndex(r, keyspace.Global, string(g), partErrors)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			build() // the store's blocks read once before the clock starts
+			ix = nil
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b.ReportAllocs()
+			for b.Loop() {
+				build()
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/float64(ix.n), "B/entry")
+			b.ReportMetric(float64(ix.n), "entries")
+			runtime.KeepAlive(ix)
+		})
+	}
+}
+
 // BenchmarkRecallIndexMemory fills the index caches with every site of the
 // store (one error and one domain recall each) and reports the heap they
 // hold: bytes per cached entry, and MB in all, with the entries cached
