@@ -626,9 +626,6 @@ func BenchmarkRecallIndexWarm(b *testing.B) {
 						}
 					})
 				}
-				if shape == "skewed" {
-					return
-				}
 				b.Run("domain", func(b *testing.B) {
 					for i := range 8 {
 						if _, err := s.RecallDomain(ctx, fmt.Sprintf("www.site%d.example", i)); err != nil {
