@@ -399,9 +399,14 @@ func rangeEnd(k []byte, n int) (int, bool) {
 	return n + i + 1, true
 }
 
-// file puts e in b's postings under its best anchor word, or in b.always.
-// With shared set, b's lists and maps belong to a cached index as well,
-// so the ones it changes are copied first.
+// file puts e in b's postings under its best anchor word, or in b.always:
+// the rarest by df (how many of the site's patterns have it), the longer
+// at a tie. Without df (an own write's entry, filed in the overlay or at a
+// fold) the rarest is the one whose list in b is shortest, so patterns
+// that share a word and differ in a number ("problem <n>") keep going to
+// their numbers, not all to the longer word. With shared set, b's lists
+// and maps belong to a cached index as well, so the ones it changes are
+// copied first.
 func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 	if e.pattern == "" {
 		return // never matches a pattern
@@ -414,9 +419,15 @@ func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 		b.always = append(b.always, e)
 		return
 	}
+	count := func(a anchorWord) int {
+		if df == nil {
+			return len(b.postings[a.kind][a.word])
+		}
+		return df[a.word]
+	}
 	best := as[0]
 	for _, a := range as[1:] {
-		if c := cmp.Or(cmp.Compare(df[a.word], df[best.word]), cmp.Compare(len(best.word), len(a.word)),
+		if c := cmp.Or(cmp.Compare(count(a), count(best)), cmp.Compare(len(best.word), len(a.word)),
 			cmp.Compare(a.kind, best.kind)); c < 0 {
 			best = a
 		}

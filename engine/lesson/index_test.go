@@ -508,14 +508,32 @@ func TestNumberedPatternsFiledByNumber(t *testing.T) {
 				t.Errorf("prefix %d: %d entries", i, len(es))
 			}
 		}
-		et := newErrorText("fill failed with problem 150 (step 7)")
-		var hits []string
-		for _, e := range b.hits(et, nil) {
-			hits = append(hits, e.pattern)
+		hits := func(b *bucket, text string) []string {
+			var out []string
+			for _, e := range b.hits(newErrorText(text), nil) {
+				out = append(out, e.pattern)
+			}
+			slices.Sort(out)
+			return out
 		}
-		slices.Sort(hits)
-		if want := []string{"problem 1", "problem 15", "problem 150"}; !slices.Equal(hits, want) {
-			t.Errorf("hits = %q, want %q", hits, want)
+		if got, want := hits(b, "fill failed with problem 150 (step 7)"), []string{"problem 1", "problem 15", "problem 150"}; !slices.Equal(got, want) {
+			t.Errorf("hits = %q, want %q", got, want)
+		}
+		// This process's own writes (the overlay, then folded in) are
+		// filed by number too: at most one under "problem".
+		c := *b
+		for i := 200; i < 300; i++ {
+			c.add(&ientry{key: fmt.Sprintf("k%d", i), id: fmt.Sprint(i), pattern: fmt.Sprintf("problem %d", i)})
+		}
+		if got, want := hits(&c, "problem 250 again"), []string{"problem 2", "problem 25", "problem 250"}; !slices.Equal(got, want) {
+			t.Errorf("hits with the overlay = %q, want %q", got, want)
+		}
+		f := c.fold()
+		if n := len(f.postings[anchorSuffix]["problem"]) + len(c.added.postings[anchorSuffix]["problem"]); n > 2 {
+			t.Errorf("%d own patterns filed under \"problem\"", n)
+		}
+		if got, want := hits(f, "problem 250 again"), []string{"problem 2", "problem 25", "problem 250"}; !slices.Equal(got, want) {
+			t.Errorf("hits after the fold = %q, want %q", got, want)
 		}
 		return nil
 	})
