@@ -251,6 +251,7 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	// rarest anchor word (fewest patterns of the site have it), the longer
 	// at equal counts.
 	var df map[string]int
+	var buf []anchorWord
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
@@ -263,21 +264,41 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 				continue
 			}
 			if df == nil {
-				df = map[string]int{}
+				df = make(map[string]int, ix.n) // numbered patterns have a word each
 			}
 			for _, e := range es {
-				for _, a := range anchors(e.pattern) {
+				buf = appendAnchors(buf[:0], e.pattern)
+				for _, a := range buf {
 					df[a.word]++
 				}
 			}
 		}
 	}
 	for _, b := range ix.buckets {
-		if b.size > smallBucket {
-			for _, es := range b.byDomain {
-				for _, e := range es {
-					file(b, e, df, false)
+		if b.size <= smallBucket {
+			continue
+		}
+		// Each pattern filed under a word of its own (a number) is a key
+		// of its own: the maps are made that big at once, growing them
+		// cost a fifth of a big build.
+		var keys [3]int
+		for _, es := range b.byDomain {
+			for _, e := range es {
+				if buf = appendAnchors(buf[:0], e.pattern); len(buf) > 0 {
+					if a := bestAnchor(b, buf, df); df[a.word] == 1 {
+						keys[a.kind]++
+					}
 				}
+			}
+		}
+		for kind, n := range keys {
+			if n > 0 {
+				b.postings[kind] = make(map[string][]*ientry, n)
+			}
+		}
+		for _, es := range b.byDomain {
+			for _, e := range es {
+				file(b, e, df, false)
 			}
 		}
 	}
@@ -411,7 +432,8 @@ func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 	if e.pattern == "" {
 		return // never matches a pattern
 	}
-	as := anchors(e.pattern)
+	var buf [8]anchorWord
+	as := appendAnchors(buf[:0], e.pattern)
 	if len(as) == 0 {
 		if shared {
 			b.always = slices.Clip(b.always)
@@ -419,6 +441,21 @@ func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 		b.always = append(b.always, e)
 		return
 	}
+	best := bestAnchor(b, as, df)
+	m := b.postings[best.kind]
+	switch {
+	case m == nil:
+		m = map[string][]*ientry{}
+	case shared:
+		m = cloneMap(m)
+		m[best.word] = slices.Clip(m[best.word])
+	}
+	m[best.word] = append(m[best.word], e)
+	b.postings[best.kind] = m
+}
+
+// bestAnchor is the anchor of as (one at least) that file files under.
+func bestAnchor(b *bucket, as []anchorWord, df map[string]int) anchorWord {
 	count := func(a anchorWord) int {
 		if df == nil {
 			return len(b.postings[a.kind][a.word])
@@ -432,16 +469,7 @@ func file(b *bucket, e *ientry, df map[string]int, shared bool) {
 			best = a
 		}
 	}
-	m := b.postings[best.kind]
-	switch {
-	case m == nil:
-		m = map[string][]*ientry{}
-	case shared:
-		m = cloneMap(m)
-		m[best.word] = slices.Clip(m[best.word])
-	}
-	m[best.word] = append(m[best.word], e)
-	b.postings[best.kind] = m
+	return best
 }
 
 // unfile removes e from b's postings (or b.always), copying the list it was in.
@@ -506,8 +534,11 @@ type anchorWord struct {
 //     with a digit at a word boundary (none after a digit), and both end at
 //     a word boundary (none before a digit). Placeholder names hold no
 //     digits, so a '<' or '>' beside a digit in the pattern changes nothing.
-func anchors(p string) []anchorWord {
-	var out []anchorWord
+func anchors(p string) []anchorWord { return appendAnchors(nil, p) }
+
+// appendAnchors appends p's anchors (anchors) to out, so a caller with a
+// buffer of its own allocates nothing for them.
+func appendAnchors(out []anchorWord, p string) []anchorWord {
 	for i := 0; i < len(p); {
 		c := class(p[i])
 		if c == none {
@@ -1121,10 +1152,11 @@ func (b *bucket) cowWithout(x *ientry) *bucket {
 // fold compiles b's live entries (compiled and not gone, and added) into
 // a fresh bucket without overlay.
 func (b *bucket) fold() *bucket {
-	live := func(e *ientry) bool {
+	isGone := func(e *ientry) bool {
 		_, g := b.gone[e]
-		return !g
+		return g
 	}
+	live := func(e *ientry) bool { return !isGone(e) }
 	out := &bucket{byDomain: make(map[string][]*ientry, len(b.byDomain)), bad: b.bad}
 	var added map[string][]*ientry
 	if b.added != nil {
@@ -1150,7 +1182,9 @@ func (b *bucket) fold() *bucket {
 		}
 		nm := make(map[string][]*ientry, len(m))
 		for w, es := range m {
-			if kept := filterLive(es, live); len(kept) > 0 {
+			if len(b.gone) == 0 || !slices.ContainsFunc(es, isGone) {
+				nm[w] = slices.Clip(es) // shared with b: an append copies it
+			} else if kept := filterLive(es, live); len(kept) > 0 {
 				nm[w] = kept
 			}
 		}
