@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -1176,25 +1177,51 @@ func (b *bucket) fold() *bucket {
 		}
 		out.size += len(es)
 	}
+	// Postings: the maps are cloned, their lists shared with b until one
+	// changes (owned: the lists this fold made). Only the lists a gone
+	// entry is filed in (under one of its anchors) are filtered, so a
+	// fold costs O(overlay) besides the clone, however many words.
+	owned := map[anchorWord]bool{}
 	for kind, m := range b.postings {
-		if m == nil {
-			continue
+		if m != nil {
+			out.postings[kind] = maps.Clone(m)
 		}
-		nm := make(map[string][]*ientry, len(m))
-		for w, es := range m {
-			if len(b.gone) == 0 || !slices.ContainsFunc(es, isGone) {
-				nm[w] = slices.Clip(es) // shared with b: an append copies it
-			} else if kept := filterLive(es, live); len(kept) > 0 {
-				nm[w] = kept
+	}
+	var buf []anchorWord
+	for e := range b.gone {
+		for _, a := range appendAnchors(buf[:0], e.pattern) {
+			m := out.postings[a.kind]
+			if owned[a] || !slices.ContainsFunc(m[a.word], isGone) {
+				continue
+			}
+			if kept := filterLive(m[a.word], live); len(kept) > 0 {
+				m[a.word], owned[a] = kept, true
+			} else {
+				delete(m, a.word)
 			}
 		}
-		out.postings[kind] = nm
 	}
 	out.always = filterLive(b.always, live)
 	if b.added != nil {
 		for _, es := range b.added.byDomain {
 			for _, e := range es {
-				file(out, e, nil, false)
+				buf = appendAnchors(buf[:0], e.pattern)
+				switch {
+				case e.pattern == "":
+				case len(buf) == 0:
+					out.always = append(out.always, e)
+				default:
+					a := bestAnchor(out, buf, nil)
+					m := out.postings[a.kind]
+					if m == nil {
+						m = map[string][]*ientry{}
+						out.postings[a.kind] = m
+					}
+					if !owned[a] {
+						m[a.word], owned[a] = slices.Clip(m[a.word]), true // an append copies b's list
+					}
+					m[a.word] = append(m[a.word], e)
+				}
 			}
 		}
 	}
