@@ -253,6 +253,11 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	// at equal counts.
 	var df map[string]int
 	var buf []anchorWord
+	type pick struct {
+		e *ientry
+		a anchorWord
+	}
+	var picks []pick
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
@@ -283,12 +288,20 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 		// of its own: the maps are made that big at once, growing them
 		// cost a fifth of a big build.
 		var keys [3]int
+		picks = slices.Grow(picks[:0], b.size)
 		for _, es := range b.byDomain {
 			for _, e := range es {
-				if buf = appendAnchors(buf[:0], e.pattern); len(buf) > 0 {
-					if a := bestAnchor(b, buf, df); df[a.word] == 1 {
+				buf = appendAnchors(buf[:0], e.pattern)
+				switch {
+				case e.pattern == "": // never matches a pattern
+				case len(buf) == 0:
+					b.always = append(b.always, e)
+				default:
+					a := bestAnchor(b, buf, df)
+					if df[a.word] == 1 {
 						keys[a.kind]++
 					}
+					picks = append(picks, pick{e, a})
 				}
 			}
 		}
@@ -297,10 +310,13 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 				b.postings[kind] = make(map[string][]*ientry, n)
 			}
 		}
-		for _, es := range b.byDomain {
-			for _, e := range es {
-				file(b, e, df, false)
+		for _, p := range picks {
+			m := b.postings[p.a.kind]
+			if m == nil {
+				m = map[string][]*ientry{}
+				b.postings[p.a.kind] = m
 			}
+			m[p.a.word] = append(m[p.a.word], p.e)
 		}
 	}
 	return ix, nil
@@ -421,41 +437,33 @@ func rangeEnd(k []byte, n int) (int, bool) {
 	return n + i + 1, true
 }
 
-// file puts e in b's postings under its best anchor word, or in b.always:
-// the rarest by df (how many of the site's patterns have it), the longer
-// at a tie. Without df (an own write's entry, filed in the overlay or at a
-// fold) the rarest is the one whose list in b is shortest, so patterns
-// that share a word and differ in a number ("problem <n>") keep going to
-// their numbers, not all to the longer word. With shared set, b's lists
-// and maps belong to a cached index as well, so the ones it changes are
+// file puts e, an own write's entry, in b's postings under its best anchor
+// word (bestAnchor, without counts: the one whose list in b is shortest,
+// so patterns that share a word and differ in a number, "problem <n>",
+// keep going to their numbers, not all to the longer word), or in
+// b.always. b is an overlay's bucket changed copy-on-write: its lists and
+// maps may belong to a cached index as well, so the ones it changes are
 // copied first.
-func file(b *bucket, e *ientry, df map[string]int, shared bool) {
+func file(b *bucket, e *ientry) {
 	if e.pattern == "" {
 		return // never matches a pattern
 	}
 	var buf [8]anchorWord
 	as := appendAnchors(buf[:0], e.pattern)
 	if len(as) == 0 {
-		if shared {
-			b.always = slices.Clip(b.always)
-		}
-		b.always = append(b.always, e)
+		b.always = append(slices.Clip(b.always), e)
 		return
 	}
-	best := bestAnchor(b, as, df)
-	m := b.postings[best.kind]
-	switch {
-	case m == nil:
-		m = map[string][]*ientry{}
-	case shared:
-		m = cloneMap(m)
-		m[best.word] = slices.Clip(m[best.word])
-	}
-	m[best.word] = append(m[best.word], e)
+	best := bestAnchor(b, as, nil)
+	m := cloneMap(b.postings[best.kind])
+	m[best.word] = append(slices.Clip(m[best.word]), e)
 	b.postings[best.kind] = m
 }
 
-// bestAnchor is the anchor of as (one at least) that file files under.
+// bestAnchor is the anchor of as (one at least) to file a pattern under:
+// the rarest by df (how many of the site's patterns have it; a build
+// counts them), or without df the one whose list in b is shortest; the
+// longer at a tie.
 func bestAnchor(b *bucket, as []anchorWord, df map[string]int) anchorWord {
 	count := func(a anchorWord) int {
 		if df == nil {
@@ -463,11 +471,12 @@ func bestAnchor(b *bucket, as []anchorWord, df map[string]int) anchorWord {
 		}
 		return df[a.word]
 	}
-	best := as[0]
+	best, n := as[0], count(as[0])
 	for _, a := range as[1:] {
-		if c := cmp.Or(cmp.Compare(count(a), count(best)), cmp.Compare(len(best.word), len(a.word)),
+		an := count(a)
+		if c := cmp.Or(cmp.Compare(an, n), cmp.Compare(len(best.word), len(a.word)),
 			cmp.Compare(a.kind, best.kind)); c < 0 {
-			best = a
+			best, n = a, an
 		}
 	}
 	return best
@@ -1130,7 +1139,7 @@ func (b *bucket) cowWith(e *ientry) *bucket {
 	es := c.byDomain[e.domain]
 	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
 	c.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
-	file(&c, e, nil, true)
+	file(&c, e)
 	c.size++
 	return &c
 }
