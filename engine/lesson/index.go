@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -251,6 +252,12 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 	// rarest anchor word (fewest patterns of the site have it), the longer
 	// at equal counts.
 	var df map[string]int
+	var buf []anchorWord
+	type pick struct {
+		e *ientry
+		a anchorWord
+	}
+	var picks []pick
 	for _, b := range ix.buckets {
 		for _, es := range b.byDomain {
 			slices.SortFunc(es, rankCmp)
@@ -263,22 +270,53 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 				continue
 			}
 			if df == nil {
-				df = map[string]int{}
+				df = make(map[string]int, ix.n) // numbered patterns have a word each
 			}
 			for _, e := range es {
-				for _, a := range anchors(e.pattern) {
+				buf = appendAnchors(buf[:0], e.pattern)
+				for _, a := range buf {
 					df[a.word]++
 				}
 			}
 		}
 	}
 	for _, b := range ix.buckets {
-		if b.size > smallBucket {
-			for _, es := range b.byDomain {
-				for _, e := range es {
-					file(b, e, df, false)
+		if b.size <= smallBucket {
+			continue
+		}
+		// Each pattern filed under a word of its own (a number) is a key
+		// of its own: the maps are made that big at once, growing them
+		// cost a fifth of a big build.
+		var keys [3]int
+		picks = slices.Grow(picks[:0], b.size)
+		for _, es := range b.byDomain {
+			for _, e := range es {
+				buf = appendAnchors(buf[:0], e.pattern)
+				switch {
+				case e.pattern == "": // never matches a pattern
+				case len(buf) == 0:
+					b.always = append(b.always, e)
+				default:
+					a := bestAnchor(b, buf, df)
+					if df[a.word] == 1 {
+						keys[a.kind]++
+					}
+					picks = append(picks, pick{e, a})
 				}
 			}
+		}
+		for kind, n := range keys {
+			if n > 0 {
+				b.postings[kind] = make(map[string][]*ientry, n)
+			}
+		}
+		for _, p := range picks {
+			m := b.postings[p.a.kind]
+			if m == nil {
+				m = map[string][]*ientry{}
+				b.postings[p.a.kind] = m
+			}
+			m[p.a.word] = append(m[p.a.word], p.e)
 		}
 	}
 	return ix, nil
@@ -286,8 +324,9 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 
 // smallBucket is the size up to which a bucket's patterns are all checked
 // (bucket.always) rather than filed by anchor word: checking a few
-// patterns costs less than building the postings for them.
-const smallBucket = 16
+// patterns costs less than building the postings for them. A variable
+// for the tests, which file every bucket.
+var smallBucket = 16
 
 // grow returns slab, or a fresh one when it is full: entries are
 // pointed to, so a slab is never reallocated; fresh slabs double up to
@@ -398,38 +437,49 @@ func rangeEnd(k []byte, n int) (int, bool) {
 	return n + i + 1, true
 }
 
-// file puts e in b's postings under its best anchor word, or in b.always.
-// With shared set, b's lists and maps belong to a cached index as well,
-// so the ones it changes are copied first.
-func file(b *bucket, e *ientry, df map[string]int, shared bool) {
+// file puts e, an own write's entry, in b's postings under its best anchor
+// word (bestAnchor, without counts: the one whose list in b is shortest,
+// so patterns that share a word and differ in a number, "problem <n>",
+// keep going to their numbers, not all to the longer word), or in
+// b.always. b is an overlay's bucket changed copy-on-write: its lists and
+// maps may belong to a cached index as well, so the ones it changes are
+// copied first.
+func file(b *bucket, e *ientry) {
 	if e.pattern == "" {
 		return // never matches a pattern
 	}
-	as := anchors(e.pattern)
+	var buf [8]anchorWord
+	as := appendAnchors(buf[:0], e.pattern)
 	if len(as) == 0 {
-		if shared {
-			b.always = slices.Clip(b.always)
-		}
-		b.always = append(b.always, e)
+		b.always = append(slices.Clip(b.always), e)
 		return
 	}
-	best := as[0]
+	best := bestAnchor(b, as, nil)
+	m := cloneMap(b.postings[best.kind])
+	m[best.word] = append(slices.Clip(m[best.word]), e)
+	b.postings[best.kind] = m
+}
+
+// bestAnchor is the anchor of as (one at least) to file a pattern under:
+// the rarest by df (how many of the site's patterns have it; a build
+// counts them), or without df the one whose list in b is shortest; the
+// longer at a tie.
+func bestAnchor(b *bucket, as []anchorWord, df map[string]int) anchorWord {
+	count := func(a anchorWord) int {
+		if df == nil {
+			return len(b.postings[a.kind][a.word])
+		}
+		return df[a.word]
+	}
+	best, n := as[0], count(as[0])
 	for _, a := range as[1:] {
-		if c := cmp.Or(cmp.Compare(df[a.word], df[best.word]), cmp.Compare(len(best.word), len(a.word)),
+		an := count(a)
+		if c := cmp.Or(cmp.Compare(an, n), cmp.Compare(len(best.word), len(a.word)),
 			cmp.Compare(a.kind, best.kind)); c < 0 {
-			best = a
+			best, n = a, an
 		}
 	}
-	m := b.postings[best.kind]
-	switch {
-	case m == nil:
-		m = map[string][]*ientry{}
-	case shared:
-		m = cloneMap(m)
-		m[best.word] = slices.Clip(m[best.word])
-	}
-	m[best.word] = append(m[best.word], e)
-	b.postings[best.kind] = m
+	return best
 }
 
 // unfile removes e from b's postings (or b.always), copying the list it was in.
@@ -472,32 +522,50 @@ type anchorWord struct {
 // anchors lists the words of a lower-cased pattern that any error text
 // holding it (errorText.has) must hold, as whole words, word endings or
 // word beginnings of its plain lower-cased text. A word is a run of ASCII
-// letters a-z. A run bounded inside the pattern by other bytes is a whole
-// word of any text that contains the pattern. Placeholders need care: a
-// pattern with one is also looked for in the error's normalised text,
-// where a placeholder replaced a value, so runs next to '<' (a
-// placeholder's name, or text a URL was glued to: "seehttps://" becomes
-// "see<url>") are not anchors; text after a placeholder was after a quote
-// or whitespace in the plain text (a URL runs to whitespace, a ref or
-// number ends at a word boundary), so it stays a word there.
-func anchors(p string) []anchorWord {
-	var out []anchorWord
+// letters a-z, or a run of digits 0-9 (a class of its own: "item12" is the
+// words "item" and "12", so the number of "problem 123" anchors it where
+// "problem" is in every generated pattern). A run bounded inside the
+// pattern by bytes of another class is a whole word of any text that
+// contains the pattern; the first run is the ending of a word of the text,
+// the last run a beginning. Placeholders need care: a pattern with one is
+// also looked for in the error's normalised text, where a placeholder
+// replaced a value.
+//   - Letters next to '<' (a placeholder's name, or text a URL was glued to:
+//     "seehttps://" becomes "see<url>") are not anchors; text after a
+//     placeholder was after a quote or whitespace in the plain text (a URL
+//     runs to whitespace, a ref or number ends at a word boundary), so it
+//     stays a word there.
+//   - Digits are anchors wherever they are: every digit run of the
+//     normalised text is a digit run of the plain text, whole. Normalising
+//     only removes digits (into <text>, <url>, <ref>, <n>) and collapses
+//     whitespace, and what it replaces never starts or ends next to a digit
+//     it keeps: quoted text starts and ends with a quote, a URL starts with
+//     "h" and runs to whitespace, a ref starts with a letter and a number
+//     with a digit at a word boundary (none after a digit), and both end at
+//     a word boundary (none before a digit). Placeholder names hold no
+//     digits, so a '<' or '>' beside a digit in the pattern changes nothing.
+func anchors(p string) []anchorWord { return appendAnchors(nil, p) }
+
+// appendAnchors appends p's anchors (anchors) to out, so a caller with a
+// buffer of its own allocates nothing for them.
+func appendAnchors(out []anchorWord, p string) []anchorWord {
 	for i := 0; i < len(p); {
-		if !isLetter(p[i]) {
+		c := class(p[i])
+		if c == none {
 			i++
 			continue
 		}
 		j := i
-		for j < len(p) && isLetter(p[j]) {
+		for j < len(p) && class(p[j]) == c {
 			j++
 		}
 		w := p[i:j]
 		switch {
 		case i == 0 && j == len(p):
 			// The whole pattern is one word: any part of a word.
-		case i > 0 && p[i-1] == '<', j < len(p) && p[j] == '<':
+		case c == letter && (i > 0 && p[i-1] == '<' || j < len(p) && p[j] == '<'):
 		case i == 0:
-			if p[j] != '>' && len(w) <= maxAnchor {
+			if (c == digit || p[j] != '>') && len(w) <= maxAnchor {
 				out = append(out, anchorWord{w, anchorSuffix})
 			}
 		case j == len(p):
@@ -512,17 +580,34 @@ func anchors(p string) []anchorWord {
 	return out
 }
 
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+// The classes of bytes that words are runs of.
+const (
+	none = iota
+	letter
+	digit
+)
 
-// words calls fn with each word (a run of a-z) of s.
+// class is c's class: a-z, 0-9, or none.
+func class(c byte) int {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return letter
+	case '0' <= c && c <= '9':
+		return digit
+	}
+	return none
+}
+
+// eachWord calls fn with each word (a run of a-z or of 0-9) of s.
 func eachWord(s string, fn func(w string)) {
 	for i := 0; i < len(s); {
-		if !isLetter(s[i]) {
+		c := class(s[i])
+		if c == none {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isLetter(s[j]) {
+		for j < len(s) && class(s[j]) == c {
 			j++
 		}
 		fn(s[i:j])
@@ -1050,7 +1135,7 @@ func (b *bucket) cowWith(e *ientry) *bucket {
 	es := c.byDomain[e.domain]
 	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
 	c.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
-	file(&c, e, nil, true)
+	file(&c, e)
 	c.size++
 	return &c
 }
@@ -1073,10 +1158,11 @@ func (b *bucket) cowWithout(x *ientry) *bucket {
 // fold compiles b's live entries (compiled and not gone, and added) into
 // a fresh bucket without overlay.
 func (b *bucket) fold() *bucket {
-	live := func(e *ientry) bool {
+	isGone := func(e *ientry) bool {
 		_, g := b.gone[e]
-		return !g
+		return g
 	}
+	live := func(e *ientry) bool { return !isGone(e) }
 	out := &bucket{byDomain: make(map[string][]*ientry, len(b.byDomain)), bad: b.bad}
 	var added map[string][]*ientry
 	if b.added != nil {
@@ -1096,23 +1182,51 @@ func (b *bucket) fold() *bucket {
 		}
 		out.size += len(es)
 	}
+	// Postings: the maps are cloned, their lists shared with b until one
+	// changes (owned: the lists this fold made). Only the lists a gone
+	// entry is filed in (under one of its anchors) are filtered, so a
+	// fold costs O(overlay) besides the clone, however many words.
+	owned := map[anchorWord]bool{}
 	for kind, m := range b.postings {
-		if m == nil {
-			continue
+		if m != nil {
+			out.postings[kind] = maps.Clone(m)
 		}
-		nm := make(map[string][]*ientry, len(m))
-		for w, es := range m {
-			if kept := filterLive(es, live); len(kept) > 0 {
-				nm[w] = kept
+	}
+	var buf []anchorWord
+	for e := range b.gone {
+		for _, a := range appendAnchors(buf[:0], e.pattern) {
+			m := out.postings[a.kind]
+			if owned[a] || !slices.ContainsFunc(m[a.word], isGone) {
+				continue
+			}
+			if kept := filterLive(m[a.word], live); len(kept) > 0 {
+				m[a.word], owned[a] = kept, true
+			} else {
+				delete(m, a.word)
 			}
 		}
-		out.postings[kind] = nm
 	}
 	out.always = filterLive(b.always, live)
 	if b.added != nil {
 		for _, es := range b.added.byDomain {
 			for _, e := range es {
-				file(out, e, nil, false)
+				buf = appendAnchors(buf[:0], e.pattern)
+				switch {
+				case e.pattern == "":
+				case len(buf) == 0:
+					out.always = append(out.always, e)
+				default:
+					a := bestAnchor(out, buf, nil)
+					m := out.postings[a.kind]
+					if m == nil {
+						m = map[string][]*ientry{}
+						out.postings[a.kind] = m
+					}
+					if !owned[a] {
+						m[a.word], owned[a] = slices.Clip(m[a.word]), true // an append copies b's list
+					}
+					m[a.word] = append(m[a.word], e)
+				}
 			}
 		}
 	}

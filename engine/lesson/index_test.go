@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,12 @@ func TestRecallIndexMatchesScan(t *testing.T) {
 			defer func(m int) { overlayMin = m }(overlayMin)
 			if seed%3 != 0 {
 				overlayMin = seed % 3 * 2
+			}
+			// File every bucket's patterns by anchor word (the test's
+			// buckets are small) for three seeds in four.
+			defer func(m int) { smallBucket = m }(smallBucket)
+			if seed%4 != 0 {
+				smallBucket = 0
 			}
 			r := rand.New(rand.NewPCG(uint64(seed), 14))
 			db := kvtest.Open(t)
@@ -86,8 +93,50 @@ var (
 		"net::ERR_NAME_NOT_RESOLVED at https://shop.example/", "another element would receive the click: <div>",
 		"strict mode violation: \"button\" resolved to 4 elements", "is not", "elementis notvisible", "seehttps://a.b/c",
 		"", "TIMEOUT", "many argumentsxx", "\x1b[31mElement e9 is not visible\x1b[0m\nsecond line: timeout 3ms exceeded",
+		"problem 123 at item12 \"x9\" failed", "error 404: not found at https://shop.example/p/12?x=3 (retry 2)",
+		"ab12cd v2 x_12 12_x 0x1f 3.14 1,000 -7 +8", "abc12https://x.y/z7 then 9", "resolved to 123 elements, expected 23",
+		"item12 'foo 3' failed at 2026-03-01T10:00:00Z", "é12 ü3x 12é", "<n>12 literal <ref>3 and \"a\"12 and 'b'c3",
+		"line 1\n  42  \nx99y\t\t7", "Problem 500000 (step 7)",
+	}
+	// Numbers for the patterns and errors made from the templates below:
+	// some are prefixes or suffixes of others ("5" of "500", "23" of "123",
+	// "00" of "500").
+	idxNumbers        = []string{"1", "12", "123", "2", "23", "3", "5", "50", "500", "500000", "0", "00", "404", "2026", "26"}
+	idxNumberPatterns = []string{
+		"problem %s", "%s elements", "item%s", "item%s <text>", "e%s is not", "%sms exceeded", "error %s", "x%s",
+		"to %s elem", "<n> of %s", "%s", "v%s api", "expected %s, received <n>", "abc%s<url>", "%s<n>", "<ref> %s",
+		"problem %s (step", "%s (step <n>)", "%s_x", "x_%s",
+	}
+	idxNumberErrors = []string{
+		"problem %s happened", "resolved to %s elements", "item%s \"foo\" failed", "element e%s is not visible",
+		"Timeout %sms exceeded.", "error %s: not found", "see x%s and 'q' at https://a.example/%s", "abc%shttps://a.b/c",
+		"fill failed with problem %s (step %s)", "v%s api is gone: %s <n> of %s", "x_%s 12_x", "%s of <n>%s",
+		"%s_x and %s<n>", "abc%s elements",
 	}
 )
+
+// randPattern is a pattern from idxPatterns, or one of idxNumberPatterns
+// with a random number.
+func randPattern(r *rand.Rand) string {
+	if r.IntN(2) == 0 {
+		return idxPatterns[r.IntN(len(idxPatterns))]
+	}
+	return fmt.Sprintf(idxNumberPatterns[r.IntN(len(idxNumberPatterns))], idxNumbers[r.IntN(len(idxNumbers))])
+}
+
+// randErrorLine is an error from idxErrors, or one of idxNumberErrors with
+// random numbers.
+func randErrorLine(r *rand.Rand) string {
+	if r.IntN(2) == 0 {
+		return idxErrors[r.IntN(len(idxErrors))]
+	}
+	t := idxNumberErrors[r.IntN(len(idxNumberErrors))]
+	args := make([]any, strings.Count(t, "%s"))
+	for i := range args {
+		args[i] = idxNumbers[r.IntN(len(idxNumbers))]
+	}
+	return fmt.Sprintf(t, args...)
+}
 
 func randLesson(r *rand.Rand, i int) Lesson {
 	d := idxDomains[r.IntN(len(idxDomains))]
@@ -99,7 +148,7 @@ func randLesson(r *rand.Rand, i int) Lesson {
 		Lesson:        fmt.Sprintf("Lesson %d: do the other thing.", i),
 		Category:      cat,
 		FailedCommand: idxVerbs[r.IntN(len(idxVerbs))],
-		ErrorPattern:  idxPatterns[r.IntN(len(idxPatterns))],
+		ErrorPattern:  randPattern(r),
 		Domain:        d,
 		UseCount:      r.IntN(3),
 		// Shown 12 and never helped: unhelpful, ranked last (rankCmp).
@@ -131,9 +180,9 @@ func randCommand(r *rand.Rand) string {
 }
 
 func randError(r *rand.Rand) string {
-	e := idxErrors[r.IntN(len(idxErrors))]
+	e := randErrorLine(r)
 	if r.IntN(3) == 0 {
-		e += "\n" + idxErrors[r.IntN(len(idxErrors))]
+		e += "\n" + randErrorLine(r)
 	}
 	return e
 }
@@ -338,19 +387,36 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 // Each anchor word a pattern is filed under is held by every error text
-// that holds the pattern, as errorText.has finds it.
+// that holds the pattern, as errorText.has finds it: the test patterns
+// (the fixed ones, and every numbered template with every number) against
+// every test error, and every part of each error's plain and normalised
+// text — a pattern it holds by construction, cut anywhere: inside words
+// and numbers, beside placeholders — against that error.
 func TestAnchorsAreInEveryMatchingError(t *testing.T) {
 	texts := append(slices.Clone(idxErrors), "xelement e1 is not visiblex", "timeout 12ms exceededms", "a \"q\"see <url> b")
-	for _, p := range idxPatterns {
-		p = strings.ToLower(p)
-		for _, text := range texts {
-			et := newErrorText(text)
+	patterns := slices.Clone(idxPatterns)
+	for _, n := range idxNumbers {
+		for _, tmpl := range idxNumberErrors {
+			texts = append(texts, strings.ReplaceAll(tmpl, "%s", n))
+		}
+		for _, tmpl := range idxNumberPatterns {
+			patterns = append(patterns, fmt.Sprintf(tmpl, n))
+		}
+	}
+	matched, numbered := 0, 0
+	for _, text := range texts {
+		et := newErrorText(text)
+		var words []string
+		eachWord(et.lower, func(w string) { words = append(words, w) })
+		check := func(p string) {
 			if !et.has(p) {
-				continue
+				return
 			}
-			var words []string
-			eachWord(et.lower, func(w string) { words = append(words, w) })
+			matched++
 			for _, a := range anchors(p) {
+				if class(a.word[0]) == digit {
+					numbered++
+				}
 				ok := slices.ContainsFunc(words, func(w string) bool {
 					switch a.kind {
 					case anchorSuffix:
@@ -365,6 +431,114 @@ func TestAnchorsAreInEveryMatchingError(t *testing.T) {
 				}
 			}
 		}
+		for _, p := range patterns {
+			check(strings.ToLower(p))
+		}
+		et.has("<n>") // works out the normalised text
+		for _, s := range []string{et.lower, et.normal} {
+			for i := range len(s) {
+				for j := i + 1; j <= len(s); j++ {
+					check(s[i:j])
+				}
+			}
+		}
+	}
+	t.Logf("%d matches, %d number anchors", matched, numbered)
+	if matched < 100_000 || numbered < 10_000 {
+		t.Fatalf("only %d matches, %d number anchors checked", matched, numbered)
+	}
+}
+
+// A number is a word of its own, anchored where it stands, beside letters
+// and placeholders too.
+func TestAnchorsOfNumbers(t *testing.T) {
+	for p, want := range map[string][]anchorWord{
+		"problem 123":                 {{"problem", anchorSuffix}, {"123", anchorPrefix}},
+		"item12 <text>":               {{"item", anchorSuffix}, {"12", anchorWhole}},
+		"abc12<url>":                  {{"abc", anchorSuffix}, {"12", anchorWhole}},
+		"<n>12":                       {{"12", anchorPrefix}},
+		"12<n>":                       {{"12", anchorSuffix}},
+		"12> x":                       {{"12", anchorSuffix}, {"x", anchorPrefix}},
+		"v2 api":                      {{"v", anchorSuffix}, {"2", anchorWhole}, {"api", anchorPrefix}},
+		"timeout <n>ms 5 left":        {{"timeout", anchorSuffix}, {"ms", anchorWhole}, {"5", anchorWhole}, {"left", anchorPrefix}},
+		"500000":                      nil,
+		"1234567890123456789012345 x": {{"x", anchorPrefix}},
+	} {
+		if got := anchors(p); !slices.Equal(got, want) {
+			t.Errorf("anchors(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// Patterns that share their words and differ in a number ("problem <n>",
+// a fifth of the skewed store) are filed under their numbers, so an error
+// holding "problem" checks only the patterns whose number it holds.
+func TestNumberedPatternsFiledByNumber(t *testing.T) {
+	db := kvtest.Open(t)
+	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	ctx := context.Background()
+	var ls []Lesson
+	for i := range 200 {
+		ls = append(ls, Lesson{Lesson: fmt.Sprintf("Do thing %d.", i), Category: ErrorRecovery, FailedCommand: "fill",
+			ErrorPattern: fmt.Sprintf("problem %d", i), Source: SourceLearned, CreatedAt: "2026-03-01"})
+	}
+	ls, err := s.Prepare(ls, ImportOptions{KeepTrust: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, ls); err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(ctx, func(r kv.Reader) error {
+		g, err := r.Get(keyspace.LessonGen(keyspace.Global))
+		if err != nil {
+			return err
+		}
+		ix, err := buildIndex(r, keyspace.Global, string(g), partErrors)
+		if err != nil {
+			return err
+		}
+		b := ix.buckets[string(keyspace.LessonsByCommand(keyspace.Global, "fill"))]
+		if b == nil || len(b.postings[anchorSuffix]["problem"]) != 0 || len(b.always) != 0 {
+			t.Fatalf("fill bucket: %+v", b)
+		}
+		for i := range 200 {
+			es := b.postings[anchorPrefix][strconv.Itoa(i)]
+			if len(es) != 1 || es[0].pattern != fmt.Sprintf("problem %d", i) {
+				t.Errorf("prefix %d: %d entries", i, len(es))
+			}
+		}
+		hits := func(b *bucket, text string) []string {
+			var out []string
+			for _, e := range b.hits(newErrorText(text), nil) {
+				out = append(out, e.pattern)
+			}
+			slices.Sort(out)
+			return out
+		}
+		if got, want := hits(b, "fill failed with problem 150 (step 7)"), []string{"problem 1", "problem 15", "problem 150"}; !slices.Equal(got, want) {
+			t.Errorf("hits = %q, want %q", got, want)
+		}
+		// This process's own writes (the overlay, then folded in) are
+		// filed by number too: at most one under "problem".
+		c := *b
+		for i := 200; i < 300; i++ {
+			c.add(&ientry{key: fmt.Sprintf("k%d", i), id: fmt.Sprint(i), pattern: fmt.Sprintf("problem %d", i)})
+		}
+		if got, want := hits(&c, "problem 250 again"), []string{"problem 2", "problem 25", "problem 250"}; !slices.Equal(got, want) {
+			t.Errorf("hits with the overlay = %q, want %q", got, want)
+		}
+		f := c.fold()
+		if n := len(f.postings[anchorSuffix]["problem"]) + len(c.added.postings[anchorSuffix]["problem"]); n > 2 {
+			t.Errorf("%d own patterns filed under \"problem\"", n)
+		}
+		if got, want := hits(f, "problem 250 again"), []string{"problem 2", "problem 25", "problem 250"}; !slices.Equal(got, want) {
+			t.Errorf("hits after the fold = %q, want %q", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -429,33 +603,63 @@ func TestRecallIndexNamespacesApart(t *testing.T) {
 	}
 }
 
+// readStore is benchStore for the benchmarks that only read: the 1M
+// stores are read in place (cachedStoreReadOnly), not copied.
+func readStore(b *testing.B, n int, skewed bool) *Store {
+	b.Helper()
+	if n >= bench1M {
+		return cachedStoreReadOnly(b, n, skewed)
+	}
+	return benchStore(b, n, skewed)
+}
+
 // BenchmarkRecallIndexWarm is recall on the few sites a run visits (eight
 // here, all within the index cache), where BenchmarkRecallError and
 // BenchmarkRecallDomain visit n/20 sites in turn, so that past the cache's
-// size each recall compiles its site's index afresh.
+// size each recall compiles its site's index afresh. Each sub-benchmark
+// recalls once on every site before the clock starts, so the figure is a
+// warm recall's, not the first build's (≈ 300 ms for the skewed 1M global
+// range) spread over b.N. "error" holds no generated pattern; "problem"
+// holds "problem 500000", a word every generated pattern has (the skewed
+// shape's global range holds n/5 of them) and a number a handful of them
+// are prefixes of ("problem 5", "problem 50", ...).
 func BenchmarkRecallIndexWarm(b *testing.B) {
 	sizes := []int{1_000, 100_000}
 	if os.Getenv("ENGINE_BENCH_1M") == "1" {
 		sizes = append(sizes, bench1M)
 	}
+	cases := []struct{ name, text string }{
+		{"error", "too many arguments: expected 2, received 3"},
+		{"problem", "fill failed with problem 500000 (step 7)"},
+	}
 	for _, shape := range []string{"grown", "skewed"} {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/n=%d", shape, n), func(b *testing.B) {
-				s := benchStore(b, n, shape == "skewed")
+				s := readStore(b, n, shape == "skewed")
 				ctx := context.Background()
-				b.Run("error", func(b *testing.B) {
-					b.ReportAllocs()
-					for i := 0; b.Loop(); i++ {
-						ls, err := s.RecallError(ctx, "fill e37 padel rackets", "too many arguments: expected 2, received 3", fmt.Sprintf("www.site%d.example", i%8))
-						if err != nil || len(ls) == 0 {
-							b.Fatalf("recall: %d lessons, %v", len(ls), err)
+				for _, e := range cases {
+					b.Run(e.name, func(b *testing.B) {
+						recall := func(i int) {
+							ls, err := s.RecallError(ctx, "fill e37 padel rackets", e.text, fmt.Sprintf("www.site%d.example", i%8))
+							if err != nil || len(ls) == 0 {
+								b.Fatalf("recall: %d lessons, %v", len(ls), err)
+							}
 						}
-					}
-				})
-				if shape == "skewed" {
-					return
+						for i := range 8 {
+							recall(i)
+						}
+						b.ReportAllocs()
+						for i := 0; b.Loop(); i++ {
+							recall(i)
+						}
+					})
 				}
 				b.Run("domain", func(b *testing.B) {
+					for i := range 8 {
+						if _, err := s.RecallDomain(ctx, fmt.Sprintf("www.site%d.example", i)); err != nil {
+							b.Fatal(err)
+						}
+					}
 					b.ReportAllocs()
 					for i := 0; b.Loop(); i++ {
 						if _, err := s.RecallDomain(ctx, fmt.Sprintf("www.site%d.example", i%8)); err != nil {
@@ -465,6 +669,56 @@ func BenchmarkRecallIndexWarm(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// BenchmarkRecallIndexBuild compiles the skewed store's global error
+// range (n/5 "problem <n>" patterns of one verb, and the seeds) from the
+// store, as the first recall after any other process's write does, and
+// reports the heap the compiled index holds per entry.
+func BenchmarkRecallIndexBuild(b *testing.B) {
+	sizes := []int{100_000}
+	if os.Getenv("ENGINE_BENCH_1M") == "1" {
+		sizes = append(sizes, bench1M)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("skewed/n=%d", n), func(b *testing.B) {
+			s := readStore(b, n, true)
+			ctx := context.Background()
+			var ix *siteIndex
+			build := func() {
+				ix = nil
+				err := s.db.View(ctx, func(r kv.Reader) error {
+					g, err := r.Get(keyspace.LessonGen(keyspace.Global))
+					if err != nil {
+						return err
+					}
+					ix, err = buildIndex(r, keyspace.Global, string(g), partErrors)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			build() // the store's blocks read once before the clock starts
+			b.ReportAllocs()
+			for b.Loop() {
+				build()
+			}
+			// The heap one compiled index holds, measured after the
+			// loop (the store's own growth as reads touch its tables is
+			// done by then).
+			var before, after runtime.MemStats
+			ix = nil
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			build()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/float64(ix.n), "B/entry")
+			b.ReportMetric(float64(ix.n), "entries")
+			runtime.KeepAlive(ix)
+		})
 	}
 }
 
