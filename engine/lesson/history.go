@@ -177,12 +177,12 @@ func (s *Store) Edit(ctx context.Context, id, text string) (*Lesson, error) {
 // holding it apart with reason (and keeping the version, op retract)
 // until Revert restores it.
 func (s *Store) Retract(ctx context.Context, id, reason string) (*Retraction, error) {
-	reason = strings.TrimSpace(reason)
-	if reason == "" {
-		return nil, engine.Invalid("retract", "give a --reason")
+	reason, err := history.Reason(reason)
+	if err != nil {
+		return nil, err
 	}
 	var out *Retraction
-	err := s.db.Update(ctx, func(tx kv.Txn) error {
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
 		old, err := load(tx, id)
 		if err != nil {
 			return err

@@ -216,26 +216,14 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, e
 // site cache), keeping its version (op retract) and holding it at
 // retracted/selector/<id> with reason until Revert restores it.
 func (s *Store) Retract(ctx context.Context, id, reason string) (*history.Retraction, error) {
-	reason, err := history.Reason(reason)
-	if err != nil {
-		return nil, err
-	}
-	var out *history.Retraction
-	err = s.db.Update(ctx, func(tx kv.Txn) error {
+	return history.Retract(ctx, s.db, history.Selector, id, reason, history.Change{At: s.now(), By: s.prov}, func(tx kv.Txn) ([]byte, error) {
 		_, raw, err := locate(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := s.restore(tx, id, history.Absent, history.OpRetract); err != nil {
-			return err
-		}
-		out, err = history.Hold(tx, history.Selector, id, reason, history.Change{At: s.now(), By: s.prov}, raw)
-		return err
+		_, err = s.restore(tx, id, history.Absent, history.OpRetract)
+		return raw, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("selector: retract %s: %w", id, err)
-	}
-	return out, nil
 }
 
 // Retracted returns the retracted selectors, by id.

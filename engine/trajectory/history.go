@@ -213,29 +213,21 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, e
 // index, prompts), keeping its version (op retract) and holding it at
 // retracted/trajectory/<id> with reason until Revert restores it.
 func (s *Store) Retract(ctx context.Context, id, reason string) (*history.Retraction, error) {
-	reason, err := history.Reason(reason)
-	if err != nil {
-		return nil, err
-	}
-	var out *history.Retraction
 	var after func()
-	err = s.db.Update(ctx, func(tx kv.Txn) error {
+	out, err := history.Retract(ctx, s.db, history.Trajectory, id, reason, history.Change{At: s.opts.Now(), By: s.opts.Provenance}, func(tx kv.Txn) ([]byte, error) {
 		key, err := locate(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		raw, err := tx.Get(key)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, after, err = s.restore(tx, id, history.Absent, history.OpRetract); err != nil {
-			return err
-		}
-		out, err = history.Hold(tx, history.Trajectory, id, reason, history.Change{At: s.opts.Now(), By: s.opts.Provenance}, raw)
-		return err
+		_, after, err = s.restore(tx, id, history.Absent, history.OpRetract)
+		return raw, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("trajectory: retract %s: %w", id, err)
+		return nil, err
 	}
 	after()
 	return out, nil

@@ -511,6 +511,30 @@ type Retraction struct {
 	Record json.RawMessage   `json:"record"`
 }
 
+// Retract withdraws record id of kind from every read path and holds it
+// with reason (Hold), in one transaction of db: take removes the record
+// (keeping its version, op retract) and returns its bytes as they were
+// stored. It is the Retract of every store that keeps its versions here.
+func Retract(ctx context.Context, db kv.Store, kind, id, reason string, c Change, take func(kv.Txn) ([]byte, error)) (*Retraction, error) {
+	reason, err := Reason(reason)
+	if err != nil {
+		return nil, err
+	}
+	var out *Retraction
+	err = db.Update(ctx, func(tx kv.Txn) error {
+		raw, err := take(tx)
+		if err != nil {
+			return err
+		}
+		out, err = Hold(tx, kind, id, reason, c, raw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: retract %s: %w", kind, id, err)
+	}
+	return out, nil
+}
+
 // Hold stores the retraction of record id of kind (rec: the record as it
 // was stored), in tx; the caller removes the record and keeps its version.
 func Hold(tx kv.Txn, kind, id, reason string, c Change, rec []byte) (*Retraction, error) {
