@@ -242,11 +242,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Fact, err
 // its version before the import, each it created is removed. It reads
 // every kept fact version: an operator's command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Fact, sha, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("fact: %w", err)
-	}
-	return out, nil
+	return history.RevertImport(ctx, s.db, history.Fact, sha, s.revertOne)
 }
 
 // IsID reports whether id names a fact.
@@ -267,11 +263,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsFact, ID
 // created is removed. It reads every kept fact version and every fact: an
 // operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Fact, run, live, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("fact: %w", err)
-	}
-	return out, nil
+	return history.RevertRun(ctx, s.db, history.Fact, run, live, s.revertOne)
 }
 
 // Retract withdraws fact id from every read path (lists, prompts, the

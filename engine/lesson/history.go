@@ -376,7 +376,7 @@ func (s *Store) RevertRun(ctx context.Context, run string) (*RunReverted, error)
 // an absent version). It reads every kept lesson version: an operator's
 // command, not a hot path.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Lesson, sha, func(ctx context.Context, id string, rec []byte) error {
+	return history.RevertImport(ctx, s.db, history.Lesson, sha, func(ctx context.Context, id string, rec []byte) error {
 		var l *Lesson
 		if !history.IsAbsent(rec) {
 			l = new(Lesson)
@@ -386,8 +386,4 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 		}
 		return s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) })
 	})
-	if err != nil {
-		return out, fmt.Errorf("lesson: %w", err)
-	}
-	return out, nil
 }

@@ -183,11 +183,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (*Selector,
 // digest sha made, as the history says: each selector it replaced goes
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Selector, sha, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("selector: %w", err)
-	}
-	return out, nil
+	return history.RevertImport(ctx, s.db, history.Selector, sha, s.revertOne)
 }
 
 // live lists stored selectors for a revert by run.
@@ -205,11 +201,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsSelector
 // versions), each it created is removed. It reads every kept selector
 // version and every selector: an operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Selector, run, live, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("selector: %w", err)
-	}
-	return out, nil
+	return history.RevertRun(ctx, s.db, history.Selector, run, live, s.revertOne)
 }
 
 // Retract withdraws selector id from every read path (lists, prompts, the

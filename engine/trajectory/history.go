@@ -184,11 +184,7 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (out *Traje
 // digest sha made, as the history says: each trajectory it replaced goes
 // back to its version before the import, each it created is removed.
 func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted, error) {
-	out, err := history.RevertImport(ctx, s.db, history.Trajectory, sha, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("trajectory: %w", err)
-	}
-	return out, nil
+	return history.RevertImport(ctx, s.db, history.Trajectory, sha, s.revertOne)
 }
 
 // live lists stored trajectories for a revert by run.
@@ -202,11 +198,7 @@ var live = &history.Live{Prefix: keyspace.SitesPrefix(), Is: keyspace.IsTrajecto
 // versions), each it created is removed. It reads every kept trajectory
 // version and every trajectory: an operator's command, not a hot path.
 func (s *Store) RevertRun(ctx context.Context, run string) (*history.Reverted, error) {
-	out, err := history.RevertRun(ctx, s.db, history.Trajectory, run, live, s.revertOne)
-	if err != nil {
-		return out, fmt.Errorf("trajectory: %w", err)
-	}
-	return out, nil
+	return history.RevertRun(ctx, s.db, history.Trajectory, run, live, s.revertOne)
 }
 
 // Retract withdraws trajectory id from every read path (lists, the match

@@ -456,26 +456,27 @@ func RevertBy(ctx context.Context, db kv.Store, kind string, match func(engine.P
 
 // RevertImport undoes what the import of the file with digest sha changed
 // in one kind (RevertBy, by the versions' by.sha256; an import keeps a
-// version of each record it creates, so no record scan is needed).
+// version of each record it creates, so no record scan is needed). Its
+// errors name the kind.
 func RevertImport(ctx context.Context, db kv.Store, kind, sha string, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
 	out, err := RevertBy(ctx, db, kind, func(p engine.Provenance) bool { return p.SHA256 == sha }, nil, restore)
 	if err != nil {
-		return out, fmt.Errorf("revert import %s: %w", sha, err)
+		return out, fmt.Errorf("%s: revert import %s: %w", kind, sha, err)
 	}
 	return out, nil
 }
 
 // RevertRun undoes what run changed in one kind (RevertBy, by by.run and
 // the records' provenance.run); live finds the records the run created
-// that nobody changed since.
+// that nobody changed since. Its errors name the kind.
 func RevertRun(ctx context.Context, db kv.Store, kind, run string, live *Live, restore func(ctx context.Context, id string, rec []byte) error) (*Reverted, error) {
 	run = strings.TrimSpace(run)
 	if run == "" {
-		return nil, engine.Invalid("revert", "the run id is empty")
+		return nil, fmt.Errorf("%s: %w", kind, engine.Invalid("revert", "the run id is empty"))
 	}
 	out, err := RevertBy(ctx, db, kind, func(p engine.Provenance) bool { return p.Run == run }, live, restore)
 	if err != nil {
-		return out, fmt.Errorf("revert run %s: %w", run, err)
+		return out, fmt.Errorf("%s: revert run %s: %w", kind, run, err)
 	}
 	return out, nil
 }
