@@ -3,7 +3,7 @@ package engine
 import "time"
 
 // Checked is what a memory that refers to a page was last checked against:
-// the page's path, the structural fingerprints (engine/fingerprint) of the
+// the page's path, the structural fingerprints (engine/memory/fingerprint) of the
 // element it acts on (empty for a memory of no element) and of the page,
 // and when. Selectors and site-bound lessons keep one; a difference from
 // the page now is what a stale mark's reason names.

@@ -24,7 +24,7 @@ var ErrTooBig = errors.New("kv: transaction too big")
 var ErrRecoveryPending = errors.New("kv: an interrupted atomic write is not rolled back yet")
 
 // The journal lives under its own prefix, which no other key may use (the
-// key layout in engine/keyspace reserves it):
+// key layout in engine/memory/keyspace reserves it):
 //
 //	kv/journal/active                 → <id> of the Apply in progress
 //	                                    (<hex>, or <hex>.image for an
@@ -115,7 +115,7 @@ type expiryReader interface {
 //
 // Apply is atomic, not isolated: while a journaled Apply runs, readers of s
 // in this process can see part of it. Callers that cache what they read
-// (engine/internal/sitecache) must not read while it runs; engine import
+// (engine/memory/internal/sitecache) must not read while it runs; engine import
 // runs alone on its data dir. Apply is not safe to run concurrently with
 // itself or with writers of the same keys.
 func Apply(ctx context.Context, s Store, ops []Op, opts ApplyOptions) error {

@@ -1,6 +1,6 @@
 // Package kv is the interface of an ordered, transactional key-value store
 // and its contract; it knows nothing of what the keys mean (the engine's key
-// layout lives in engine/keyspace) and nothing of any one store: badger is
+// layout lives in engine/memory/keyspace) and nothing of any one store: badger is
 // in kv/badger, etcd in kv/etcd, and kv/kvtest.Run is the conformance suite
 // every store passes. What a store implements beyond the interface (Apply's journal,
 // Staging) is written here once, against Store.
@@ -20,7 +20,7 @@
 //     another commit inserted into a range it scanned but that the scan did
 //     not return (a phantom): badger does not track ranges. A transaction
 //     that must not miss such an insert reads a guard key that every
-//     inserter writes (engine/session's per-site write counter). A
+//     inserter writes (engine/memory/session's per-site write counter). A
 //     transaction too large for the store fails with ErrTooBig, nothing
 //     written. A context cancelled before the commit fails it, nothing
 //     written.

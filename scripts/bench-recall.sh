@@ -8,7 +8,7 @@
 #
 # The 1M stores and the 1M seed file are built once (minutes) and kept in
 # ENGINE_BENCH_CACHE (default: engine-bench in the user's cache dir); see
-# engine/lesson/bench_cache_test.go.
+# engine/memory/lesson/bench_cache_test.go.
 #
 #   bench-recall.sh [REPORT [BENCH_OUTPUT]]
 #   REPORT        the markdown file to write (default bench-recall.md in a temp dir)
@@ -24,7 +24,7 @@ raw="${2:-}"
 mkdir -p "$(dirname "$out")"
 if [ -z "$raw" ]; then
 	raw="${out%.md}.txt"
-	ENGINE_BENCH_1M=1 $GO test ./engine/lesson -run '^$' -timeout 0 -benchmem -benchtime "$BENCHTIME" \
+	ENGINE_BENCH_1M=1 $GO test ./engine/memory/lesson -run '^$' -timeout 0 -benchmem -benchtime "$BENCHTIME" \
 		-bench '^Benchmark(RecallError|RecallDomain|Tier1|Record|SeedBaseline)$' >"$raw" || {
 		cat "$raw" >&2
 		exit 1
@@ -72,7 +72,7 @@ inpkg && /bench cache: built/ { sub(/^[ \t]*[^ ]+: /, ""); built[++nb] = $0 }
 END {
 	print "# Lesson recall and record, 1k…1M lessons, against the seed JSON file"
 	print ""
-	print "One run, `go test ./engine/lesson -bench -benchmem`" (cpu != "" ? ", " cpu : "") "."
+	print "One run, `go test ./engine/memory/lesson -bench -benchmem`" (cpu != "" ? ", " cpu : "") "."
 	print "ratio = seed ns/op ÷ engine ns/op (the seed file holds the grown shape);"
 	print "×1k = ns/op ÷ ns/op at 1k lessons for the same shape and op (flatness)."
 	print ""

@@ -12,12 +12,12 @@ FUZZTIME=${FUZZTIME:-10s}
 # package target — every parser of outside input (ARCHITECTURE.md, "Fuzzing").
 TARGETS='
 ./engine/domain FuzzHost
-./engine/lesson FuzzImportRecall
-./engine/lesson FuzzLearnRecall
-./engine/archive FuzzArchiveImport
-./engine/archive FuzzAgentMemory
-./engine/trajectory FuzzGoalTemplate
-./engine/redact FuzzString
+./engine/memory/lesson FuzzImportRecall
+./engine/memory/lesson FuzzLearnRecall
+./engine/memory/archive FuzzArchiveImport
+./engine/memory/archive FuzzAgentMemory
+./engine/memory/trajectory FuzzGoalTemplate
+./engine/trust/redact FuzzString
 ./plugins/scripted FuzzParseRules
 ./cmd/internal/suite FuzzParse
 '

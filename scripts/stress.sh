@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 COUNT="${STRESS_COUNT:-20}"
-PKGS="${STRESS_PKGS:-./plugins/host ./plugins/chromedp ./cmd/engine ./cmd/internal/agentcmd ./engine/agent ./engine/inspect ./kv}"
+PKGS="${STRESS_PKGS:-./plugins/loader ./plugins/chromedp ./cmd/engine ./cmd/internal/agentcmd ./engine/agent ./engine/server/inspect ./kv}"
 RUN="${STRESS_RUN:-.}"
 LOAD="${STRESS_LOAD:-$(nproc)}"
 LOG="${STRESS_LOG:-bin/stress.log}"

@@ -29,8 +29,8 @@ func TestEngineLeavesOutTheAgent(t *testing.T) {
 		for _, banned := range []string{
 			"github.com/engine-dev/engine/plugins/",
 			"github.com/engine-dev/engine/engine/agent",
-			"github.com/engine-dev/engine/engine/mcp",
-			"github.com/engine-dev/engine/engine/inspect",
+			"github.com/engine-dev/engine/engine/server/mcp",
+			"github.com/engine-dev/engine/engine/server/inspect",
 			"github.com/modelcontextprotocol/",
 			"github.com/engine-dev/engine/cmd/internal/agentcmd",
 			"github.com/hashicorp/go-plugin",

@@ -14,7 +14,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // TestInspectorServed opens the inspector of a real `engine serve

@@ -14,8 +14,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/engine-dev/engine/engine/mcp/mcptest"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/server/mcp/mcptest"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // startMCP runs `engine mcp` on dataDir as a subprocess and connects the

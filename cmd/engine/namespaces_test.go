@@ -9,8 +9,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/mcp/mcptest"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/server/mcp/mcptest"
 )
 
 // `engine serve --namespace a` holds the whole store: a request without

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/engine-dev/engine/engine/demosite"
+	"github.com/engine-dev/engine/engine/agent/demosite"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
 )
 

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/archive"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // hang separates "happened" from "hung": never a performance claim.

@@ -3,7 +3,7 @@
 //
 // Step mode follows the two-tier memory design's decision loop: snapshot →
 // interpret → (domain changed? Trigger B: domain tips) → per-step message
-// with the memory context (engine/memctx) → model tool call → finish? →
+// with the memory context (engine/memory/memctx) → model tool call → finish? →
 // guardrails (repeated_action) → approval → execute → (error? Trigger A:
 // tips appended to the error) → max_errors / max_steps. Planner mode runs
 // the planner/executor iteration loop instead (planner.go). Replay
@@ -23,16 +23,16 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/agent/navpolicy"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/navpolicy"
-	"github.com/engine-dev/engine/engine/redact"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/runfiles"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // Mode is how the loop decides.

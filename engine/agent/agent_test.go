@@ -14,11 +14,11 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/listing"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
@@ -334,7 +334,7 @@ func TestMemoryFreeDuringModelCalls(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		<-m.in // the loop is waiting for the model
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		p, err := mem.Runs(rctx, run.Filter{}, page.Request{})
+		p, err := mem.Runs(rctx, run.Filter{}, listing.Request{})
 		cancel()
 		runs := p.Runs
 		if err != nil || len(runs) != 1 || runs[0].Status != run.Running || runs[0].TurnCount != i {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/redact"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/runfiles"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
-// Artifact file names in a run's folder: engine/runfiles, which reads
+// Artifact file names in a run's folder: engine/memory/runfiles, which reads
 // them back, is where they are written down.
 const (
 	ActionsFile  = runfiles.ActionsFile  // the action log (engine learn reads it)

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/attach"
+	"github.com/engine-dev/engine/engine/server/attach"
 )
 
 // pager is a browser with no cost: every click on "Next" loads the next

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/fingerprint"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/fingerprint"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // Page is the interpretation of one snapshot, as the step message shows it.
@@ -21,7 +21,7 @@ type Page struct {
 	// Fingerprint changes when the page does (URL, tree); the repeated-
 	// action guardrail compares it.
 	Fingerprint uint64
-	// structure is the page's structural fingerprint (engine/fingerprint),
+	// structure is the page's structural fingerprint (engine/memory/fingerprint),
 	// computed on first use by checked.
 	structure string
 }

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/redact"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // LLMPolicy bounds every model call of a run. The zero value is the

@@ -11,13 +11,13 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/fingerprint"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/fingerprint"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // memoryPhase is a step's visit to memory: attribution for the previous

@@ -11,9 +11,9 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // runEvents reads a run's memory_events.jsonl.

@@ -6,15 +6,15 @@ import (
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/navpolicy"
+	"github.com/engine-dev/engine/engine/agent/navpolicy"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 // ReasonNavigationBlocked stops a run whose page went where the navigation
 // policy does not allow and could not be brought back.
 const ReasonNavigationBlocked = "navigation_blocked"
 
-// The navigation guard (engine/navpolicy decides, this enforces) works from
+// The navigation guard (engine/agent/navpolicy decides, this enforces) works from
 // snapshot URLs, so it holds for every browser plugin:
 //
 //   - a navigate the model asks for is checked before anything is loaded

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/navpolicy"
+	"github.com/engine-dev/engine/engine/agent/navpolicy"
 )
 
 // web is a fake browser over a few pages that loads ANY URL it is given

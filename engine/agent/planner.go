@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // The planner/executor loop: each iteration the planner (the model) sees
@@ -18,7 +18,7 @@ import (
 // previous iterations with their tool results, the memory context and the
 // browser state, and answers with the design's structured output; the
 // executor runs its proposed actions. Every iteration is stored per run
-// (engine/plan), so `engine query plan RUN_ID` shows the history.
+// (engine/memory/plan), so `engine query plan RUN_ID` shows the history.
 
 const plannerIntro = `You are the planner of a browser automation agent. Each iteration you see the task, the execution metrics, your previous iterations with their tool results, what memory holds about the site, and the current browser state. Answer with one JSON object (as text, or as the arguments of the tool "plan"):
 {"user_task": "...", "execution_history": "...", "current_state": "...", "challenges_identified": "...", "step_by_step_reasoning": "...", "proposed_actions": ["..."], "task_complete": false, "final_answer": ""}

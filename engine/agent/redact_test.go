@@ -12,8 +12,8 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/redact"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/kv/badger"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/problem"
-	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/api/problem"
+	"github.com/engine-dev/engine/engine/memory/run"
 	"github.com/engine-dev/engine/kv"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/fingerprint"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/memory/fingerprint"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/run"
 )
 
 // On a changed site a replay falls back at the first divergent step: the

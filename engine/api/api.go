@@ -38,11 +38,11 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api/problem"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/listing"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/engine/problem"
-	"github.com/engine-dev/engine/engine/redact"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // Header names of the API.
@@ -434,19 +434,19 @@ func (c *call) queryBool(name string) (bool, error) {
 }
 
 // page reads the limit and cursor parameters of a list route.
-func (c *call) page() (page.Request, error) {
+func (c *call) page() (listing.Request, error) {
 	limit, err := c.queryInt("limit", 0, 1, math.MaxInt32)
 	if err != nil {
-		return page.Request{}, err
+		return listing.Request{}, err
 	}
-	return page.Request{Limit: limit, Cursor: c.query("cursor")}, nil
+	return listing.Request{Limit: limit, Cursor: c.query("cursor")}, nil
 }
 
 // pageIfAsked is page for a per-site list, which answers the site's whole
 // list unless a limit or a cursor asks for a page.
-func (c *call) pageIfAsked() (page.Request, bool, error) {
+func (c *call) pageIfAsked() (listing.Request, bool, error) {
 	if c.query("limit") == "" && c.query("cursor") == "" {
-		return page.Request{}, false, nil
+		return listing.Request{}, false, nil
 	}
 	req, err := c.page()
 	return req, err == nil, err
@@ -456,23 +456,23 @@ func (c *call) pageIfAsked() (page.Request, bool, error) {
 // site's, bounded by what a site keeps) unless asked for a page.
 var (
 	siteLimitParam = Param{Name: "limit", Type: "integer",
-		Description: "a page of at most this many (at most " + strconv.Itoa(page.MaxLimit) + "); without limit or cursor, the whole list"}
+		Description: "a page of at most this many (at most " + strconv.Itoa(listing.MaxLimit) + "); without limit or cursor, the whole list"}
 )
 
 // The paging parameters every paged list route documents.
 var (
 	limitParam = Param{Name: "limit", Type: "integer",
-		Description: "at most this many (default " + strconv.Itoa(page.DefaultLimit) + ", most " + strconv.Itoa(page.MaxLimit) + " a page)"}
+		Description: "at most this many (default " + strconv.Itoa(listing.DefaultLimit) + ", most " + strconv.Itoa(listing.MaxLimit) + " a page)"}
 	cursorParam = Param{Name: "cursor", Type: "string", Description: "the next page: the next field of the page before"}
 )
 
-// eachPage walks a paged list: pages of at most page.MaxLimit until max
+// eachPage walks a paged list: pages of at most listing.MaxLimit until max
 // items (0: all) or the end, each item to fn. It returns the cursor after
 // the last item given when the list goes on.
 func eachPage[T any](max int, cursor string, get func(limit int, cursor string) ([]T, string, error), fn func(T) error) (string, error) {
 	given := 0
 	for {
-		limit := page.MaxLimit
+		limit := listing.MaxLimit
 		if max > 0 {
 			limit = min(limit, max-given)
 		}

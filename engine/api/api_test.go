@@ -13,12 +13,12 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/api/problem"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/problem"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 func open(t *testing.T) *memory.Memory {

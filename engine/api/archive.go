@@ -16,7 +16,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/engine-dev/engine/engine/archive"
+	"github.com/engine-dev/engine/engine/memory/archive"
 )
 
 // Import, export and forget move whole memory: GET /v1/export answers the

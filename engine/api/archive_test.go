@@ -18,10 +18,10 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/archive"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // seedNow is the clock of the archive tests: the seed export's own day, so
@@ -30,7 +30,7 @@ var seedNow = time.Date(2026, 3, 12, 12, 0, 0, 0, time.UTC)
 
 func seedExport(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../archive/testdata/seed-export.json")
+	b, err := os.ReadFile("../memory/archive/testdata/seed-export.json")
 	if err != nil {
 		t.Fatal(err)
 	}

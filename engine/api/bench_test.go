@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // recallLessons files n lessons on one site under the command the recall
@@ -56,7 +56,7 @@ func BenchmarkRecallError(b *testing.B) {
 // memory server on the data dir's real unix socket, the whole round trip,
 // on BenchmarkRecallError's store (compare with its direct and local):
 // "socket" is one client calling again and again, as an agent run does
-// (the client connects per request: see engine/service's Dial); "dial"
+// (the client connects per request: see engine/server/service's Dial); "dial"
 // also finds the server for every call (service.Dial, the request, close),
 // as one CLI command does.
 func BenchmarkRecallSocket(b *testing.B) {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api/problem"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/problem"
 )
 
 // Client calls the API. Its methods mirror the routes one to one; errors

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/memory/memctx"
 )
 
 // ContextRequest is GET /v1/context's query: one step's state, and how to

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/archive"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // bigImport is an export document of n lessons of ~1 KB each whose error

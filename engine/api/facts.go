@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/memory/fact"
 )
 
 // ObserveFact is POST /v1/facts/observe's body: one sighting of a fact.
@@ -16,7 +16,7 @@ type ObserveFact struct {
 	Key    string    `json:"key"`
 	Value  string    `json:"value"`
 	// Path and Page are the page a fact from a page was seen on: its path
-	// and structural fingerprint (engine/fingerprint); omitted for none.
+	// and structural fingerprint (engine/memory/fingerprint); omitted for none.
 	Path string `json:"path,omitempty"`
 	Page string `json:"page,omitempty"`
 }

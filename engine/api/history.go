@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/archive"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/internal/history"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/history"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // Version is one kept version of any kind of record: the change that

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 // RecallErrorRequest is POST /v1/recall/error's body: Trigger A.

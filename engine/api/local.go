@@ -41,7 +41,7 @@ type LocalClient struct {
 }
 
 // RoundTripper is the client's transport, for a caller that routes
-// requests itself (engine/attach).
+// requests itself (engine/server/attach).
 func (c *LocalClient) RoundTripper() http.RoundTripper { return c.tr }
 
 // Close stops serving: requests in flight are cut off (their contexts

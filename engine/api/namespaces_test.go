@@ -10,13 +10,13 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/session"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/listing"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/session"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // seen is everything a client's namespace shows of www.shop.example
@@ -50,7 +50,7 @@ func seen(t *testing.T, c *api.Client) string {
 	add("trajectories", trs, err)
 	sess, err := c.Sessions(ctx, session.Filter{})
 	add("sessions", sess, err)
-	runs, err := c.Runs(ctx, run.Filter{}, page.Request{})
+	runs, err := c.Runs(ctx, run.Filter{}, listing.Request{})
 	add("runs", runs, err)
 	doc, err := c.Export(ctx)
 	add("export", doc, err)

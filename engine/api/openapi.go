@@ -9,8 +9,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/problem"
+	"github.com/engine-dev/engine/engine/api/problem"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
 )
 
 // OpenAPI returns the API as an OpenAPI 3.1 document, built from the route

@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/run"
 )
 
 // PlanHistory is GET /v1/runs/{id}/plan's answer: a run's planner history

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // QuarantinedFacts is GET /v1/quarantine/facts's answer: every fact held

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/archive"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/redact"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/session"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/session"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // The raw values the redaction tests write; none may be stored.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // A fact, a selector and a trajectory retracted leave every list and the

@@ -8,9 +8,9 @@ import (
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/listing"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/session"
 )
 
 // CreateRun is POST /v1/runs's body: a run that begins.
@@ -217,7 +217,7 @@ func scenario(c *call, build func(ctx context.Context, id, goal string) (*run.Sc
 }
 
 // Runs is GET /v1/runs.
-func (c *Client) Runs(ctx context.Context, f run.Filter, req page.Request) (*RunPage, error) {
+func (c *Client) Runs(ctx context.Context, f run.Filter, req listing.Request) (*RunPage, error) {
 	q := url.Values{}
 	set(q, "domain", f.Domain)
 	set(q, "status", string(f.Status))
@@ -233,7 +233,7 @@ func (c *Client) Runs(ctx context.Context, f run.Filter, req page.Request) (*Run
 // the last run given when more remain.
 func (c *Client) EachRun(ctx context.Context, f run.Filter, cursor string, max int, fn func(run.Manifest) error) (string, error) {
 	return eachPage(max, cursor, func(limit int, cursor string) ([]run.Manifest, string, error) {
-		p, err := c.Runs(ctx, f, page.Request{Limit: limit, Cursor: cursor})
+		p, err := c.Runs(ctx, f, listing.Request{Limit: limit, Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}

@@ -14,10 +14,10 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/page"
-	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/listing"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/session"
 )
 
 // localClient is the CLI's embedded mode over a fresh memory, with a fixed
@@ -95,7 +95,7 @@ func TestRunLifecycle(t *testing.T) {
 		{run.Filter{Limit: 1}, []string{"run_3"}},
 		{run.Filter{Domain: "nothing.org"}, []string{}},
 	} {
-		p, err := c.Runs(ctx, tc.f, page.Request{Limit: tc.f.Limit})
+		p, err := c.Runs(ctx, tc.f, listing.Request{Limit: tc.f.Limit})
 		got := []string{}
 		for _, m := range p.Runs {
 			got = append(got, m.RunID)
@@ -202,7 +202,7 @@ func TestCrashedIsDerivedByTheServer(t *testing.T) {
 	if !strings.HasPrefix(m.Reason, "crashed: process 4194304 on "+host+" is gone") {
 		t.Errorf("crashed reason %q", m.Reason)
 	}
-	p, err := c.Runs(ctx, run.Filter{Status: run.Crashed}, page.Request{})
+	p, err := c.Runs(ctx, run.Filter{Status: run.Crashed}, listing.Request{})
 	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "gone" {
 		t.Fatalf("runs status=crashed: %+v, %v", p, err)
 	}

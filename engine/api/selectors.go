@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/selector"
+	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // SelectorObservation is POST /v1/selectors's body: one use of a selector
@@ -22,7 +22,7 @@ type SelectorObservation struct {
 	// that had worked marks it stale.
 	Reason string `json:"reason,omitempty"`
 	// Fingerprint and Page are the element's and the page's structural
-	// fingerprints (engine/fingerprint): a success records them as the
+	// fingerprints (engine/memory/fingerprint): a success records them as the
 	// selector's checked.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Page        string `json:"page,omitempty"`

@@ -1,7 +1,7 @@
 package api_test
 
-// The API served by a real memory server: engine/service on the data dir's
-// unix socket over real badger on disk. engine/service cannot import
+// The API served by a real memory server: engine/server/service on the data dir's
+// unix socket over real badger on disk. engine/server/service cannot import
 // engine/api, so the tests of the two together live here.
 
 import (
@@ -16,9 +16,9 @@ import (
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // hang separates "happened" from "hung" in these tests: never a

@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/memory/session"
 )
 
 // RenderedSessions is GET /v1/sessions/rendered's answer: a site's

@@ -7,9 +7,9 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // The stale routes: a run's stale marks in one request (the run from its

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // TrajectoryList is GET /v1/trajectories's answer: the unexpired

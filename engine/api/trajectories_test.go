@@ -10,8 +10,8 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 var searchSteps = []trajectory.Step{

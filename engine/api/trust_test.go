@@ -9,7 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 // TestLessonTrustOverTheAPI: POST /v1/lessons without Engine-Source:

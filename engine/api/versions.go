@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 // LessonHistory is GET /v1/lessons/{id}/history's answer: the kept

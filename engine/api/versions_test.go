@@ -7,7 +7,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 // A lesson's history, edit, retract and revert over the routes: the run

@@ -81,7 +81,7 @@ const (
 	// mends them.
 	RecordsDamaged = "records_damaged"
 	// LessonQuarantined: a lesson whose text failed the screen
-	// (engine/screen) is held out of every prompt (fields: id, lesson,
+	// (engine/trust/injection) is held out of every prompt (fields: id, lesson,
 	// reason, source).
 	LessonQuarantined = "lesson_quarantined"
 	// LessonTrusted: a candidate lesson became trusted, by evidence or

@@ -18,15 +18,15 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
-	"github.com/engine-dev/engine/engine/plan"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/session"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/session"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
 )
@@ -64,7 +64,7 @@ type Options struct {
 	// (trajectory.Options.Weighted).
 	Weighted bool
 	// HistoryKeep is how many past versions of each record every store
-	// keeps (engine/internal/history); zero means the default (20).
+	// keeps (engine/memory/history); zero means the default (20).
 	HistoryKeep int
 	// Provenance is who writes through this memory (a run, a person, a
 	// program): every store stamps it on the records it writes. Its zero
@@ -188,7 +188,7 @@ func settled(ctx context.Context, db kv.Store, current bool, ns string) error {
 }
 
 // migrate finishes a migration keyspace.Init started (see
-// engine/keyspace/schema.go): for a store from schema 1 it builds the
+// engine/memory/keyspace/schema.go): for a store from schema 1 it builds the
 // lesson list indexes, then clears the marker. Every step is idempotent, so
 // a crash part way is repaired by the next open, which runs it again; the
 // store already says schema 2, so an older engine does not write it

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
 	"github.com/engine-dev/engine/kv"
 )
 

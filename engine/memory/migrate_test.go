@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/listing"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/page"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
@@ -43,7 +43,7 @@ func listings(t *testing.T, m *memory.Memory) [][]string {
 			continue
 		}
 		var paged []lesson.Lesson
-		req := page.Request{Limit: 400}
+		req := listing.Request{Limit: 400}
 		for {
 			p, err := m.Lessons.Page(ctx, f, req)
 			if err != nil {

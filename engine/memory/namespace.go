@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/keyspace"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
 

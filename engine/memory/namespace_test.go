@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/keyspace"
-	"github.com/engine-dev/engine/engine/lesson"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"

@@ -1,6 +1,6 @@
 // Package builtin lists the plugins that ship inside the engine binary and
 // serves one of them when the engine runs as its own plugin subprocess
-// (`engine __plugin KIND NAME`, started by plugins/host).
+// (`engine __plugin KIND NAME`, started by plugins/loader).
 package builtin
 
 import (

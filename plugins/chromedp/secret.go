@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	dp "github.com/chromedp/chromedp"
 
-	"github.com/engine-dev/engine/engine/redact"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // Secret fields: inputs whose value is a secret (redact.SecretField on the

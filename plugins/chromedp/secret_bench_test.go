@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// benchPage is plugins/host's catalogue page (rows × a link, a quantity
+// benchPage is plugins/loader's catalogue page (rows × a link, a quantity
 // input and a button) with a sign-in form: two secret fields.
 func benchPage(rows int) string {
 	var sb strings.Builder

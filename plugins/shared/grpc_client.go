@@ -9,7 +9,7 @@ import (
 
 // Host side: typed clients over the generated stubs. Errors other than an
 // *engine.ActionError come back as *CallError. These clients know nothing of
-// processes or timeouts; plugins/host adds those.
+// processes or timeouts; plugins/loader adds those.
 
 // BrowserClient calls a browser plugin.
 type BrowserClient struct {

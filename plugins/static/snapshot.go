@@ -9,7 +9,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/redact"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 type renderer struct {

@@ -15,12 +15,12 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/engine/attach"
-	"github.com/engine-dev/engine/engine/demosite"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/agent/demosite"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/server/attach"
+	"github.com/engine-dev/engine/plugins/loader"
 	"github.com/engine-dev/engine/plugins/scripted"
 )
 
@@ -55,7 +55,7 @@ func TestAgentBrowserPluginDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer site.Close()
-	b, err := host.OpenBrowser(ctx, "chromedp", host.BrowserOptions{})
+	b, err := loader.OpenBrowser(ctx, "chromedp", loader.BrowserOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

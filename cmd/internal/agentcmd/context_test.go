@@ -12,13 +12,13 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/agent/demosite"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/demosite"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/memctx"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/server/service"
+	"github.com/engine-dev/engine/plugins/loader"
 	"github.com/engine-dev/engine/plugins/scripted"
 )
 
@@ -186,7 +186,7 @@ func TestQueryContextIsWhatTheRunSent(t *testing.T) {
 	}
 	var all []compared
 	for _, name := range []string{"cold", "warm"} {
-		b, err := host.OpenBrowser(ctx, "chromedp", host.BrowserOptions{})
+		b, err := loader.OpenBrowser(ctx, "chromedp", loader.BrowserOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

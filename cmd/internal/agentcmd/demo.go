@@ -11,12 +11,12 @@ import (
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/agent"
+	"github.com/engine-dev/engine/engine/agent/demosite"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/demosite"
 	"github.com/engine-dev/engine/engine/domain"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 func init() {
@@ -58,8 +58,8 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 				a.DataDir = dir
 			}
 			if browser == "chromedp" {
-				if _, err := chromedpbrowser.FindChromium(os.Getenv(host.EnvChromium)); err != nil {
-					return fmt.Errorf("the demo drives chromium, and none was found (%v): install it with scripts/install-deps.sh (make demo does), or set %s", err, host.EnvChromium)
+				if _, err := chromedpbrowser.FindChromium(os.Getenv(loader.EnvChromium)); err != nil {
+					return fmt.Errorf("the demo drives chromium, and none was found (%v): install it with scripts/install-deps.sh (make demo does), or set %s", err, loader.EnvChromium)
 				}
 			}
 			site, err := demosite.Start(demosite.Options{})

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
-	"github.com/engine-dev/engine/engine/doctor"
+	"github.com/engine-dev/engine/engine/server/doctor"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
-	"github.com/engine-dev/engine/plugins/host"
 	"github.com/engine-dev/engine/plugins/llm"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 func init() {
@@ -107,7 +107,7 @@ func (a *app) doctorStore() (doctor.Store, error) {
 	return doctor.Store{Open: a.StoreOpener(), URL: a.StoreURL(), Namespace: ns}, err
 }
 
-// doctorChecks runs every check: the data dir's in engine/doctor, chromium's
+// doctorChecks runs every check: the data dir's in engine/server/doctor, chromium's
 // and the plugins' in plugins/.
 func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.Check {
 	b := cli.ReadBuildInfo()
@@ -129,7 +129,7 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 	}
 
 	chromium := doctor.Check{Name: "chromium", Required: true}
-	res, err := chromedpbrowser.Probe(ctx, os.Getenv(host.EnvChromium), timeout)
+	res, err := chromedpbrowser.Probe(ctx, os.Getenv(loader.EnvChromium), timeout)
 	chromium.Data = res
 	switch {
 	case err != nil:
@@ -159,20 +159,20 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 // that does not answer fails the doctor, a broken external one warns.
 func (a *app) pluginsCheck(ctx context.Context) doctor.Check {
 	c := doctor.Check{Name: "plugins", Required: true, Status: doctor.OK}
-	infos, err := host.List(ctx, host.ListOptions{Options: host.Options{Logger: pluginLogger(a.Stderr)}})
+	infos, err := loader.List(ctx, loader.ListOptions{Options: loader.Options{Logger: pluginLogger(a.Stderr)}})
 	if err != nil {
 		c.Status, c.Detail = doctor.Fail, err.Error()
 		return c
 	}
 	if infos == nil {
-		infos = []host.Info{}
+		infos = []loader.Info{}
 	}
 	c.Data = infos
 	byKind := map[string][]string{}
 	var problems []string
 	for _, i := range infos {
 		name := i.Name
-		if i.Source != host.SourceBuiltin {
+		if i.Source != loader.SourceBuiltin {
 			name += " (" + i.Source + ")"
 		}
 		if i.NotStarted != "" {
@@ -180,7 +180,7 @@ func (a *app) pluginsCheck(ctx context.Context) doctor.Check {
 		}
 		if i.Error != "" {
 			problems = append(problems, fmt.Sprintf("%s: %s", i.Name, i.Error))
-			if i.Source == host.SourceBuiltin {
+			if i.Source == loader.SourceBuiltin {
 				c.Status = doctor.Fail
 			} else if c.Status == doctor.OK {
 				c.Status = doctor.Warn

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/engine/attach"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/engine/server/attach"
 	"github.com/engine-dev/engine/plugins/llm/llmtest"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 // A hostile OpenAI-compatible provider, behind the real openai plugin
@@ -151,13 +151,13 @@ func TestAgentHostileProvider(t *testing.T) {
 			}
 			t.Setenv("OPENAI_API_KEY", "")
 			ctx := context.Background()
-			opts := host.Options{}
-			m, err := host.OpenModel(ctx, "openai:local", host.ModelOptions{Options: opts, BaseURL: h.URL + "/v1", RequestTimeout: 10 * time.Second, MaxTokens: 321})
+			opts := loader.Options{}
+			m, err := loader.OpenModel(ctx, "openai:local", loader.ModelOptions{Options: opts, BaseURL: h.URL + "/v1", RequestTimeout: 10 * time.Second, MaxTokens: 321})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			b, err := host.OpenBrowser(ctx, "static", host.BrowserOptions{Options: opts})
+			b, err := loader.OpenBrowser(ctx, "static", loader.BrowserOptions{Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/plugins/builtin"
 	chromedpbrowser "github.com/engine-dev/engine/plugins/chromedp"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 // TestMain lets this test binary be engine-agent serving its built-in
@@ -30,6 +30,6 @@ func agentMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // haveChromium reports a chromium the chromedp plugin can use.
 func haveChromium() bool {
-	_, err := chromedpbrowser.FindChromium(os.Getenv(host.EnvChromium))
+	_, err := chromedpbrowser.FindChromium(os.Getenv(loader.EnvChromium))
 	return err == nil
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
-	"github.com/engine-dev/engine/engine/attach"
-	"github.com/engine-dev/engine/engine/mcp"
+	"github.com/engine-dev/engine/engine/server/attach"
+	"github.com/engine-dev/engine/engine/server/mcp"
 )
 
 func init() {

@@ -11,12 +11,12 @@ import (
 	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/plugins/builtin"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 // Plugin commands: `engine plugins list`, `engine plugins check`, and the
 // hidden `engine __plugin KIND NAME` that the engine runs to serve its own
-// built-in plugins as subprocesses (see plugins/host).
+// built-in plugins as subprocesses (see plugins/loader).
 
 func init() {
 	commandSets = append(commandSets, func(a *app) []*cobra.Command {
@@ -79,13 +79,13 @@ and version only when $ENGINE_PLUGIN_CHECKSUMS pins it, or with --describe;
 otherwise it is listed by its file, so listing never runs an unknown program.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			infos, err := host.List(cmd.Context(), host.ListOptions{Options: host.Options{Logger: pluginLogger(a.Stderr)}, Describe: describe})
+			infos, err := loader.List(cmd.Context(), loader.ListOptions{Options: loader.Options{Logger: pluginLogger(a.Stderr)}, Describe: describe})
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				if infos == nil {
-					infos = []host.Info{}
+					infos = []loader.Info{}
 				}
 				return cli.PrintJSON(a.Stdout, infos)
 			}
@@ -137,10 +137,10 @@ as JSON; with --url it also navigates and prints the snapshot, with
 				return cli.Usagef("give exactly one of --browser NAME or --llm PROVIDER[:MODEL]")
 			}
 			ctx := cmd.Context()
-			opts := host.Options{Logger: pluginLogger(a.Stderr), CallTimeout: timeout}
+			opts := loader.Options{Logger: pluginLogger(a.Stderr), CallTimeout: timeout}
 			out := map[string]any{}
 			if browserName != "" {
-				b, err := host.OpenBrowser(ctx, browserName, host.BrowserOptions{Options: opts, ChromiumPath: chromium})
+				b, err := loader.OpenBrowser(ctx, browserName, loader.BrowserOptions{Options: opts, ChromiumPath: chromium})
 				if err != nil {
 					return err
 				}
@@ -161,7 +161,7 @@ as JSON; with --url it also navigates and prints the snapshot, with
 				}
 				return cli.PrintJSON(a.Stdout, out)
 			}
-			m, err := host.OpenModel(ctx, llmSpec, host.ModelOptions{Options: opts, RulesFile: rules, BaseURL: baseURL})
+			m, err := loader.OpenModel(ctx, llmSpec, loader.ModelOptions{Options: opts, RulesFile: rules, BaseURL: baseURL})
 			if err != nil {
 				return err
 			}

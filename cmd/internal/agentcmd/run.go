@@ -20,12 +20,12 @@ import (
 	"github.com/engine-dev/engine/cmd/internal/suite"
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
-	"github.com/engine-dev/engine/engine/attach"
-	"github.com/engine-dev/engine/engine/navpolicy"
-	"github.com/engine-dev/engine/engine/redact"
-	"github.com/engine-dev/engine/engine/run"
-	"github.com/engine-dev/engine/plugins/host"
+	"github.com/engine-dev/engine/engine/agent/navpolicy"
+	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/server/attach"
+	"github.com/engine-dev/engine/engine/trust/redact"
 	llmplugin "github.com/engine-dev/engine/plugins/llm"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 func init() {
@@ -310,24 +310,24 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 	defer closeEvents()
 
 	// The model first: a missing key fails before a browser starts.
-	opts := host.Options{Logger: pluginLogger(a.Stderr)}
+	opts := loader.Options{Logger: pluginLogger(a.Stderr)}
 	var model engine.Model
 	spec := f.llmSpec()
 	mopts := opts
 	mopts.CallTimeout = f.llmTimeout + 10*time.Second // a backstop: the loop's own deadline comes first
-	m, err := host.OpenModel(ctx, spec, host.ModelOptions{Options: mopts, RulesFile: f.rules, RequestTimeout: f.llmTimeout, MaxTokens: f.llmMaxTokens})
+	m, err := loader.OpenModel(ctx, spec, loader.ModelOptions{Options: mopts, RulesFile: f.rules, RequestTimeout: f.llmTimeout, MaxTokens: f.llmMaxTokens})
 	if err != nil {
 		return nil, fmt.Errorf("llm %s: %w", spec, err)
 	}
 	defer m.Close()
 	model = m
-	browser, err := host.OpenBrowser(ctx, f.browser, host.BrowserOptions{Options: opts, Headed: f.headed})
+	browser, err := loader.OpenBrowser(ctx, f.browser, loader.BrowserOptions{Options: opts, Headed: f.headed})
 	if err != nil {
 		return nil, fmt.Errorf("browser %s: %w", f.browser, err)
 	}
 	defer browser.Close()
 
-	provider, name, _ := host.ParseSpec(spec)
+	provider, name, _ := loader.ParseSpec(spec)
 	cfg := agent.Config{
 		Goal: goal, StartURL: url, RunID: f.runID, SessionID: sessionID, ParentRunID: parent,
 		Browser: browser, Model: model, ModelName: strings.TrimSuffix(provider+"/"+name, "/"), Memory: mem.Client, NoMemory: f.noMemory,

@@ -13,10 +13,10 @@ import (
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/inspect"
-	"github.com/engine-dev/engine/engine/mcp"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/service"
+	"github.com/engine-dev/engine/engine/server/inspect"
+	"github.com/engine-dev/engine/engine/server/mcp"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 func init() {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/archive"
+	"github.com/engine-dev/engine/engine/memory/archive"
 )
 
 func init() {

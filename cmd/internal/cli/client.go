@@ -6,12 +6,12 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/engine-dev/engine/engine/attach"
-	"github.com/engine-dev/engine/engine/redact"
+	"github.com/engine-dev/engine/engine/server/attach"
+	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
 // MemoryClient is how a command reaches memory: the HTTP API of whoever
-// holds the data dir (engine/attach): a memory server, or this process.
+// holds the data dir (engine/server/attach): a memory server, or this process.
 type MemoryClient struct {
 	*attach.Memory
 	closeEvents func() error

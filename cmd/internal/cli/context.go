@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/memctx"
+	"github.com/engine-dev/engine/engine/memory/memctx"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/fact"
+	"github.com/engine-dev/engine/engine/memory/fact"
 )
 
 func init() {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/fact"
-	"github.com/engine-dev/engine/engine/lesson"
-	"github.com/engine-dev/engine/engine/selector"
-	"github.com/engine-dev/engine/engine/trajectory"
+	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
 // manual is who adds, edits, retracts and reverts lessons from the command

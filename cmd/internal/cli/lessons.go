@@ -11,7 +11,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/lesson"
+	"github.com/engine-dev/engine/engine/memory/lesson"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/plan"
+	"github.com/engine-dev/engine/engine/memory/plan"
 )
 
 func init() {

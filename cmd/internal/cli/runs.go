@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine/api"
-	"github.com/engine-dev/engine/engine/run"
+	"github.com/engine-dev/engine/engine/memory/run"
 )
 
 func init() {

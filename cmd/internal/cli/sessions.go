@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/engine/session"
+	"github.com/engine-dev/engine/engine/memory/session"
 )
 
 func init() {

@@ -1,5 +1,5 @@
 // Package testplugin is a plugin that misbehaves on purpose, for the
-// subprocess fault tests of plugins/host and cmd/engine. Test binaries serve
+// subprocess fault tests of plugins/loader and cmd/engine. Test binaries serve
 // it when ENGINE_TESTPLUGIN names a mode (see Main); a tiny shell script
 // named engine-plugin-NAME that sets the variable and execs the test binary
 // makes it an external plugin.

@@ -1,0 +1,157 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/engine/server/mcp"
+	"github.com/engine-dev/engine/engine/server/mcp/mcptest"
+)
+
+// connect serves memory in a fresh data dir on real badger through
+// api.Local, and returns an MCP client session of mcp.New over it (the
+// SDK's in-memory transports), with the API client and the runs folder.
+func connect(t testing.TB) (*sdk.ClientSession, *api.Client, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	c := api.Local(api.Handler(m, api.Options{}), api.ClientOptions{})
+	t.Cleanup(func() { c.Close() })
+	runsDir := filepath.Join(dir, "runs")
+	srv := mcp.New(c.Client, mcp.Options{Version: "test", RunsDir: runsDir})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, c.Client, runsDir
+}
+
+func TestTools(t *testing.T) {
+	cs, _, _ := connect(t)
+	mcptest.Check(t, context.Background(), cs)
+}
+
+func TestFindTrajectory(t *testing.T) {
+	ctx := context.Background()
+	cs, c, _ := connect(t)
+	if _, err := c.RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example", Goal: "add 2 padel rackets to the cart",
+		Steps: []trajectory.Step{
+			{Action: "navigate", URL: "https://shop.example/"},
+			{Action: "type", Role: "textbox", Name: "Quantity", Value: "2", Selector: "#qty", Verified: true},
+			{Action: "click", Role: "button", Name: "Add to cart", Verified: true},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	text, out := mcptest.OK(t, ctx, cs, "memory_find_trajectory", map[string]any{"goal": "add 3 padel rackets to the cart", "url": "https://shop.example/"},
+		"Steps for your goal:\n1. navigate on https://shop.example/\n2. type textbox \"Quantity\" value \"3\" (selector #qty)\n3. click button \"Add to cart\"")
+	if m, _ := out["match"].(map[string]any); m == nil || m["similarity"] == nil {
+		t.Fatalf("structured match: %v\n%s", out, text)
+	}
+	mcptest.OK(t, ctx, cs, "memory_query", map[string]any{"kind": "trajectories"}, `on shop.example: "add 2 padel rackets to the cart", 3 steps`)
+}
+
+func TestRunResources(t *testing.T) {
+	ctx := context.Background()
+	cs, c, runsDir := connect(t)
+	if _, err := c.CreateRun(ctx, api.CreateRun{RunID: "run_1", Goal: "buy a racket", StartURL: "https://shop.example/"}); err != nil {
+		t.Fatal(err)
+	}
+	// No folder: the manifest, and a timeline that says why it is empty.
+	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "engine://runs/run_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rr.Contents[0].Text; !strings.Contains(got, "# Run run_1\n\n- goal: buy a racket\n- status: running\n- domain: shop.example") ||
+		!strings.Contains(got, "the run left no action log") {
+		t.Fatalf("run without folder:\n%s", got)
+	}
+	if err := os.MkdirAll(filepath.Join(runsDir, "run_1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"step":1,"action":"click","ref":"e3","role":"button","name":"Checkout","ok":false,"error":"not visible","url":"https://shop.example/cart","screenshot":"error-step-01.png","lessons_shown":["l1"]}
+{"step":2,"action":"scroll","ok":true,"url":"https://shop.example/cart","replayed":true}
+{"step":3,"act`
+	if err := os.WriteFile(filepath.Join(runsDir, "run_1", "actions.jsonl"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rr, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "engine://runs/run_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Steps\n\n1. click button \"Checkout\": FAILED: not visible\n   on https://shop.example/cart\n   lessons shown: l1\n   screenshot: error-step-01.png\n2. scroll: ok [replayed]\n   on https://shop.example/cart"
+	if got := rr.Contents[0].Text; !strings.HasSuffix(got, want) {
+		t.Fatalf("timeline:\n%s\nwant suffix:\n%s", got, want)
+	}
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "engine://runs/..%2Fetc"}); err == nil || !strings.Contains(err.Error(), "run id") {
+		t.Fatalf("a bad run id: %v", err)
+	}
+
+	// The planner history.
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "engine://runs/run_1/plan"}); err == nil || !strings.Contains(err.Error(), "run_1") {
+		t.Fatalf("a run without a plan: %v", err)
+	}
+	day := time.Date(2026, 3, 12, 9, 0, 0, 0, time.UTC)
+	if _, err := c.AddIteration(ctx, "run_1", plan.Iteration{Planner: plan.Output{UserTask: "buy a racket", ProposedActions: []string{"Navigate to the shop"}},
+		Tools: []plan.ToolExecution{{Tool: "navigate", OK: true}}, StartedAt: day, EndedAt: day.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	rr, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "engine://runs/run_1/plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rr.Contents[0].Text; !strings.HasPrefix(got, "# Planner history of run run_1\n\n") || !strings.Contains(got, "Navigate to the shop") {
+		t.Fatalf("plan:\n%s", got)
+	}
+}
+
+// BenchmarkRecallError is memory_recall_error through the SDK's in-memory
+// transports over api.Local, on 200 lessons of the site: the MCP part of
+// the stdio round trip without the pipes and the process.
+func BenchmarkRecallError(b *testing.B) {
+	ctx := context.Background()
+	cs, c, _ := connect(b)
+	for i := range 200 {
+		if _, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "scroll first", Category: "site_specific", FailedCommand: "click", Source: lesson.SourceLearned,
+			ErrorPattern: "not visible " + string(rune('a'+i%26)) + string(rune('a'+i/26)), Domain: "shop.example"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	args := map[string]any{"command": "click e12", "error": "element not visible ab", "domain": "shop.example"}
+	b.Run("api", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.RecallError(ctx, "click e12", "element not visible ab", "shop.example"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			if res := mcptest.Call(b, ctx, cs, "memory_recall_error", args); res.IsError {
+				b.Fatal(mcptest.Text(b, res))
+			}
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package service
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api/problem"
+)
+
+// tokenBytes is the token's entropy; it is written as hex.
+const tokenBytes = 32
+
+// EnsureToken returns the bearer token in <dataDir>/serve.token, creating
+// it (32 random bytes, hex, mode 0600) when there is none; created says
+// this call made it. A token file others can read, or one that does not
+// hold a token, is refused: delete it to get a new one.
+func EnsureToken(dataDir string) (token string, created bool, err error) {
+	path := TokenPath(dataDir)
+	tok, err := readToken(path)
+	if err == nil {
+		return tok, false, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", false, err
+	}
+	var b [tokenBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", false, fmt.Errorf("memory server: token: %w", err)
+	}
+	tok = hex.EncodeToString(b[:])
+	// Written to a private temporary file and linked into place, so a crash never
+	// leaves a half-written token, and the token is never readable by others.
+	f, err := os.CreateTemp(dataDir, ".serve.token.*")
+	if err != nil {
+		return "", false, fmt.Errorf("memory server: token: %w", err)
+	}
+	defer os.Remove(f.Name())
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.WriteString(tok + "\n")
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// A link, not a rename: a token another process put there first
+		// is kept, not overwritten.
+		err = os.Link(f.Name(), path)
+		if errors.Is(err, os.ErrExist) {
+			tok, err = readToken(path)
+			return tok, false, err
+		}
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("memory server: write token %s: %w", path, err)
+	}
+	return tok, true, nil
+}
+
+func readToken(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", engine.Invalidf("token file", "%s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", engine.Invalidf("token file", "%s has mode %04o: others on this machine may have read the token; delete it to make a new one", path, fi.Mode().Perm())
+	}
+	b := make([]byte, 256)
+	n, _ := f.Read(b)
+	tok := strings.TrimSpace(string(b[:n]))
+	if raw, err := hex.DecodeString(tok); err != nil || len(raw) != tokenBytes {
+		return "", engine.Invalidf("token file", "%s does not hold a token (%d hex digits): delete it to make a new one", path, 2*tokenBytes)
+	}
+	return tok, nil
+}
+
+// CookieName is the cookie that carries the token for a browser: opening
+// any page with ?token=<token> on TCP sets it (HttpOnly, SameSite=Strict)
+// and redirects to the same URL without the token.
+const CookieName = "engine_token"
+
+// authHandler passes requests that came over the unix socket, and TCP
+// requests that carry the right token — in an Authorization: Bearer
+// header, or in the CookieName cookie a browser got from a ?token= URL;
+// other TCP requests get 401.
+type authHandler struct {
+	next http.Handler
+	run  *tracker          // the handlers running
+	want [sha256.Size]byte // sha256 of the token; zero: no TCP
+	set  bool
+}
+
+func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.run.add()
+	defer a.run.done()
+	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		a.openWithToken(w, r)
+		return
+	}
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		c, err := r.Cookie(CookieName)
+		if err != nil || c.Value == "" {
+			unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token (a browser: open the URL engine serve printed, with ?token=)")
+			return
+		}
+		tok = c.Value
+	}
+	if !a.valid(tok) {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token is not this server's (see the data dir's serve.token)")
+		return
+	}
+	a.next.ServeHTTP(w, r)
+}
+
+// valid reports whether tok is the server's token. Hashing first makes
+// the comparison constant-time in the token's length too.
+func (a *authHandler) valid(tok string) bool {
+	got := sha256.Sum256([]byte(tok))
+	return a.set && subtle.ConstantTimeCompare(got[:], a.want[:]) == 1
+}
+
+// openWithToken answers a browser opening a URL with ?token=: the right
+// token sets the cookie and redirects to the URL without the token (so it
+// leaves the address bar and the history); a wrong one is 401.
+func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !a.valid(q.Get("token")) {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token in the URL is not this server's (see the data dir's serve.token)")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: q.Get("token"), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	q.Del("token")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	u.Scheme, u.Host = "", ""
+	// Always a path on this server: "//host" or "/\host" would send the
+	// browser elsewhere.
+	u.Path = "/" + strings.TrimLeft(u.Path, `/\`)
+	u.RawPath = ""
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+func (a *authHandler) setToken(tok string) {
+	a.want = sha256.Sum256([]byte(tok))
+	a.set = tok != ""
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+func unauthorized(w http.ResponseWriter, challenge, detail string) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("Cache-Control", "no-store")
+	problem.Write(w, problem.New(http.StatusUnauthorized, detail))
+}
+
+// removeTempTokens removes temporary token files a killed EnsureToken left.
+func removeTempTokens(dataDir string) {
+	matches, _ := filepath.Glob(filepath.Join(dataDir, ".serve.token.*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
