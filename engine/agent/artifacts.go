@@ -67,6 +67,8 @@ type artifacts struct {
 	llmf    *os.File
 	events  *event.JSONL
 	shots   []string
+	// manifest rewrites manifest.json (under mu).
+	manifest replacer
 }
 
 // ArtifactDir is run id's artifact folder <runsDir>/<id>. It is an error
@@ -78,7 +80,7 @@ func openArtifacts(dir string) (*artifacts, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	a := &artifacts{dir: dir}
+	a := &artifacts{dir: dir, manifest: replacer{path: filepath.Join(dir, ManifestFile)}}
 	var err error
 	if a.actions, err = os.OpenFile(filepath.Join(dir, ActionsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, err
@@ -253,24 +255,16 @@ func (a *artifacts) writeManifest(m *run.Manifest, red *redact.Redactor) {
 	if a == nil || m == nil {
 		return
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return
-	}
-	var c run.Manifest // a deep copy: m's slices are not redacted in place
-	if err := json.Unmarshal(b, &c); err != nil {
-		return
-	}
-	red.Value(&c)
+	c := m.Clone() // m is not redacted in place
+	red.Value(c)
 	c.RunID, c.SessionID, c.ParentRunID = m.RunID, m.SessionID, m.ParentRunID // identifiers
-	b, err = json.MarshalIndent(&c, "", "  ")
+	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return
 	}
-	tmp := filepath.Join(a.dir, ManifestFile+".tmp")
-	if os.WriteFile(tmp, append(b, '\n'), 0o644) == nil {
-		_ = os.Rename(tmp, filepath.Join(a.dir, ManifestFile))
-	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_ = a.manifest.write(append(b, '\n'))
 }
 
 // paths lists the artifacts for the manifest.
@@ -289,4 +283,7 @@ func (a *artifacts) close(red *redact.Redactor) {
 	a.llmf.Close()
 	_ = a.events.Close()
 	a.rewrite(red)
+	a.mu.Lock()
+	a.manifest.close()
+	a.mu.Unlock()
 }

@@ -374,3 +374,80 @@ func TestNonWebPagesAreRunStates(t *testing.T) {
 		t.Fatalf("resume starts at %q", sc.StartURL)
 	}
 }
+
+// Clone shares nothing with the manifest: every field filled, the copy
+// changed through and through, the original is as it was. A field added
+// to Manifest is filled too, so a slice or pointer Clone does not copy
+// fails here.
+func TestManifestClone(t *testing.T) {
+	fill := func() *Manifest {
+		m := &Manifest{}
+		touch(reflect.ValueOf(m).Elem())
+		return m
+	}
+	m, want := fill(), fill()
+	c := m.Clone()
+	if !reflect.DeepEqual(c, m) {
+		t.Fatalf("clone %+v, want %+v", c, m)
+	}
+	touch(reflect.ValueOf(c).Elem())
+	if reflect.DeepEqual(c, m) {
+		t.Fatal("touch changed nothing")
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("changing the clone changed the manifest: %+v, want %+v", m, want)
+	}
+}
+
+// touch changes every exported value reachable from v (allocating nil
+// pointers, growing slices and maps by one element), the same way each
+// time.
+func touch(v reflect.Value) {
+	if v.Type() == reflect.TypeFor[time.Time]() {
+		v.Set(reflect.ValueOf(v.Interface().(time.Time).Add(time.Hour)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(v.Uint() + 1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(v.Float() + 1)
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		touch(v.Elem())
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem()))
+		}
+		for i := range v.Len() {
+			touch(v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		k := reflect.New(v.Type().Key()).Elem()
+		e := reflect.New(v.Type().Elem()).Elem()
+		if old := v.MapIndex(k); old.IsValid() {
+			e.Set(old)
+		}
+		touch(e)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				touch(v.Field(i))
+			}
+		}
+	default:
+		panic("touch: " + v.Kind().String())
+	}
+}
