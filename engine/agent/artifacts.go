@@ -69,6 +69,18 @@ type artifacts struct {
 	shots   []string
 	// manifest rewrites manifest.json (under mu).
 	manifest replacer
+	// system is the last system prompt logged, redacted (under mu).
+	system loggedText
+}
+
+// loggedText is a text as logText returned it, with the Redactor and how
+// many secrets it held then: the same text is redacted again only once
+// the Redactor holds more.
+type loggedText struct {
+	in, out string
+	n       int // out's original size, or 0
+	red     *redact.Redactor
+	secrets int
 }
 
 // ArtifactDir is run id's artifact folder <runsDir>/<id>. It is an error
@@ -170,6 +182,24 @@ func logText(s string, red *redact.Redactor) (string, int) {
 	return clipBytes(s, LogClip) + "…", len(s)
 }
 
+// systemText is logText(s, red) for the system prompt, which is the same
+// at every step of a run: it is redacted again only when it or the
+// Redactor's secrets changed.
+func (a *artifacts) systemText(s string, red *redact.Redactor) (string, int) {
+	secrets := red.Secrets() // before redacting: a secret added meanwhile redoes it next time
+	a.mu.Lock()
+	c := a.system
+	a.mu.Unlock()
+	if c.in == s && c.red == red && c.secrets == secrets && c.out != "" {
+		return c.out, c.n
+	}
+	out, n := logText(s, red)
+	a.mu.Lock()
+	a.system = loggedText{in: s, out: out, n: n, red: red, secrets: secrets}
+	a.mu.Unlock()
+	return out, n
+}
+
 func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []loggedCall {
 	var out []loggedCall
 	for _, tc := range tcs {
@@ -190,7 +220,7 @@ func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelRes
 	for i := range v.Retries {
 		v.Retries[i].Error, _ = logText(v.Retries[i].Error, red)
 	}
-	v.Request.System, v.Request.SystemBytes = logText(req.System, red)
+	v.Request.System, v.Request.SystemBytes = a.systemText(req.System, red)
 	for _, m := range req.Messages {
 		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
 		lm.Content, lm.ContentBytes = logText(m.Content, red)
