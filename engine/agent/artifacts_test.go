@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,5 +45,21 @@ func TestLLMLogSystemPromptFollowsSecrets(t *testing.T) {
 	want := []string{req.System, req.System, strings.Replace(req.System, "zq-amber-falcon-quill", redact.Secret, 1)}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("system prompts logged:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// redactField redacts an event's field as the Redactor's Value does.
+func TestRedactFieldIsValue(t *testing.T) {
+	red := redact.New(redact.Options{})
+	red.Add("zq-amber-falcon-quill")
+	r := &runner{red: red}
+	for _, v := range []any{nil, true, 3, int64(4), 0.5, "plain", "code zq-amber-falcon-quill", "bob.vance@example.com",
+		json.Number("12"), json.Number("4111111111111111"), []string{"zq-amber-falcon-quill"}, map[string]any{"k": "zq-amber-falcon-quill"},
+		engine.ActionKind("type zq-amber-falcon-quill")} {
+		want := v
+		red.Value(&want)
+		if got := r.redactField(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("redactField(%#v) = %#v, want %#v", v, got, want)
+		}
 	}
 }

@@ -117,7 +117,9 @@ func (j *JSONL) Write(e Event) {
 	if j.err != nil {
 		return
 	}
-	b, err := json.Marshal(e)
+	// MarshalJSON's output is compact and escaped already (every part
+	// comes from json.Marshal): json.Marshal(e) would only copy it again.
+	b, err := e.MarshalJSON()
 	if err == nil {
 		_, err = j.w.Write(append(b, '\n'))
 	}
