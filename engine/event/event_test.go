@@ -3,6 +3,9 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +41,52 @@ func TestJSONLLineIsMarshal(t *testing.T) {
 	}
 	if buf.String() != want.String() {
 		t.Fatalf("JSONL wrote\n%s\nwant\n%s", buf.String(), want.String())
+	}
+}
+
+// marshalRef is MarshalJSON as json.Marshal of each part: the name first,
+// then the fields in key order.
+func marshalRef(e Event) ([]byte, error) {
+	name, err := json.Marshal(e.Name)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"event":`)
+	b.Write(name)
+	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+		if k == "event" {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(e.Fields[k])
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// MarshalJSON renders what json.Marshal renders of each part, joined; a
+// field that cannot be rendered is an error that names it.
+func TestMarshalJSONParts(t *testing.T) {
+	for _, e := range []Event{
+		{Name: "a<b>"},
+		{Name: "context_built", Fields: map[string]any{"dropped": []map[string]any{{"section": "x", "tokens": 3}}, "goal": "<&\u2028>", "n": json.Number("1e3"), "raw": json.RawMessage(` [1, 2] `), "own": spaced{}, "nil": nil, "f": 0.1}},
+	} {
+		got, err := e.MarshalJSON()
+		want, werr := marshalRef(e)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Fatalf("MarshalJSON = %s, %v; want %s, %v", got, err, want, werr)
+		}
+	}
+	_, err := Event{Name: "x", Fields: map[string]any{"bad": make(chan int)}}.MarshalJSON()
+	if err == nil || !strings.Contains(err.Error(), "event x: field bad: json: unsupported type: chan int") {
+		t.Fatalf("err = %v", err)
 	}
 }
