@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory/internal/touch"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/kvtest"
@@ -382,7 +383,7 @@ func TestNonWebPagesAreRunStates(t *testing.T) {
 func TestManifestClone(t *testing.T) {
 	fill := func() *Manifest {
 		m := &Manifest{}
-		touch(reflect.ValueOf(m).Elem())
+		touch.All(m)
 		return m
 	}
 	m, want := fill(), fill()
@@ -390,64 +391,11 @@ func TestManifestClone(t *testing.T) {
 	if !reflect.DeepEqual(c, m) {
 		t.Fatalf("clone %+v, want %+v", c, m)
 	}
-	touch(reflect.ValueOf(c).Elem())
+	touch.All(c)
 	if reflect.DeepEqual(c, m) {
 		t.Fatal("touch changed nothing")
 	}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("changing the clone changed the manifest: %+v, want %+v", m, want)
-	}
-}
-
-// touch changes every exported value reachable from v (allocating nil
-// pointers, growing slices and maps by one element), the same way each
-// time.
-func touch(v reflect.Value) {
-	if v.Type() == reflect.TypeFor[time.Time]() {
-		v.Set(reflect.ValueOf(v.Interface().(time.Time).Add(time.Hour)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(v.String() + "x")
-	case reflect.Bool:
-		v.SetBool(!v.Bool())
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(v.Int() + 1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(v.Uint() + 1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(v.Float() + 1)
-	case reflect.Pointer:
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		touch(v.Elem())
-	case reflect.Slice:
-		if v.Len() == 0 {
-			v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem()))
-		}
-		for i := range v.Len() {
-			touch(v.Index(i))
-		}
-	case reflect.Map:
-		if v.IsNil() {
-			v.Set(reflect.MakeMap(v.Type()))
-		}
-		k := reflect.New(v.Type().Key()).Elem()
-		e := reflect.New(v.Type().Elem()).Elem()
-		if old := v.MapIndex(k); old.IsValid() {
-			e.Set(old)
-		}
-		touch(e)
-		v.SetMapIndex(k, e)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				touch(v.Field(i))
-			}
-		}
-	default:
-		panic("touch: " + v.Kind().String())
 	}
 }
