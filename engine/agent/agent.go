@@ -18,6 +18,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -352,11 +353,26 @@ func (r *runner) redactFields(fields map[string]any) map[string]any {
 	c := make(map[string]any, len(fields))
 	for k, v := range fields {
 		if !identifier(k) {
-			r.red.Value(&v)
+			v = r.redactField(v)
 		}
 		c[k] = v
 	}
 	return c
+}
+
+// redactField is v redacted as r.red.Value(&v) does it, without walking
+// the kinds of value events mostly hold.
+func (r *runner) redactField(v any) any {
+	switch x := v.(type) {
+	case nil, bool, int, int64, float64:
+		return v
+	case string:
+		return r.red.String(x)
+	case json.Number:
+		return json.Number(r.red.String(string(x)))
+	}
+	r.red.Value(&v)
+	return v
 }
 
 func identifier(key string) bool {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,6 +112,9 @@ func TestColdRunLearnsAndWarmRunIsShorter(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(res.Dir, name)); err != nil {
 			t.Errorf("artifact %s: %v", name, err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, ManifestFile+".tmp")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the manifest's spare is left in the run's folder: %v", err)
 	}
 	m, err := run.New(db, run.Options{}).Get(context.Background(), res.RunID)
 	if err != nil || m.Status != run.Completed || m.TurnCount != 11 {

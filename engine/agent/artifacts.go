@@ -67,6 +67,20 @@ type artifacts struct {
 	llmf    *os.File
 	events  *event.JSONL
 	shots   []string
+	// manifest rewrites manifest.json (under mu).
+	manifest replacer
+	// system is the last system prompt logged, redacted (under mu).
+	system loggedText
+}
+
+// loggedText is a text as logText returned it, with the Redactor and how
+// many secrets it held then: the same text is redacted again only once
+// the Redactor holds more.
+type loggedText struct {
+	in, out string
+	n       int // out's original size, or 0
+	red     *redact.Redactor
+	secrets int
 }
 
 // ArtifactDir is run id's artifact folder <runsDir>/<id>. It is an error
@@ -78,7 +92,7 @@ func openArtifacts(dir string) (*artifacts, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	a := &artifacts{dir: dir}
+	a := &artifacts{dir: dir, manifest: replacer{path: filepath.Join(dir, ManifestFile)}}
 	var err error
 	if a.actions, err = os.OpenFile(filepath.Join(dir, ActionsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, err
@@ -168,6 +182,24 @@ func logText(s string, red *redact.Redactor) (string, int) {
 	return clipBytes(s, LogClip) + "…", len(s)
 }
 
+// systemText is logText(s, red) for the system prompt, which is the same
+// at every step of a run: it is redacted again only when it or the
+// Redactor's secrets changed.
+func (a *artifacts) systemText(s string, red *redact.Redactor) (string, int) {
+	secrets := red.Secrets() // before redacting: a secret added meanwhile redoes it next time
+	a.mu.Lock()
+	c := a.system
+	a.mu.Unlock()
+	if c.in == s && c.red == red && c.secrets == secrets && c.out != "" {
+		return c.out, c.n
+	}
+	out, n := logText(s, red)
+	a.mu.Lock()
+	a.system = loggedText{in: s, out: out, n: n, red: red, secrets: secrets}
+	a.mu.Unlock()
+	return out, n
+}
+
 func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []loggedCall {
 	var out []loggedCall
 	for _, tc := range tcs {
@@ -188,7 +220,7 @@ func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelRes
 	for i := range v.Retries {
 		v.Retries[i].Error, _ = logText(v.Retries[i].Error, red)
 	}
-	v.Request.System, v.Request.SystemBytes = logText(req.System, red)
+	v.Request.System, v.Request.SystemBytes = a.systemText(req.System, red)
 	for _, m := range req.Messages {
 		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
 		lm.Content, lm.ContentBytes = logText(m.Content, red)
@@ -253,24 +285,16 @@ func (a *artifacts) writeManifest(m *run.Manifest, red *redact.Redactor) {
 	if a == nil || m == nil {
 		return
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return
-	}
-	var c run.Manifest // a deep copy: m's slices are not redacted in place
-	if err := json.Unmarshal(b, &c); err != nil {
-		return
-	}
-	red.Value(&c)
+	c := m.Clone() // m is not redacted in place
+	red.Value(c)
 	c.RunID, c.SessionID, c.ParentRunID = m.RunID, m.SessionID, m.ParentRunID // identifiers
-	b, err = json.MarshalIndent(&c, "", "  ")
+	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return
 	}
-	tmp := filepath.Join(a.dir, ManifestFile+".tmp")
-	if os.WriteFile(tmp, append(b, '\n'), 0o644) == nil {
-		_ = os.Rename(tmp, filepath.Join(a.dir, ManifestFile))
-	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_ = a.manifest.write(append(b, '\n'))
 }
 
 // paths lists the artifacts for the manifest.
@@ -289,4 +313,7 @@ func (a *artifacts) close(red *redact.Redactor) {
 	a.llmf.Close()
 	_ = a.events.Close()
 	a.rewrite(red)
+	a.mu.Lock()
+	a.manifest.close()
+	a.mu.Unlock()
 }

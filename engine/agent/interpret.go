@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/fingerprint"
@@ -163,19 +165,19 @@ var suits = map[engine.ActionKind]map[string]bool{
 }
 
 func (p *Page) find(kind engine.ActionKind, role, name string) (engine.Element, bool) {
-	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
+	n := strings.ToLower(oneLine(name))
 	if n == "" {
 		return engine.Element{}, false
 	}
 	match := func(e engine.Element, exact bool) bool {
-		en := strings.ToLower(strings.Join(strings.Fields(e.Name), " "))
 		if role != "" && !strings.EqualFold(e.Role, role) {
 			return false
 		}
+		en := oneLine(e.Name) // lowercased, it is compared with n
 		if exact {
-			return en == n || strings.ToLower(e.Role)+" "+en == n
+			return lowerEqual(en, n) || lowerPairEqual(e.Role, en, n) // NAME or "ROLE NAME"
 		}
-		return en != "" && strings.HasPrefix(en, n)
+		return en != "" && lowerHasPrefix(en, n)
 	}
 	for _, exact := range []bool{true, false} {
 		found, best := false, engine.Element{}
@@ -229,14 +231,27 @@ func (p *Page) renderElements(b *strings.Builder) {
 			fmt.Fprintf(b, "(%d more not shown)\n", len(p.Elements)-n)
 			break
 		}
-		line := fmt.Sprintf("%s: %s - %s", e.Ref, e.Role, oneLine(e.Name))
+		b.WriteString(e.Ref)
+		b.WriteString(": ")
+		b.WriteString(e.Role)
+		b.WriteString(" - ")
+		b.WriteString(oneLine(e.Name))
 		if e.Value != "" {
-			line += fmt.Sprintf(" (value %q)", clip(oneLine(e.Value), 60))
+			b.WriteString(" (value ")
+			b.WriteString(strconv.Quote(clip(oneLine(e.Value), 60)))
+			b.WriteString(")")
 		}
 		if len(e.States) > 0 {
-			line += " [" + strings.Join(e.States, ", ") + "]"
+			b.WriteString(" [")
+			for i, st := range e.States {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(st)
+			}
+			b.WriteString("]")
 		}
-		b.WriteString(line + "\n")
+		b.WriteString("\n")
 		n++
 	}
 	if n == 0 {
@@ -244,12 +259,82 @@ func (p *Page) renderElements(b *strings.Builder) {
 	}
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is s with its runs of white space made one space, trimmed.
+func oneLine(s string) string {
+	if isOneLine(s) {
+		return s // the common case, without allocating
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isOneLine reports whether s is ASCII already in oneLine's form: no
+// white space but single spaces between words.
+func isOneLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return false
+		}
+	}
+	return true
+}
+
+// lowerEqual reports whether strings.ToLower(s) == t, without allocating
+// for an ASCII s.
+func lowerEqual(s, t string) bool {
+	if !isASCII(s) {
+		return strings.ToLower(s) == t
+	}
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if lowerASCII(s[i]) != t[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerHasPrefix reports whether strings.ToLower(s) starts with p, without
+// allocating for an ASCII s.
+func lowerHasPrefix(s, p string) bool {
+	if !isASCII(s) {
+		return strings.HasPrefix(strings.ToLower(s), p)
+	}
+	return len(s) >= len(p) && lowerEqual(s[:len(p)], p)
+}
+
+// lowerPairEqual reports whether strings.ToLower(a)+" "+strings.ToLower(b)
+// == t, without allocating for an ASCII a and b.
+func lowerPairEqual(a, b, t string) bool {
+	if !isASCII(a) {
+		return strings.ToLower(a)+" "+strings.ToLower(b) == t
+	}
+	return len(t) > len(a) && t[len(a)] == ' ' && lowerEqual(a, t[:len(a)]) && lowerEqual(b, t[len(a)+1:])
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
 
 func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string(r[:n]) + "…"
+	return string([]rune(s)[:n]) + "…"
 }

@@ -236,9 +236,18 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 		}
 	}
 	for _, c := range calls {
+		if !mayBeSecret(c) {
+			continue // no value typed: nothing to look up
+		}
 		el, found := r.page.Find(c.Kind, c.Ref, c.Element)
 		r.noteSecret(c, el, found)
 	}
+}
+
+// mayBeSecret reports whether c types a value, which a secret field makes
+// a secret.
+func mayBeSecret(c call) bool {
+	return c.Value != "" && (c.Kind == engine.ActFill || c.Kind == engine.ActType)
 }
 
 // noteSecret reports whether c fills or types a value into a secret field
@@ -246,7 +255,7 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 // redact.SecretField says is secret (the element's, else the name the
 // model gave) — and if so adds the value to the run's Redactor.
 func (r *runner) noteSecret(c call, el engine.Element, found bool) bool {
-	if c.Value == "" || c.Kind != engine.ActFill && c.Kind != engine.ActType {
+	if !mayBeSecret(c) {
 		return false
 	}
 	name := c.Element

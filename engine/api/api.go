@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -230,6 +231,8 @@ type call struct {
 	// mu is the handler's lock; shared says this call holds its shared side.
 	mu     *sync.RWMutex
 	shared bool
+	// q is r's query, parsed on first use.
+	q url.Values
 }
 
 func (h *handler) serve(rt Route) http.Handler {
@@ -404,7 +407,12 @@ func (c *call) exclusive(fn func() error) error {
 }
 
 // query returns a query parameter ("" when absent).
-func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
+func (c *call) query(name string) string {
+	if c.q == nil {
+		c.q = c.r.URL.Query() // once per request, not once per parameter
+	}
+	return c.q.Get(name)
+}
 
 // queryInt returns a query parameter as an int (def when absent); a value
 // that is not a number in [min, max] is bad input.

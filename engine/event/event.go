@@ -29,26 +29,31 @@ type Event struct {
 // MarshalJSON renders {"event": Name, ...Fields}: the name first, then the
 // fields in key order, so lines read alike and grep well.
 func (e Event) MarshalJSON() ([]byte, error) {
-	name, err := json.Marshal(e.Name)
-	if err != nil {
+	var b bytes.Buffer
+	// An Encoder writes what json.Marshal returns, and a newline, into b:
+	// no slice to allocate per key and value.
+	enc := json.NewEncoder(&b)
+	put := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1)
+		return nil
+	}
+	b.WriteString(`{"event":`)
+	if err := put(e.Name); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"event":`)
-	b.Write(name)
 	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
 		if k == "event" {
 			continue
 		}
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(e.Fields[k])
-		if err != nil {
+		b.WriteByte(',')
+		_ = put(k) // a string always encodes
+		b.WriteByte(':')
+		if err := put(e.Fields[k]); err != nil {
 			return nil, fmt.Errorf("event %s: field %s: %w", e.Name, k, err)
 		}
-		b.WriteByte(',')
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -117,7 +122,9 @@ func (j *JSONL) Write(e Event) {
 	if j.err != nil {
 		return
 	}
-	b, err := json.Marshal(e)
+	// MarshalJSON's output is compact and escaped already (every part
+	// comes from json.Marshal): json.Marshal(e) would only copy it again.
+	b, err := e.MarshalJSON()
 	if err == nil {
 		_, err = j.w.Write(append(b, '\n'))
 	}

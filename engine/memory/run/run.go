@@ -153,6 +153,26 @@ func firstWeb(us ...string) string {
 	return ""
 }
 
+// Clone returns a deep copy of m: nothing it reaches is shared with m,
+// so the copy can be changed (redacted, say) and m stays as it was.
+func (m *Manifest) Clone() *Manifest {
+	c := *m
+	c.ArtifactPaths = slices.Clone(m.ArtifactPaths)
+	if m.Success != nil {
+		v := *m.Success
+		c.Success = &v
+	}
+	if m.Owner != nil {
+		o := *m.Owner
+		c.Owner = &o
+	}
+	if m.Replay != nil {
+		r := *m.Replay
+		c.Replay = &r
+	}
+	return &c
+}
+
 // Session returns the session-history entry of a finished run, for
 // session.Store.Record; outcome is the summary, or the result, or the
 // reason it failed.

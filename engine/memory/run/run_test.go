@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory/internal/touch"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/kvtest"
@@ -372,5 +373,29 @@ func TestNonWebPagesAreRunStates(t *testing.T) {
 	}
 	if sc.StartURL != "https://shop.example.com/" {
 		t.Fatalf("resume starts at %q", sc.StartURL)
+	}
+}
+
+// Clone shares nothing with the manifest: every field filled, the copy
+// changed through and through, the original is as it was. A field added
+// to Manifest is filled too, so a slice or pointer Clone does not copy
+// fails here.
+func TestManifestClone(t *testing.T) {
+	fill := func() *Manifest {
+		m := &Manifest{}
+		touch.All(m)
+		return m
+	}
+	m, want := fill(), fill()
+	c := m.Clone()
+	if !reflect.DeepEqual(c, m) {
+		t.Fatalf("clone %+v, want %+v", c, m)
+	}
+	touch.All(c)
+	if reflect.DeepEqual(c, m) {
+		t.Fatal("touch changed nothing")
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("changing the clone changed the manifest: %+v, want %+v", m, want)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/listing"
+	"github.com/engine-dev/engine/engine/memory/internal/decoded"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -357,8 +358,8 @@ func eachKept(r kv.Reader, site string, before []byte, fn func(k []byte, s Sessi
 		if err != nil {
 			return err
 		}
-		var s Session
-		if err := json.Unmarshal(v, &s); err != nil {
+		s, err := decodedSessions.Unmarshal(k, v)
+		if err != nil {
 			return fmt.Errorf("decode %s: %w", k, err)
 		}
 		if err := fn(k, s); err != nil {
@@ -370,6 +371,11 @@ func eachKept(r kv.Reader, site string, before []byte, fn func(k []byte, s Sessi
 	}
 	return nil
 }
+
+// decodedSessions holds the sessions last read by key, decoded: a site's kept
+// sessions are read at every step of a run. A Session holds no pointer,
+// slice or map: a copy shares nothing.
+var decodedSessions = decoded.New[Session](256, nil)
 
 // scanSite decodes site's sessions in the order opts scans them.
 func scanSite(r kv.Reader, site string, opts kv.ScanOptions, fn func(k []byte, s Session) error) error {

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/internal/attribution"
 	textcheck "github.com/engine-dev/engine/engine/memory/internal/check"
+	"github.com/engine-dev/engine/engine/memory/internal/decoded"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -116,6 +118,17 @@ type Trajectory struct {
 
 // Stale is why and since when the memory stopped holding (one type for every kind).
 type Stale = engine.Stale
+
+// Clone returns a deep copy of t: nothing it reaches is shared with t.
+func (t Trajectory) Clone() Trajectory {
+	t.Params = slices.Clone(t.Params)
+	t.Steps = slices.Clone(t.Steps)
+	if t.Stale != nil {
+		st := *t.Stale
+		t.Stale = &st
+	}
+	return t
+}
 
 // VerifiedShare is the share of steps that were verified.
 func (t *Trajectory) VerifiedShare() float64 {
@@ -438,8 +451,8 @@ func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
 	if err != nil {
 		return Trajectory{}, err
 	}
-	var t Trajectory
-	if err := json.Unmarshal(v, &t); err != nil {
+	t, err := decodedTrajectories.Unmarshal(keyspace.Trajectory(site, id), v)
+	if err != nil {
 		return Trajectory{}, fmt.Errorf("decode: %w", err)
 	}
 	if !s.opts.Now().Before(t.ExpiresAt) {
@@ -447,6 +460,10 @@ func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
 	}
 	return t, nil
 }
+
+// decodedTrajectories holds the trajectories last read, decoded: a run's
+// reference trajectory is read at every step.
+var decodedTrajectories = decoded.New(64, Trajectory.Clone)
 
 // Delete removes one trajectory.
 func (s *Store) Delete(ctx context.Context, host, id string) error {
