@@ -592,7 +592,7 @@ func (r *runner) toolError(step int, msg string) {
 	r.lastDesc = "(no valid tool call)"
 	r.pushRecent(r.lastDesc + " → error: " + msg)
 	r.onStep(StepInfo{Step: step, Error: msg})
-	r.log(record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, Origin: lesson.OriginEngine, URL: r.page.URL})
+	r.log(record{Record: runfiles.Record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, Origin: lesson.OriginEngine, URL: r.page.URL}})
 	if r.res.Errors >= r.cfg.MaxErrors {
 		r.stop(false, ReasonMaxErrors)
 	}
@@ -633,8 +633,8 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		r.onStep(StepInfo{Step: step, Action: desc, Error: "repeated action"})
 		return false
 	}
-	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
-		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
+	rec := record{Record: runfiles.Record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
+		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory},
 		selectors: r.shownSelectors, refSteps: r.shownSteps, facts: r.shownFacts,
 		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {

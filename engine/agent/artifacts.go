@@ -24,29 +24,12 @@ const (
 	LLMFile      = runfiles.LLMFile      // every model call: tool calls, usage, errors
 )
 
-// record is one line of actions.jsonl: the engine's own action record
-// ({"step","action","ref","value","ok","error","url"}, which engine learn
-// reads) plus what the run knew about the step.
+// record is one step's action as the run keeps it: the line it writes to
+// actions.jsonl (runfiles.Record, which engine learn and the readers of a
+// run's folder read) plus what the run knew about the step that is not
+// written.
 type record struct {
-	Step      int    `json:"step"`
-	Action    string `json:"action"`
-	Ref       string `json:"ref,omitempty"`
-	Value     string `json:"value,omitempty"`
-	OK        bool   `json:"ok"`
-	Error     string `json:"error,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Role      string `json:"role,omitempty"`
-	Name      string `json:"name,omitempty"`
-	Replayed  bool   `json:"replayed,omitempty"`
-	Approval  string `json:"approval,omitempty"` // approved or rejected (rejected: not run)
-	ToolError string `json:"tool_error,omitempty"`
-	// Origin says where a failure came from: "browser" (the page refused
-	// the action: learning may learn from it) or "engine" (refused for its
-	// arguments or by the engine: never learned from). See originOf.
-	Origin     string   `json:"origin,omitempty"`
-	Screenshot string   `json:"screenshot,omitempty"`
-	Lessons    []string `json:"lessons_shown,omitempty"`    // lesson ids recalled into this step's message
-	Trajectory string   `json:"trajectory_shown,omitempty"` // reference trajectory shown at this step
+	runfiles.Record
 
 	attributed  bool
 	selectors   []memctx.Shown     // the selectors this step's context offered

@@ -10,6 +10,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
@@ -91,7 +92,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		if perr != nil {
 			r.res.Errors++
 			r.notes = append(r.notes, "Your last answer was not a plan: "+perr.Error()+". Answer with the JSON object described.")
-			r.log(record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), Origin: lesson.OriginEngine, URL: r.page.URL})
+			r.log(record{Record: runfiles.Record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), Origin: lesson.OriginEngine, URL: r.page.URL}})
 			r.onStep(StepInfo{Step: r.res.Steps, Error: perr.Error()})
 			if r.res.Errors >= r.cfg.MaxErrors {
 				r.stop(false, ReasonMaxErrors)
