@@ -852,6 +852,16 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 	default:
 		fmt.Fprintf(&b, "Last action: %s → failed\n", r.lastDesc)
 	}
+	r.writeNotesAndFailure(&b)
+	b.WriteString("\nCall the appropriate tool for the next action.")
+	return b.String()
+}
+
+// writeNotesAndFailure writes what the next message must tell the model
+// about the last turn, in both loops (the step message and the planner's):
+// the notes queued for it (then emptied), and Trigger A's block, the last
+// failed action's error with its tips beside it.
+func (r *runner) writeNotesAndFailure(b *strings.Builder) {
 	for _, n := range r.notes {
 		b.WriteString("\n" + n + "\n")
 	}
@@ -862,8 +872,6 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 			b.WriteString("\n" + r.lastTips + "\n")
 		}
 	}
-	b.WriteString("\nCall the appropriate tool for the next action.")
-	return b.String()
 }
 
 // finish ends the run: the final screenshot, post-run learning, the

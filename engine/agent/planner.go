@@ -66,17 +66,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		if mc != nil && mc.Text != "" {
 			b.WriteString("\n" + mc.Text + "\n")
 		}
-		for _, n := range r.notes {
-			b.WriteString("\n" + n + "\n")
-		}
-		r.notes = nil
-		if r.lastErr != "" {
-			// Trigger A in planner mode: the failed action's tips beside its error.
-			b.WriteString("\nIMPORTANT - Last action failed:\n" + r.lastErr + "\n")
-			if r.lastTips != "" {
-				b.WriteString("\n" + r.lastTips + "\n")
-			}
-		}
+		r.writeNotesAndFailure(&b) // Trigger A in planner mode too
 		b.WriteString("\nBROWSER STATE:\n")
 		p := &r.page
 		fmt.Fprintf(&b, "URL: %s\nTitle: %s\nType: %s\nSummary: %s\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
