@@ -306,7 +306,7 @@ func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 		return nil, fmt.Errorf("chromedp: title: %w", err)
 	}
 	secret, err := secretFields(cctx)
-	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.maxTree, b.maxText), t: t, seen: map[cdp.BackendNodeID]bool{}, secret: secret, unknown: err != nil}
+	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.bounds), t: t, seen: map[cdp.BackendNodeID]bool{}, secret: secret, unknown: err != nil}
 	for _, d := range b.takeDialogs() {
 		r.Text(d)
 	}

@@ -2,10 +2,45 @@ package shared
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
 )
+
+// Bounds are a browser plugin's bounds on a snapshot, in bytes: its tree
+// text's and its visible text's.
+type Bounds struct{ Tree, Text int }
+
+// DefaultBounds are a browser plugin's snapshot bounds until the host's
+// open options or a snapshot request set others.
+func DefaultBounds() Bounds { return Bounds{Tree: 64 << 10, Text: 16 << 10} }
+
+// Set applies a snapshot request's bounds (SnapshotBounds): a positive
+// one replaces its bound, another leaves it.
+func (b *Bounds) Set(maxTree, maxText int) {
+	if maxTree > 0 {
+		b.Tree = maxTree
+	}
+	if maxText > 0 {
+		b.Text = maxText
+	}
+}
+
+// Open applies the open options max_tree_bytes and max_text_bytes; a
+// value that is not a positive number is an error that names plugin.
+func (b *Bounds) Open(o map[string]string, plugin string) error {
+	for key, dst := range map[string]*int{"max_tree_bytes": &b.Tree, "max_text_bytes": &b.Text} {
+		if v := o[key]; v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("%s: %s: %q is not a positive number", plugin, key, v)
+			}
+			*dst = n
+		}
+	}
+	return nil
+}
 
 // SnapshotWriter writes a snapshot the way every browser plugin written in
 // Go does, whatever it walks (chromium's accessibility tree, parsed HTML):
@@ -21,10 +56,10 @@ type SnapshotWriter struct {
 	truncated        bool
 }
 
-// NewSnapshotWriter returns a writer whose tree text holds at most maxTree
-// bytes and visible text at most maxText.
-func NewSnapshotWriter(maxTree, maxText int) *SnapshotWriter {
-	return &SnapshotWriter{maxTree: maxTree, maxText: maxText}
+// NewSnapshotWriter returns a writer whose tree text and visible text stay
+// within b.
+func NewSnapshotWriter(b Bounds) *SnapshotWriter {
+	return &SnapshotWriter{maxTree: b.Tree, maxText: b.Text}
 }
 
 // Line writes s as a line of the tree at depth.

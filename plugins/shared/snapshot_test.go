@@ -12,7 +12,7 @@ import (
 // element's ref, value and states, text lines, and bounds that drop what
 // does not fit and say so.
 func TestSnapshotWriter(t *testing.T) {
-	w := NewSnapshotWriter(1000, 1000)
+	w := NewSnapshotWriter(Bounds{Tree: 1000, Text: 1000})
 	w.Node(0, "form", "Search", nil)
 	el := &engine.Element{Ref: "e3", Role: "searchbox", Name: "Query", Value: "padel", States: []string{"required"}}
 	w.Node(1, "searchbox", "Query", el)
@@ -30,7 +30,7 @@ func TestSnapshotWriter(t *testing.T) {
 		t.Fatalf("snapshot\n%+v\nwant\n%+v", s, want)
 	}
 
-	w = NewSnapshotWriter(12, 5)
+	w = NewSnapshotWriter(Bounds{Tree: 12, Text: 5})
 	w.Line(0, "- a")    // 4 bytes
 	w.Line(1, "- b")    // 6 more: 10
 	w.Line(0, "- long") // would pass 12
@@ -43,5 +43,24 @@ func TestSnapshotWriter(t *testing.T) {
 	}
 	if q := Quote(strings.Repeat("x", 250)); q != `"`+strings.Repeat("x", 197)+`..."` {
 		t.Fatalf("Quote clips to %d bytes: %s", len(q), q)
+	}
+}
+
+// A browser's bounds start at the defaults; open options and a snapshot
+// request's positive bounds replace them.
+func TestBounds(t *testing.T) {
+	b := DefaultBounds()
+	if b != (Bounds{Tree: 64 << 10, Text: 16 << 10}) {
+		t.Fatalf("defaults %+v", b)
+	}
+	if err := b.Open(map[string]string{"max_tree_bytes": "300"}, "static"); err != nil || b != (Bounds{Tree: 300, Text: 16 << 10}) {
+		t.Fatalf("open: %+v %v", b, err)
+	}
+	if err := b.Open(map[string]string{"max_text_bytes": "0"}, "static"); err == nil || err.Error() != `static: max_text_bytes: "0" is not a positive number` {
+		t.Fatalf("open with 0: %v", err)
+	}
+	b.Set(0, 40)
+	if b != (Bounds{Tree: 300, Text: 40}) {
+		t.Fatalf("set: %+v", b)
 	}
 }

@@ -173,7 +173,7 @@ func (b *Browser) Snapshot(context.Context) (*engine.Snapshot, error) {
 	if b.doc == nil {
 		return &engine.Snapshot{URL: "about:blank"}, nil
 	}
-	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.maxTree, b.maxText), b: b}
+	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.bounds), b: b}
 	body := find(b.doc, func(n *html.Node) bool { return n.DataAtom == atom.Body })
 	if body == nil {
 		body = b.doc
