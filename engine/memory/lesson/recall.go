@@ -89,7 +89,8 @@ type candidate struct {
 // from the sites' compiled recall indexes (index.go): a warm recall reads
 // the two sites' generation tokens and the index entries of the lessons
 // it returns, and decodes only those. A recall is not a use: it changes
-// nothing.
+// nothing. Stale lessons are left out of the answer (see fresh), not of
+// the recall's event.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	out, err := s.recallOnError(ctx, command, errText, host, false)
 	if err != nil {
@@ -98,7 +99,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
-	return out, nil
+	return fresh(out), nil
 }
 
 // recallOnError is RecallError without its event; with hitsOnly it returns
@@ -231,7 +232,8 @@ func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
 // first, then the most used, at most Options.MaxRecall. It reads the
 // site's compiled recall index (a warm recall reads the site's generation
 // token and the returned lessons' records) and decodes only the returned
-// lessons.
+// lessons. Stale lessons are left out of the answer (see fresh), not of the
+// recall's event.
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
@@ -250,7 +252,7 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	}
 	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
-	return out, nil
+	return fresh(out), nil
 }
 
 // scanDomain is domain recall by scanning the host index ranges: for a

@@ -218,10 +218,11 @@ func (s *Store) StaleList(ctx context.Context, host string) ([]Lesson, error) {
 	return out, nil
 }
 
-// Fresh returns ls without its stale lessons: what recall may show.
+// fresh returns ls without its stale lessons: what recall answers.
 // Recall's indexes keep stale lessons (a mark is rare and short-lived), so
-// the callers that build prompts filter their results.
-func Fresh(ls []Lesson) []Lesson {
+// RecallError and RecallDomain filter what they found, the one place every
+// prompt and API answer gets its lessons from.
+func fresh(ls []Lesson) []Lesson {
 	out := ls[:0:0]
 	for _, l := range ls {
 		if l.Stale == nil {

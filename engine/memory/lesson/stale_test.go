@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
 )
 
 // A site-bound lesson records the page it was learned on; when the action
 // it recommends fails on that page after the page's fingerprint changed,
-// it is marked stale (listed, carried by recall so prompts leave it out)
+// it is marked stale (listed, left out of recall)
 // until it is learned there again.
 func TestLessonStaleOnChangedPage(t *testing.T) {
 	e := newEnv(t)
@@ -70,18 +71,24 @@ func TestLessonStaleOnChangedPage(t *testing.T) {
 	if other, _ := e.s.StaleList(ctx, "other.example"); len(other) != 0 {
 		t.Fatalf("StaleList of another site: %+v", other)
 	}
-	// Recall carries the mark; Fresh leaves it out.
+	// Recall leaves it out; its event still names it.
 	rd, err := e.s.RecallDomain(ctx, "shop.example")
-	if err != nil || len(rd) != 1 || rd[0].Stale == nil || len(Fresh(rd)) != 0 {
+	if err != nil || len(rd) != 0 {
 		t.Fatalf("domain recall %+v, %v", rd, err)
+	}
+	e.mu.Lock()
+	last := e.events[len(e.events)-1]
+	e.mu.Unlock()
+	if last.Name != event.DomainRecall || last.Fields["matched"] != 1 {
+		t.Fatalf("domain recall event %+v", last)
 	}
 	re, err := e.s.RecallError(ctx, "click", "another element would receive the click: div#promo", "shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Fresh(re) {
+	for _, r := range re {
 		if r.ID == l.ID {
-			t.Fatal("Fresh kept a stale lesson from error recall")
+			t.Fatal("error recall kept a stale lesson")
 		}
 	}
 	// Learned again on the page (check and failure in one run: the check
