@@ -114,3 +114,24 @@ func TestLessonStaleOnChangedPage(t *testing.T) {
 		}
 	}
 }
+
+// fresh keeps the order of the fresh lessons, and without a stale one
+// answers the slice it was given, allocating nothing.
+func TestFresh(t *testing.T) {
+	mark := &Stale{Reason: "gone"}
+	ls := []Lesson{{ID: "a"}, {ID: "b", Stale: mark}, {ID: "c"}, {ID: "d", Stale: mark}}
+	if got := fresh(ls); len(got) != 2 || got[0].ID != "a" || got[1].ID != "c" {
+		t.Fatalf("fresh = %+v", got)
+	}
+	if got := fresh(ls[1:2]); got == nil || len(got) != 0 {
+		t.Fatalf("all stale: %#v", got)
+	}
+	all := []Lesson{{ID: "a"}, {ID: "c"}}
+	if n := testing.AllocsPerRun(10, func() {
+		if got := fresh(all); &got[0] != &all[0] {
+			t.Fatal("not the same slice")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations without a stale lesson", n)
+	}
+}
