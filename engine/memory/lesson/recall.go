@@ -80,9 +80,10 @@ type candidate struct {
 // Options.MaxRecall. A lesson matches when its failed_command is the
 // command's verb or its error_pattern occurs in errText (both compared
 // case-insensitively; a pattern's placeholders match the values they
-// replaced, see ErrorPattern). Scores: error_pattern found 4, failed_command equal
-// 2, bound to this site 1; ties go to the more used, more helpful, more
-// recently used lesson. Lessons bound to another site never match.
+// replaced, see ErrorPattern). The score (errorScore, score.go) weighs the
+// error_pattern found most, then the failed_command equal, then being bound
+// to this site; ties go to the more used, more helpful, more recently used
+// lesson (rankMatch). Lessons bound to another site never match.
 //
 // Only the entries filed under the verb, or under no command, in the
 // global range and the host's site range are candidates. They are read
@@ -164,16 +165,7 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 			}
 		}
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(
-			cmp.Compare(b.score, a.score),
-			cmpUnhelpful(a.m.shown, a.m.helped, b.m.shown, b.m.helped),
-			cmp.Compare(b.m.useCount, a.m.useCount),
-			cmp.Compare(b.m.helped, a.m.helped),
-			cmp.Compare(b.m.lastUsed, a.m.lastUsed),
-			cmp.Compare(a.m.id, b.m.id),
-		)
-	})
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.score, a.score), rankMatch(&a.m, &b.m)) })
 	out := make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
 	for _, c := range cands {
 		if len(out) == s.opts.MaxRecall {
@@ -203,28 +195,6 @@ func readRecord(r kv.Reader, site, id string) (*Lesson, error) {
 		return nil, fmt.Errorf("lesson %s: read record: %w", id, err)
 	}
 	return decode(v, id)
-}
-
-// errorScore scores one candidate; 0 means it does not match. cmdMatch is
-// set for entries filed under the failing verb.
-func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
-	if m.domain != "" && (host == "" || !domain.Within(host, m.domain)) {
-		return 0
-	}
-	score := 0
-	if et.has(m.pattern) {
-		score += 4
-	}
-	if cmdMatch {
-		score += 2
-	}
-	if score == 0 {
-		return 0
-	}
-	if m.domain != "" {
-		score++
-	}
-	return score
 }
 
 // RecallDomain is Trigger B: the lessons bound to host or to a domain it is
