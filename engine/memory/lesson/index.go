@@ -741,7 +741,7 @@ func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
 }
 
 // recallError is RecallError in r: from the compiled indexes of sites, or
-// by scanning when a site has none. Candidates are the entries whose
+// by scanning when a site has none. The contenders are the entries whose
 // pattern the error holds (found by anchor word), then the verb's entries
 // in rank order, walked only until MaxRecall lessons are read: every entry
 // the walk has not reached scores no more than the one it stopped at and

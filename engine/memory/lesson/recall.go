@@ -68,8 +68,10 @@ func isWrapper(w string) bool {
 	return w == "npx" || strings.Contains(w, "playwright") || strings.HasSuffix(w, "-cli")
 }
 
-// candidate is an error-recall candidate, scored from its index entry.
-type candidate struct {
+// contender is an entry a scanning error recall scored above 0 (a
+// contender for the answer), with its site and score. ("Candidate" is a
+// trust level.)
+type contender struct {
 	m     matchEntry
 	site  string
 	score int
@@ -86,7 +88,7 @@ type candidate struct {
 // lesson (rankMatch). Lessons bound to another site never match.
 //
 // Only the entries filed under the verb, or under no command, in the
-// global range and the host's site range are candidates. They are read
+// global range and the host's site range are contenders. They are read
 // from the sites' compiled recall indexes (index.go): a warm recall reads
 // the two sites' generation tokens and the index entries of the lessons
 // it returns, and decodes only those. A recall is not a use: it changes
@@ -145,7 +147,7 @@ func errorSites(host string) []string {
 // before generation tokens, and the oracle the compiled index is tested
 // against.
 func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
-	var cands []candidate
+	var contenders []contender
 	for _, site := range sites {
 		for _, cmd := range cmds {
 			err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
@@ -156,7 +158,7 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 					return dmg.skip(k, errBadEntry)
 				}
 				if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
-					cands = append(cands, candidate{m, site, sc})
+					contenders = append(contenders, contender{m, site, sc})
 				}
 				return nil
 			})
@@ -165,9 +167,9 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 			}
 		}
 	}
-	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.score, a.score), rankMatch(&a.m, &b.m)) })
-	out := make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
-	for _, c := range cands {
+	slices.SortFunc(contenders, func(a, b contender) int { return cmp.Or(cmp.Compare(b.score, a.score), rankMatch(&a.m, &b.m)) })
+	out := make([]Lesson, 0, min(len(contenders), s.opts.MaxRecall))
+	for _, c := range contenders {
 		if len(out) == s.opts.MaxRecall {
 			break
 		}
