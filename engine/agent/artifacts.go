@@ -105,42 +105,6 @@ func (a *artifacts) log(rec record) {
 // beside it (…_bytes).
 const LogClip = 4000
 
-// llmRecord is one line of llm.jsonl: one model call.
-type llmRecord struct {
-	Step      int           `json:"step"`
-	Request   llmRequest    `json:"request"`
-	Attempts  int           `json:"attempts"`
-	Retries   []attempt     `json:"retries,omitempty"` // failed attempts, with the wait before the next
-	LatencyMS int64         `json:"latency_ms"`        // the whole call, retries included
-	Text      string        `json:"text,omitempty"`
-	TextBytes int           `json:"text_bytes,omitempty"`
-	ToolCalls []loggedCall  `json:"tool_calls,omitempty"`
-	Usage     *engine.Usage `json:"usage,omitempty"`
-	Error     string        `json:"error,omitempty"`
-}
-
-type llmRequest struct {
-	System      string          `json:"system"`
-	SystemBytes int             `json:"system_bytes,omitempty"`
-	Messages    []loggedMessage `json:"messages"`
-	Tools       []string        `json:"tools,omitempty"` // names only: the schemas are fixed
-}
-
-type loggedMessage struct {
-	Role         string       `json:"role"`
-	Content      string       `json:"content,omitempty"`
-	ContentBytes int          `json:"content_bytes,omitempty"`
-	ToolCalls    []loggedCall `json:"tool_calls,omitempty"`
-	ToolCallID   string       `json:"tool_call_id,omitempty"`
-}
-
-type loggedCall struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Arguments      string `json:"arguments"`
-	ArgumentsBytes int    `json:"arguments_bytes,omitempty"`
-}
-
 // logText redacts s and clips it to LogClip bytes; n is s's original
 // size when it was clipped, else 0.
 func logText(s string, red *redact.Redactor) (string, int) {
@@ -151,29 +115,30 @@ func logText(s string, red *redact.Redactor) (string, int) {
 	return clipBytes(s, LogClip) + "…", len(s)
 }
 
-func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []loggedCall {
-	var out []loggedCall
+func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []runfiles.ToolCall {
+	var out []runfiles.ToolCall
 	for _, tc := range tcs {
-		c := loggedCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
+		c := runfiles.ToolCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
 		c.Arguments, c.ArgumentsBytes = logText(tc.Arguments, red)
 		out = append(out, c)
 	}
 	return out
 }
 
-// llm logs one model call: the request and the answer (or the error),
-// redacted and clipped, with its attempts and latency.
+// llm logs one model call to llm.jsonl (runfiles.Call): the request and
+// the answer (or the error), redacted and clipped, with its attempts and
+// latency.
 func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelResponse, st callStats, err error, red *redact.Redactor) {
 	if a == nil {
 		return
 	}
-	v := llmRecord{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
+	v := runfiles.Call{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
 	for i := range v.Retries {
 		v.Retries[i].Error, _ = logText(v.Retries[i].Error, red)
 	}
 	v.Request.System, v.Request.SystemBytes = logText(req.System, red)
 	for _, m := range req.Messages {
-		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
+		lm := runfiles.Message{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
 		lm.Content, lm.ContentBytes = logText(m.Content, red)
 		v.Request.Messages = append(v.Request.Messages, lm)
 	}

@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/trust/redact"
 )
@@ -42,5 +45,48 @@ func TestActionRecordReadsBack(t *testing.T) {
 	}
 	if wantRecs := []runfiles.Record{full.Record, {}}; !reflect.DeepEqual(got, wantRecs) {
 		t.Fatalf("read back %+v\nwant %+v", got, wantRecs)
+	}
+}
+
+// The line the agent writes to llm.jsonl is runfiles.Call: its bytes keep
+// their field order and omissions, and runfiles reads back what was
+// written, retries included.
+func TestModelCallReadsBack(t *testing.T) {
+	dir := t.TempDir()
+	a, err := openArtifacts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := redact.New(redact.Options{})
+	req := engine.ModelRequest{System: "sys", Messages: []engine.Message{{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []engine.ToolCall{{ID: "c1", Name: "click", Arguments: `{"ref":"e1"}`}}},
+		{Role: "tool", Content: "ok", ToolCallID: "c1"}},
+		Tools: []engine.Tool{{Name: "click"}, {Name: "fill"}}}
+	st := callStats{attempts: 2, retries: []runfiles.Retry{{Attempt: 1, Error: "HTTP 503", LatencyMS: 12, WaitMS: 40, RetryAfterMS: 40}}, latency: 1500 * time.Millisecond}
+	a.llm(3, req, &engine.ModelResponse{Text: "done", ToolCalls: []engine.ToolCall{{ID: "c2", Name: "fill", Arguments: `{"ref":"e2","value":"x"}`}},
+		Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2}}, st, nil, red)
+	a.llm(4, engine.ModelRequest{}, nil, callStats{attempts: 1}, errors.New("boom"), red)
+	a.close(red)
+
+	b, err := os.ReadFile(filepath.Join(dir, LLMFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"step":3,"request":{"system":"sys","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1","name":"click","arguments":"{\"ref\":\"e1\"}"}]},{"role":"tool","content":"ok","tool_call_id":"c1"}],"tools":["click","fill"]},"attempts":2,"retries":[{"attempt":1,"error":"HTTP 503","latency_ms":12,"wait_ms":40,"retry_after_ms":40}],"latency_ms":1500,"text":"done","tool_calls":[{"id":"c2","name":"fill","arguments":"{\"ref\":\"e2\",\"value\":\"x\"}"}],"usage":{"prompt_tokens":10,"completion_tokens":2}}
+{"step":4,"request":{"system":"","messages":null},"attempts":1,"latency_ms":0,"error":"boom"}
+`
+	if string(b) != want {
+		t.Fatalf("llm.jsonl:\n%s\nwant:\n%s", b, want)
+	}
+	calls, _, err := runfiles.Calls(dir, 0)
+	if err != nil || len(calls) != 2 {
+		t.Fatal(calls, err)
+	}
+	if c := calls[0]; c.Step != 3 || !reflect.DeepEqual(c.Retries, st.retries) || len(c.Request.Messages) != 3 ||
+		c.Request.Messages[1].ToolCalls[0].Arguments != `{"ref":"e1"}` || c.Usage.Total() != 12 || c.Text != "done" {
+		t.Fatalf("read back %+v", c)
+	}
+	if c := calls[1]; c.Step != 4 || c.Error != "boom" || c.Retries != nil {
+		t.Fatalf("read back %+v", c)
 	}
 }

@@ -89,7 +89,7 @@ func (s Record) ScreenshotName() string {
 }
 
 // Call is one line of llm.jsonl: one model call, redacted and clipped by
-// the agent as it wrote it.
+// the agent as it wrote it (engine/agent writes this type).
 type Call struct {
 	Step      int           `json:"step"`
 	Request   Request       `json:"request"`
@@ -130,10 +130,11 @@ type ToolCall struct {
 
 // Retry is a failed attempt of a model call.
 type Retry struct {
+	Attempt      int    `json:"attempt"` // counted from 1
 	Error        string `json:"error"`
 	LatencyMS    int64  `json:"latency_ms"`
-	WaitMS       int64  `json:"wait_ms,omitempty"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+	WaitMS       int64  `json:"wait_ms,omitempty"`        // before the next attempt
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"` // what the provider asked for
 }
 
 // Records reads the action log of the run folder dir, up to max lines
