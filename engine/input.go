@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // MaxInputFile is the most the engine reads of one file of outside input
@@ -69,4 +73,45 @@ func tooLarge(max int64) error {
 		limit = fmt.Sprintf("%d MiB", max>>20)
 	}
 	return &InvalidError{Problem: fmt.Sprintf("the input is larger than the %s limit for one file (is it the right file?)", limit)}
+}
+
+// JSONLine is the line, counted from 1, of b on which err, an error from
+// decoding b as JSON, happened: where its *json.SyntaxError or
+// *json.UnmarshalTypeError says. ok is false for an error that says no
+// place.
+func JSONLine(b []byte, err error) (line int, ok bool) {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return lineAt(b, se.Offset), true
+	case errors.As(err, &te):
+		return lineAt(b, te.Offset), true
+	}
+	return 0, false
+}
+
+// lineAt is the line, counted from 1, of b's byte at offset off.
+func lineAt(b []byte, off int64) int {
+	return bytes.Count(b[:min(int(off), len(b))], []byte("\n")) + 1
+}
+
+// JSONProblem is err, an error from decoding the outside input b as JSON,
+// told with the line it happened on ("line 3: …"), and input that ends
+// early told as a file cut short; an error that says no place is returned
+// as it is. The messages name lines, not byte offsets, as a person editing
+// the file counts.
+func JSONProblem(b []byte, err error) error {
+	line, ok := JSONLine(b, err)
+	if !ok {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", lineAt(b, int64(len(b))))
+		}
+		return err
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input") {
+		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", line)
+	}
+	return fmt.Errorf("line %d: %v", line, err)
 }

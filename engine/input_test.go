@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -55,5 +56,40 @@ func TestInputLimits(t *testing.T) {
 	}
 	if b, err := io.ReadAll(LimitInput(strings.NewReader("abc"), 3)); err != nil || string(b) != "abc" {
 		t.Fatalf("within the limit: %q %v", b, err)
+	}
+}
+
+// A JSON decoding error is told with the line it is on; input cut short is
+// told as such; an error that says no place is returned as it is.
+func TestJSONProblem(t *testing.T) {
+	decode := func(s string) error {
+		var v struct{ N int }
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		return dec.Decode(&v)
+	}
+	unmarshal := func(s string) error { var v struct{ N int }; return json.Unmarshal([]byte(s), &v) }
+	for _, c := range []struct {
+		in   string
+		err  error
+		want string
+		line int
+	}{
+		{"{\n\"N\": 1,\n x}", decode("{\n\"N\": 1,\n x}"), "line 3: invalid character 'x' looking for beginning of object key string", 3},
+		{"{\n\"N\": \"a\"}", decode("{\n\"N\": \"a\"}"), `line 2: json: cannot unmarshal string into Go struct field .N of type int`, 2},
+		{"{\n\"N\": 1,\n", decode("{\n\"N\": 1,\n"), "line 3: unexpected end of file (is it truncated?)", 0},
+		{"{\n\"N\": 1,\n", unmarshal("{\n\"N\": 1,\n"), "line 3: unexpected end of file (is it truncated?)", 3},
+		{"{\"M\": 1}", decode("{\"M\": 1}"), `json: unknown field "M"`, 0},
+	} {
+		if got := JSONProblem([]byte(c.in), c.err); got.Error() != c.want {
+			t.Errorf("JSONProblem(%q, %v) = %q, want %q", c.in, c.err, got, c.want)
+		}
+		if line, ok := JSONLine([]byte(c.in), c.err); line != c.line || ok != (c.line > 0) {
+			t.Errorf("JSONLine(%q, %v) = %d %v, want %d", c.in, c.err, line, ok, c.line)
+		}
+	}
+	plain := errors.New("no place")
+	if got := JSONProblem(nil, plain); got != plain {
+		t.Errorf("an error with no place became %v", got)
 	}
 }

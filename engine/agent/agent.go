@@ -608,7 +608,7 @@ func (r *runner) toolError(step int, msg string) {
 	r.lastDesc = "(no valid tool call)"
 	r.pushRecent(r.lastDesc + " → error: " + msg)
 	r.onStep(StepInfo{Step: step, Error: msg})
-	r.log(record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, Origin: lesson.OriginEngine, URL: r.page.URL})
+	r.log(record{Record: runfiles.Record{Step: step, Action: "invalid_tool_call", OK: false, ToolError: msg, Origin: lesson.OriginEngine, URL: r.page.URL}})
 	if r.res.Errors >= r.cfg.MaxErrors {
 		r.stop(false, ReasonMaxErrors)
 	}
@@ -649,8 +649,8 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		r.onStep(StepInfo{Step: step, Action: desc, Error: "repeated action"})
 		return false
 	}
-	rec := record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
-		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory,
+	rec := record{Record: runfiles.Record{Step: step, Action: string(c.Kind), Ref: el.Ref, Value: c.Value, URL: r.page.URL,
+		Role: el.Role, Name: el.Name, Replayed: replayed, Lessons: r.shownLessons, Trajectory: r.shownTrajectory},
 		selectors: r.shownSelectors, refSteps: r.shownSteps, facts: r.shownFacts,
 		afterEngine: r.lastOrigin == lesson.OriginEngine, secret: secret}
 	if c.Kind == engine.ActPress && el.Ref == "" {
@@ -868,6 +868,16 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 	default:
 		fmt.Fprintf(&b, "Last action: %s → failed\n", r.lastDesc)
 	}
+	r.writeNotesAndFailure(&b)
+	b.WriteString("\nCall the appropriate tool for the next action.")
+	return b.String()
+}
+
+// writeNotesAndFailure writes what the next message must tell the model
+// about the last turn, in both loops (the step message and the planner's):
+// the notes queued for it (then emptied), and Trigger A's block, the last
+// failed action's error with its tips beside it.
+func (r *runner) writeNotesAndFailure(b *strings.Builder) {
 	for _, n := range r.notes {
 		b.WriteString("\n" + n + "\n")
 	}
@@ -878,8 +888,6 @@ func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 			b.WriteString("\n" + r.lastTips + "\n")
 		}
 	}
-	b.WriteString("\nCall the appropriate tool for the next action.")
-	return b.String()
 }
 
 // finish ends the run: the final screenshot, post-run learning, the

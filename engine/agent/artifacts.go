@@ -24,29 +24,12 @@ const (
 	LLMFile      = runfiles.LLMFile      // every model call: tool calls, usage, errors
 )
 
-// record is one line of actions.jsonl: the engine's own action record
-// ({"step","action","ref","value","ok","error","url"}, which engine learn
-// reads) plus what the run knew about the step.
+// record is one step's action as the run keeps it: the line it writes to
+// actions.jsonl (runfiles.Record, which engine learn and the readers of a
+// run's folder read) plus what the run knew about the step that is not
+// written.
 type record struct {
-	Step      int    `json:"step"`
-	Action    string `json:"action"`
-	Ref       string `json:"ref,omitempty"`
-	Value     string `json:"value,omitempty"`
-	OK        bool   `json:"ok"`
-	Error     string `json:"error,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Role      string `json:"role,omitempty"`
-	Name      string `json:"name,omitempty"`
-	Replayed  bool   `json:"replayed,omitempty"`
-	Approval  string `json:"approval,omitempty"` // approved or rejected (rejected: not run)
-	ToolError string `json:"tool_error,omitempty"`
-	// Origin says where a failure came from: "browser" (the page refused
-	// the action: learning may learn from it) or "engine" (refused for its
-	// arguments or by the engine: never learned from). See originOf.
-	Origin     string   `json:"origin,omitempty"`
-	Screenshot string   `json:"screenshot,omitempty"`
-	Lessons    []string `json:"lessons_shown,omitempty"`    // lesson ids recalled into this step's message
-	Trajectory string   `json:"trajectory_shown,omitempty"` // reference trajectory shown at this step
+	runfiles.Record
 
 	attributed  bool
 	selectors   []memctx.Shown     // the selectors this step's context offered
@@ -136,42 +119,6 @@ func (a *artifacts) log(rec record) {
 // beside it (…_bytes).
 const LogClip = 4000
 
-// llmRecord is one line of llm.jsonl: one model call.
-type llmRecord struct {
-	Step      int           `json:"step"`
-	Request   llmRequest    `json:"request"`
-	Attempts  int           `json:"attempts"`
-	Retries   []attempt     `json:"retries,omitempty"` // failed attempts, with the wait before the next
-	LatencyMS int64         `json:"latency_ms"`        // the whole call, retries included
-	Text      string        `json:"text,omitempty"`
-	TextBytes int           `json:"text_bytes,omitempty"`
-	ToolCalls []loggedCall  `json:"tool_calls,omitempty"`
-	Usage     *engine.Usage `json:"usage,omitempty"`
-	Error     string        `json:"error,omitempty"`
-}
-
-type llmRequest struct {
-	System      string          `json:"system"`
-	SystemBytes int             `json:"system_bytes,omitempty"`
-	Messages    []loggedMessage `json:"messages"`
-	Tools       []string        `json:"tools,omitempty"` // names only: the schemas are fixed
-}
-
-type loggedMessage struct {
-	Role         string       `json:"role"`
-	Content      string       `json:"content,omitempty"`
-	ContentBytes int          `json:"content_bytes,omitempty"`
-	ToolCalls    []loggedCall `json:"tool_calls,omitempty"`
-	ToolCallID   string       `json:"tool_call_id,omitempty"`
-}
-
-type loggedCall struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Arguments      string `json:"arguments"`
-	ArgumentsBytes int    `json:"arguments_bytes,omitempty"`
-}
-
 // logText redacts s and clips it to LogClip bytes; n is s's original
 // size when it was clipped, else 0.
 func logText(s string, red *redact.Redactor) (string, int) {
@@ -200,29 +147,30 @@ func (a *artifacts) systemText(s string, red *redact.Redactor) (string, int) {
 	return out, n
 }
 
-func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []loggedCall {
-	var out []loggedCall
+func logCalls(tcs []engine.ToolCall, red *redact.Redactor) []runfiles.ToolCall {
+	var out []runfiles.ToolCall
 	for _, tc := range tcs {
-		c := loggedCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
+		c := runfiles.ToolCall{ID: tc.ID, Name: clipBytes(tc.Name, 200)}
 		c.Arguments, c.ArgumentsBytes = logText(tc.Arguments, red)
 		out = append(out, c)
 	}
 	return out
 }
 
-// llm logs one model call: the request and the answer (or the error),
-// redacted and clipped, with its attempts and latency.
+// llm logs one model call to llm.jsonl (runfiles.Call): the request and
+// the answer (or the error), redacted and clipped, with its attempts and
+// latency.
 func (a *artifacts) llm(step int, req engine.ModelRequest, resp *engine.ModelResponse, st callStats, err error, red *redact.Redactor) {
 	if a == nil {
 		return
 	}
-	v := llmRecord{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
+	v := runfiles.Call{Step: step, Attempts: st.attempts, Retries: st.retries, LatencyMS: st.latency.Milliseconds()}
 	for i := range v.Retries {
 		v.Retries[i].Error, _ = logText(v.Retries[i].Error, red)
 	}
 	v.Request.System, v.Request.SystemBytes = a.systemText(req.System, red)
 	for _, m := range req.Messages {
-		lm := loggedMessage{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
+		lm := runfiles.Message{Role: m.Role, ToolCallID: m.ToolCallID, ToolCalls: logCalls(m.ToolCalls, red)}
 		lm.Content, lm.ContentBytes = logText(m.Content, red)
 		v.Request.Messages = append(v.Request.Messages, lm)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/memctx"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
@@ -152,8 +153,8 @@ func TestFailedRunCountsShownAndUsedNotHelped(t *testing.T) {
 	shown := []memctx.Shown{{Role: "button", Name: "Search", Selector: "#s"}}
 	r := &runner{mem: memOf(t, db), res: &Result{Success: false}}
 	for _, rec := range []record{
-		{Step: 1, Action: "click", Role: "link", Name: "Home", OK: true, selectors: shown},
-		{Step: 2, Action: "click", Role: "Button", Name: " Search ", OK: true, selectors: shown},
+		{Record: runfiles.Record{Step: 1, Action: "click", Role: "link", Name: "Home", OK: true}, selectors: shown},
+		{Record: runfiles.Record{Step: 2, Action: "click", Role: "Button", Name: " Search ", OK: true}, selectors: shown},
 	} {
 		rec.URL = "http://shop.test/"
 		r.actions = append(r.actions, rec)
@@ -196,8 +197,8 @@ func BenchmarkAttributionPerStep(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		r.actions = append(r.actions[:0], record{Step: i, Action: "click", Role: "link", Name: "Product 7", OK: true,
-			URL: "http://shop.test/list", Lessons: lessons, Trajectory: "traj_1", selectors: sels, facts: facts, refSteps: steps})
+		r.actions = append(r.actions[:0], record{Record: runfiles.Record{Step: i, Action: "click", Role: "link", Name: "Product 7", OK: true,
+			URL: "http://shop.test/list", Lessons: lessons, Trajectory: "traj_1"}, selectors: sels, facts: facts, refSteps: steps})
 		r.attribute()
 		if len(r.attributions) >= 64 {
 			r.attributions = r.attributions[:0]

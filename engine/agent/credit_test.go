@@ -8,6 +8,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
@@ -99,17 +100,17 @@ func TestAttributionRule(t *testing.T) {
 		used    int // steps that followed the lesson
 	}{
 		{"browser failure, shown, recovery worked, run succeeded",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, true, 1, "", 1},
+			[]record{{Record: runfiles.Record{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}}, {Record: runfiles.Record{Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}}, true, 1, "", 1},
 		{"browser failure, shown, another action worked, run succeeded",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "click", Role: "button", Name: "Accept cookies"}}, true, 0, "", 0},
+			[]record{{Record: runfiles.Record{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}}, {Record: runfiles.Record{Step: 2, OK: true, Lessons: shown, Action: "click", Role: "button", Name: "Accept cookies"}}}, true, 0, "", 0},
 		{"engine failure, shown, recovery worked, run succeeded",
-			[]record{{Step: 1, Origin: lesson.OriginEngine, Error: "\"x\" is not a snapshot ref"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, true, 0,
+			[]record{{Record: runfiles.Record{Step: 1, Origin: lesson.OriginEngine, Error: "\"x\" is not a snapshot ref"}}, {Record: runfiles.Record{Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}}, true, 0,
 			"the action recovered from an engine-side failure", 1},
 		{"browser failure, shown, recovery failed",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, Origin: lesson.OriginBrowser, Error: "element is not visible", Lessons: shown, Action: "press", Value: "Escape"}}, true, 0,
+			[]record{{Record: runfiles.Record{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}}, {Record: runfiles.Record{Step: 2, Origin: lesson.OriginBrowser, Error: "element is not visible", Lessons: shown, Action: "press", Value: "Escape"}}}, true, 0,
 			"the action failed", 1},
 		{"browser failure, shown, recovery worked, run failed",
-			[]record{{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}, {Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}, false, 0,
+			[]record{{Record: runfiles.Record{Step: 1, Origin: lesson.OriginBrowser, Error: "element is not visible"}}, {Record: runfiles.Record{Step: 2, OK: true, Lessons: shown, Action: "press", Value: "Escape"}}}, false, 0,
 			"the run did not succeed", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

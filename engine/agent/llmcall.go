@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/trust/redact"
 )
 
@@ -65,19 +66,10 @@ func (p LLMPolicy) withDefaults() LLMPolicy {
 	return p
 }
 
-// attempt is one failed try of a model call, as llm.jsonl records it.
-type attempt struct {
-	Attempt    int    `json:"attempt"`
-	Error      string `json:"error"`
-	LatencyMS  int64  `json:"latency_ms"`
-	WaitMS     int64  `json:"wait_ms,omitempty"`        // before the next attempt
-	RetryAfter int64  `json:"retry_after_ms,omitempty"` // what the provider asked for
-}
-
 // callStats is how one model call went.
 type callStats struct {
 	attempts int
-	retries  []attempt // the failed attempts that were retried (and a last failed one)
+	retries  []runfiles.Retry // the failed attempts that were retried (and a last failed one), as llm.jsonl records them
 	latency  time.Duration
 }
 
@@ -98,7 +90,7 @@ func callModel(ctx context.Context, m engine.Model, req engine.ModelRequest, p L
 		if err == nil {
 			return resp, st, nil
 		}
-		a := attempt{Attempt: n, Error: err.Error(), LatencyMS: now().Sub(t0).Milliseconds()}
+		a := runfiles.Retry{Attempt: n, Error: err.Error(), LatencyMS: now().Sub(t0).Milliseconds()}
 		if ctx.Err() != nil {
 			return nil, st, ctx.Err()
 		}
@@ -110,7 +102,7 @@ func callModel(ctx context.Context, m engine.Model, req engine.ModelRequest, p L
 		if !ok || !me.Temporary {
 			return nil, st, err
 		}
-		a.RetryAfter = me.RetryAfter.Milliseconds()
+		a.RetryAfterMS = me.RetryAfter.Milliseconds()
 		if n > p.Retries {
 			st.retries = append(st.retries, a)
 			return nil, st, fmt.Errorf("%w (gave up after %d attempts)", err, n)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 )
 
 // scriptedModel answers each call with the next step: an error or an
@@ -71,7 +72,7 @@ func TestLLMCallRetriesTemporaryFailures(t *testing.T) {
 func TestLLMCallHonoursRetryAfter(t *testing.T) {
 	m := &scriptedModel{steps: []func(context.Context) (*engine.ModelResponse, error){temporary(40 * time.Millisecond), answer("back", `{}`)}}
 	_, st, err := callModel(context.Background(), m, engine.ModelRequest{}, fast, time.Now)
-	if err != nil || st.attempts != 2 || st.retries[0].WaitMS != 40 || st.retries[0].RetryAfter != 40 {
+	if err != nil || st.attempts != 2 || st.retries[0].WaitMS != 40 || st.retries[0].RetryAfterMS != 40 {
 		t.Fatalf("stats %+v err %v", st, err)
 	}
 	// A Retry-After longer than MaxWait ends the call at once.
@@ -143,17 +144,17 @@ func TestLLMCallCancelledDuringBackoff(t *testing.T) {
 	}
 }
 
-func readLLMLog(t *testing.T, dir string) ([]llmRecord, string) {
+func readLLMLog(t *testing.T, dir string) ([]runfiles.Call, string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, LLMFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []llmRecord
+	var out []runfiles.Call
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var r llmRecord
+		var r runfiles.Call
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("%v: %s", err, sc.Text())
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent/navpolicy"
 	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 )
 
 // ReasonNavigationBlocked stops a run whose page went where the navigation
@@ -95,7 +96,7 @@ func (r *runner) observe(ctx context.Context) (*engine.Snapshot, error) {
 	}
 	var be *navpolicy.BlockedError
 	errors.As(bad, &be)
-	r.log(record{Step: r.res.Steps, Action: "navigation_blocked", OK: false, ToolError: be.Error(), Origin: lesson.OriginEngine, URL: s.URL})
+	r.log(record{Record: runfiles.Record{Step: r.res.Steps, Action: "navigation_blocked", OK: false, ToolError: be.Error(), Origin: lesson.OriginEngine, URL: s.URL}})
 	r.res.Errors++
 	r.onStep(StepInfo{Step: r.res.Steps, Error: be.Error()})
 	if r.page.URL == "" {

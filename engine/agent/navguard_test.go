@@ -15,6 +15,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent/navpolicy"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 )
 
 // web is a fake browser over a few pages that loads ANY URL it is given
@@ -149,17 +150,17 @@ func navConfig(t *testing.T, w *web, m *fakeModel, allow ...string) Config {
 }
 
 // readActions reads a run's actions.jsonl.
-func readActions(t *testing.T, dir string) []record {
+func readActions(t *testing.T, dir string) []runfiles.Record {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, ActionsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []record
+	var out []runfiles.Record
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r record
+		var r runfiles.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/plan"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
@@ -65,17 +66,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		if mc != nil && mc.Text != "" {
 			b.WriteString("\n" + mc.Text + "\n")
 		}
-		for _, n := range r.notes {
-			b.WriteString("\n" + n + "\n")
-		}
-		r.notes = nil
-		if r.lastErr != "" {
-			// Trigger A in planner mode: the failed action's tips beside its error.
-			b.WriteString("\nIMPORTANT - Last action failed:\n" + r.lastErr + "\n")
-			if r.lastTips != "" {
-				b.WriteString("\n" + r.lastTips + "\n")
-			}
-		}
+		r.writeNotesAndFailure(&b) // Trigger A in planner mode too
 		b.WriteString("\nBROWSER STATE:\n")
 		p := &r.page
 		fmt.Fprintf(&b, "URL: %s\nTitle: %s\nType: %s\nSummary: %s\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
@@ -91,7 +82,7 @@ func (r *runner) planLoop(ctx context.Context) {
 		if perr != nil {
 			r.res.Errors++
 			r.notes = append(r.notes, "Your last answer was not a plan: "+perr.Error()+". Answer with the JSON object described.")
-			r.log(record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), Origin: lesson.OriginEngine, URL: r.page.URL})
+			r.log(record{Record: runfiles.Record{Step: r.res.Steps, Action: "invalid_plan", ToolError: perr.Error(), Origin: lesson.OriginEngine, URL: r.page.URL}})
 			r.onStep(StepInfo{Step: r.res.Steps, Error: perr.Error()})
 			if r.res.Errors >= r.cfg.MaxErrors {
 				r.stop(false, ReasonMaxErrors)

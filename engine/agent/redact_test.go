@@ -12,6 +12,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
+	"github.com/engine-dev/engine/engine/memory/runfiles"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/kv/badger"
@@ -150,8 +151,8 @@ func BenchmarkRedactWrites(b *testing.B) {
 		red.Add(v)
 	}
 	r := &runner{red: red}
-	rec := record{Step: 3, Action: "fill", Ref: "e12", Value: "padel rackets", OK: true, URL: "http://shop.test/search?q=padel",
-		Role: "searchbox", Name: "Search products", Lessons: []string{"l_1", "l_2"}}
+	rec := record{Record: runfiles.Record{Step: 3, Action: "fill", Ref: "e12", Value: "padel rackets", OK: true, URL: "http://shop.test/search?q=padel",
+		Role: "searchbox", Name: "Search products", Lessons: []string{"l_1", "l_2"}}}
 	msg := ("Clickable elements:\ne8: textbox - Email (value \"bob@example.com\")\n" +
 		strings.Repeat("e13: button - Add 13 to cart, 360 g, ships in 2 days\n", 80))[:4000]
 	fields := map[string]any{"domain": "shop.test", "key": "flow: search for {1}", "value": "fill \"padel\" into \"Search\" → click \"Search\"", "run_id": "run_1"}

@@ -93,7 +93,7 @@ func lessonRoutes() []Route {
 				if strings.TrimSpace(in.Command) == "" {
 					return nil, engine.Invalid("recall", "the command is empty")
 				}
-				return fresh(c.m.Lessons.RecallError(c.ctx, in.Command, in.Error, in.Domain))
+				return nonNil(c.m.Lessons.RecallError(c.ctx, in.Command, in.Error, in.Domain))
 			}},
 		{Method: http.MethodGet, Path: "/v1/recall/domain", Summary: "Trigger B: the tips for entering a domain",
 			Query:    []Param{{Name: "host", Type: "string", Required: true, Description: "the host entered"}},
@@ -103,7 +103,7 @@ func lessonRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
-				return fresh(c.m.Lessons.RecallDomain(c.ctx, host))
+				return nonNil(c.m.Lessons.RecallDomain(c.ctx, host))
 			}},
 		{Method: http.MethodGet, Path: "/v1/lessons", Summary: "List lessons: Tier 1 first, then by use",
 			Query: []Param{
@@ -264,12 +264,6 @@ func listLessons(c *call) (any, error) {
 // Removed is the answer of a DELETE.
 type Removed struct {
 	ID string `json:"removed"`
-}
-
-// fresh is a recall's lessons without the stale ones (lesson.Fresh):
-// recall's indexes keep them, prompts do not show them.
-func fresh(ls []lesson.Lesson, err error) ([]lesson.Lesson, error) {
-	return nonNilSlice(lesson.Fresh(ls)), err
 }
 
 // nonNil makes a nil list an empty one, so JSON shows [] and not null.

@@ -39,12 +39,6 @@ import (
 // Version is the chromedp backend's version.
 const Version = "1.0.0"
 
-// Default size bounds of a snapshot.
-const (
-	DefaultMaxTreeBytes = 64 << 10
-	DefaultMaxTextBytes = 16 << 10
-)
-
 // Browser is one chromium with one tab.
 type Browser struct {
 	mu sync.Mutex // one call at a time: one tab, one sequence of actions
@@ -54,8 +48,7 @@ type Browser struct {
 	cancel      context.CancelFunc
 	profile     string // temp --user-data-dir, removed at Close
 	navTimeout  time.Duration
-	maxTree     int
-	maxText     int
+	bounds      shared.Bounds // of a snapshot
 
 	// refs maps each backend node id handed out to the loader (document)
 	// of the snapshot it came from.
@@ -71,7 +64,7 @@ type Browser struct {
 
 // New returns an unopened browser.
 func New() *Browser {
-	return &Browser{refs: map[cdp.BackendNodeID]cdp.LoaderID{}, maxTree: DefaultMaxTreeBytes, maxText: DefaultMaxTextBytes, navTimeout: 30 * time.Second}
+	return &Browser{refs: map[cdp.BackendNodeID]cdp.LoaderID{}, bounds: shared.DefaultBounds(), navTimeout: 30 * time.Second}
 }
 
 // Capabilities of every full browser backend.
@@ -110,12 +103,7 @@ func FindChromium(path string) (string, error) {
 func (b *Browser) SetSnapshotBounds(maxTree, maxText int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if maxTree > 0 {
-		b.maxTree = maxTree
-	}
-	if maxText > 0 {
-		b.maxText = maxText
-	}
+	b.bounds.Set(maxTree, maxText)
 }
 
 // Open starts chromium (or attaches to debug_url) and opens a tab.
@@ -132,14 +120,8 @@ func (b *Browser) Open(ctx context.Context, o map[string]string) error {
 		}
 		b.navTimeout = d
 	}
-	for key, dst := range map[string]*int{"max_tree_bytes": &b.maxTree, "max_text_bytes": &b.maxText} {
-		if v := o[key]; v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("chromedp: %s: %q is not a positive number", key, v)
-			}
-			*dst = n
-		}
+	if err := b.bounds.Open(o, "chromedp"); err != nil {
+		return err
 	}
 	w, h := 1280, 800
 	if v := o[shared.OptViewport]; v != "" {

@@ -13,6 +13,7 @@ import (
 	dp "github.com/chromedp/chromedp"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/plugins/shared"
 )
 
 // actionableRoles are the roles a user can act on; each such node gets a ref.
@@ -157,46 +158,17 @@ func fetchTree(ctx context.Context) (*axTree, *accessibility.Node, *cdp.Frame, e
 	return t, root, ft.FrameTree.Frame, nil
 }
 
-// renderer turns the tree into the snapshot's tree text, elements and text.
+// renderer turns the tree into the snapshot's tree text, elements and text
+// (shared.SnapshotWriter).
 type renderer struct {
-	t         *axTree
-	maxTree   int
-	maxText   int
-	tree      strings.Builder
-	text      strings.Builder
-	elements  []engine.Element
-	ids       []cdp.BackendNodeID
-	seen      map[cdp.BackendNodeID]bool
-	truncated bool
+	*shared.SnapshotWriter
+	t    *axTree
+	ids  []cdp.BackendNodeID
+	seen map[cdp.BackendNodeID]bool
 	// secret holds the backend ids of the page's secret fields; with
 	// unknown set (they could not be read) no field's value is shown.
 	secret  map[cdp.BackendNodeID]bool
 	unknown bool
-}
-
-func (r *renderer) line(depth int, s string) {
-	if r.tree.Len()+len(s)+2*depth+1 > r.maxTree {
-		r.truncated = true
-		return
-	}
-	r.tree.WriteString(strings.Repeat("  ", depth))
-	r.tree.WriteString(s)
-	r.tree.WriteByte('\n')
-}
-
-func (r *renderer) addText(s string) {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return
-	}
-	if r.text.Len()+len(s)+1 > r.maxText {
-		r.truncated = true
-		return
-	}
-	if r.text.Len() > 0 {
-		r.text.WriteByte('\n')
-	}
-	r.text.WriteString(s)
 }
 
 func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
@@ -221,9 +193,9 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 		return
 	}
 	if role == "StaticText" {
-		r.addText(name)
+		r.Text(name)
 		if name != "" && !strings.Contains(parentName, name) {
-			r.line(depth, "- text "+quote(name))
+			r.Line(depth, "- text "+shared.Quote(name))
 		}
 		return
 	}
@@ -247,30 +219,16 @@ func (r *renderer) walk(n *accessibility.Node, depth int, parentName string) {
 		children(depth, parentName)
 		return
 	}
-	var b strings.Builder
-	b.WriteString("- ")
-	b.WriteString(role)
-	if name != "" {
-		b.WriteString(" " + quote(name))
-	}
+	var el *engine.Element
 	if actionable && !r.seen[n.BackendDOMNodeID] {
 		r.seen[n.BackendDOMNodeID] = true
-		ref := fmt.Sprintf("e%d", n.BackendDOMNodeID)
-		el := engine.Element{Ref: ref, Role: role, Name: name, Value: axValue(n.Value), States: states(n)}
+		el = &engine.Element{Ref: fmt.Sprintf("e%d", n.BackendDOMNodeID), Role: role, Name: name, Value: axValue(n.Value), States: states(n)}
 		if r.unknown && textRoles[role] {
 			el.Value = ""
 		}
-		r.elements = append(r.elements, el)
 		r.ids = append(r.ids, n.BackendDOMNodeID)
-		fmt.Fprintf(&b, " [ref=%s]", ref)
-		if el.Value != "" {
-			b.WriteString(" value=" + quote(el.Value))
-		}
-		for _, s := range el.States {
-			b.WriteString(" [" + s + "]")
-		}
 	}
-	r.line(depth, b.String())
+	r.Node(depth, role, name, el)
 	if r.unknown && textRoles[role] {
 		return // its text is its value
 	}
@@ -289,27 +247,17 @@ func (r *renderer) secretNode(n *accessibility.Node, depth int, role, name strin
 	if n.Ignored {
 		return
 	}
-	var b strings.Builder
-	b.WriteString("- " + role)
-	if name != "" {
-		b.WriteString(" " + quote(name))
-	}
+	var el *engine.Element
 	if !r.seen[n.BackendDOMNodeID] {
 		r.seen[n.BackendDOMNodeID] = true
-		ref := fmt.Sprintf("e%d", n.BackendDOMNodeID)
-		el := engine.Element{Ref: ref, Role: role, Name: name, States: states(n)}
+		el = &engine.Element{Ref: fmt.Sprintf("e%d", n.BackendDOMNodeID), Role: role, Name: name, States: states(n)}
 		if axValue(n.Value) != "" {
 			el.States = append(el.States, stateFilled)
 		}
 		el.States = append(el.States, engine.StateSecret)
-		r.elements = append(r.elements, el)
 		r.ids = append(r.ids, n.BackendDOMNodeID)
-		fmt.Fprintf(&b, " [ref=%s]", ref)
-		for _, s := range el.States {
-			b.WriteString(" [" + s + "]")
-		}
 	}
-	r.line(depth, b.String())
+	r.Node(depth, role, name, el)
 }
 
 // innerText joins the static text under n, up to max bytes.
@@ -340,13 +288,6 @@ func (r *renderer) innerText(n *accessibility.Node, max int) string {
 	return s
 }
 
-func quote(s string) string {
-	if len(s) > 200 {
-		s = s[:197] + "..."
-	}
-	return fmt.Sprintf("%q", s)
-}
-
 // Snapshot implements engine.Browser.
 func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 	b.mu.Lock()
@@ -365,24 +306,13 @@ func (b *Browser) Snapshot(ctx context.Context) (*engine.Snapshot, error) {
 		return nil, fmt.Errorf("chromedp: title: %w", err)
 	}
 	secret, err := secretFields(cctx)
-	r := &renderer{t: t, maxTree: b.maxTree, maxText: b.maxText, seen: map[cdp.BackendNodeID]bool{}, secret: secret, unknown: err != nil}
+	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.bounds), t: t, seen: map[cdp.BackendNodeID]bool{}, secret: secret, unknown: err != nil}
 	for _, d := range b.takeDialogs() {
-		r.addText(d)
+		r.Text(d)
 	}
 	r.walk(root, 0, "")
 	for _, id := range r.ids {
 		b.refs[id] = frame.LoaderID
 	}
-	tree := r.tree.String()
-	if r.truncated {
-		tree += "- … (truncated)\n"
-	}
-	return &engine.Snapshot{
-		URL:       frame.URL + frame.URLFragment,
-		Title:     title,
-		Elements:  r.elements,
-		Tree:      tree,
-		Text:      r.text.String(),
-		Truncated: r.truncated,
-	}, nil
+	return r.Snapshot(frame.URL+frame.URLFragment, title), nil
 }

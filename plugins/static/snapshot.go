@@ -10,39 +10,13 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/trust/redact"
+	"github.com/engine-dev/engine/plugins/shared"
 )
 
+// renderer walks a page's parsed HTML into a snapshot (shared.SnapshotWriter).
 type renderer struct {
-	b         *Browser
-	tree      strings.Builder
-	text      strings.Builder
-	elements  []engine.Element
-	truncated bool
-}
-
-func (r *renderer) line(depth int, s string) {
-	if r.tree.Len()+len(s)+2*depth+1 > r.b.maxTree {
-		r.truncated = true
-		return
-	}
-	r.tree.WriteString(strings.Repeat("  ", depth))
-	r.tree.WriteString(s)
-	r.tree.WriteByte('\n')
-}
-
-func (r *renderer) addText(s string) {
-	s = collapse(s)
-	if s == "" {
-		return
-	}
-	if r.text.Len()+len(s)+1 > r.b.maxText {
-		r.truncated = true
-		return
-	}
-	if r.text.Len() > 0 {
-		r.text.WriteByte('\n')
-	}
-	r.text.WriteString(s)
+	*shared.SnapshotWriter
+	b *Browser
 }
 
 func states(n *html.Node) []string {
@@ -90,9 +64,9 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 		if t == "" {
 			return
 		}
-		r.addText(t)
+		r.Text(t)
 		if !inNamed {
-			r.line(depth, "- text "+quote(t))
+			r.Line(depth, "- text "+shared.Quote(t))
 		}
 		return
 	case html.DocumentNode:
@@ -115,14 +89,9 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 	named := inNamed
 	if rl != "" {
 		name := r.b.name(n)
-		var sb strings.Builder
-		sb.WriteString("- " + rl)
-		if name != "" {
-			sb.WriteString(" " + quote(name))
-		}
+		var el *engine.Element
 		if actionable {
-			ref := fmt.Sprintf("e%d", r.b.ids[n])
-			el := engine.Element{Ref: ref, Role: rl, Name: name, States: states(n)}
+			el = &engine.Element{Ref: fmt.Sprintf("e%d", r.b.ids[n]), Role: rl, Name: name, States: states(n)}
 			if n.DataAtom == atom.Input || n.DataAtom == atom.Textarea || n.DataAtom == atom.Select {
 				switch inputType(n) {
 				case "checkbox", "radio", "submit", "button", "reset", "image":
@@ -147,16 +116,8 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 				el.Value = ""
 				el.States = append(el.States, engine.StateSecret)
 			}
-			r.elements = append(r.elements, el)
-			fmt.Fprintf(&sb, " [ref=%s]", ref)
-			if el.Value != "" {
-				sb.WriteString(" value=" + quote(el.Value))
-			}
-			for _, s := range el.States {
-				sb.WriteString(" [" + s + "]")
-			}
 		}
-		r.line(depth, sb.String())
+		r.Node(depth, rl, name, el)
 		childDepth = depth + 1
 		named = named || (name != "" && rl != "Iframe" && rl != "form" && rl != "list" && rl != "navigation" && rl != "main" && rl != "table" && rl != "dialog")
 	}
@@ -170,7 +131,7 @@ func (r *renderer) walk(n *html.Node, depth int, inNamed bool) {
 				if hasAttr(o, "disabled") {
 					st += " [disabled]"
 				}
-				r.line(childDepth, "- option "+quote(optionLabel(o))+st)
+				r.Line(childDepth, "- option "+shared.Quote(optionLabel(o))+st)
 			}
 		}
 		return
@@ -202,13 +163,6 @@ func (b *Browser) secret(n *html.Node) bool {
 	return redact.SecretField(t, attr(n, "autocomplete"), words)
 }
 
-func quote(s string) string {
-	if len(s) > 200 {
-		s = s[:197] + "..."
-	}
-	return fmt.Sprintf("%q", s)
-}
-
 // Snapshot implements engine.Browser.
 func (b *Browser) Snapshot(context.Context) (*engine.Snapshot, error) {
 	b.mu.Lock()
@@ -219,15 +173,11 @@ func (b *Browser) Snapshot(context.Context) (*engine.Snapshot, error) {
 	if b.doc == nil {
 		return &engine.Snapshot{URL: "about:blank"}, nil
 	}
-	r := &renderer{b: b}
+	r := &renderer{SnapshotWriter: shared.NewSnapshotWriter(b.bounds), b: b}
 	body := find(b.doc, func(n *html.Node) bool { return n.DataAtom == atom.Body })
 	if body == nil {
 		body = b.doc
 	}
 	r.walk(body, 0, false)
-	tree := r.tree.String()
-	if r.truncated {
-		tree += "- … (truncated)\n"
-	}
-	return &engine.Snapshot{URL: b.url.String(), Title: b.title, Elements: r.elements, Tree: tree, Text: r.text.String(), Truncated: r.truncated}, nil
+	return r.Snapshot(b.url.String(), b.title), nil
 }

@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,12 +35,8 @@ import (
 // Version is the static backend's version.
 const Version = "1.0.0"
 
-// Default size bounds of a snapshot.
-const (
-	DefaultMaxTreeBytes = 64 << 10
-	DefaultMaxTextBytes = 16 << 10
-	maxPageBytes        = 8 << 20
-)
+// maxPageBytes bounds the page (or frame) the static browser reads.
+const maxPageBytes = 8 << 20
 
 // request is one history entry: how to load the page again.
 type request struct {
@@ -52,8 +47,7 @@ type request struct {
 type Browser struct {
 	mu       sync.Mutex
 	client   *http.Client
-	maxTree  int
-	maxText  int
+	bounds   shared.Bounds // of a snapshot
 	opened   bool
 	history  []request
 	doc      *html.Node
@@ -68,7 +62,7 @@ type Browser struct {
 
 // New returns an unopened static browser.
 func New() *Browser {
-	return &Browser{maxTree: DefaultMaxTreeBytes, maxText: DefaultMaxTextBytes, nextID: 1}
+	return &Browser{bounds: shared.DefaultBounds(), nextID: 1}
 }
 
 // Describe implements shared.Browser.
@@ -88,12 +82,7 @@ func (b *Browser) Describe() shared.Info {
 func (b *Browser) SetSnapshotBounds(maxTree, maxText int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if maxTree > 0 {
-		b.maxTree = maxTree
-	}
-	if maxText > 0 {
-		b.maxText = maxText
-	}
+	b.bounds.Set(maxTree, maxText)
 }
 
 // Open implements shared.Browser.
@@ -109,14 +98,8 @@ func (b *Browser) Open(_ context.Context, o map[string]string) error {
 		}
 		timeout = d
 	}
-	for key, dst := range map[string]*int{"max_tree_bytes": &b.maxTree, "max_text_bytes": &b.maxText} {
-		if v := o[key]; v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("static: %s: %q is not a positive number", key, v)
-			}
-			*dst = n
-		}
+	if err := b.bounds.Open(o, "static"); err != nil {
+		return err
 	}
 	// file:// URLs read local files, handy for saved pages and demos.
 	tr := http.DefaultTransport.(*http.Transport).Clone()

@@ -3,9 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -48,28 +46,9 @@ func (a *App) readIteration(path string) (plan.Iteration, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&it); err != nil {
-		return plan.Iteration{}, Usagef("%s: %s", path, jsonLine(b, err))
+		return plan.Iteration{}, Usagef("%s: %s", path, engine.JSONProblem(b, err))
 	}
 	return it, nil
-}
-
-// jsonLine describes a JSON decoding error with its line.
-func jsonLine(b []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	off := int64(-1)
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return fmt.Sprintf("line %d: unexpected end of file (is it truncated?)", bytes.Count(b, []byte("\n"))+1)
-	}
-	if off < 0 {
-		return err.Error()
-	}
-	return fmt.Sprintf("line %d: %v", bytes.Count(b[:min(int(off), len(b))], []byte("\n"))+1, err)
 }
 
 func (a *App) plansAddIterationCommand() *cobra.Command {

@@ -140,11 +140,12 @@ func (a *App) readSteps(path string) (trajectory.Trajectory, error) {
 func jsonErr(b []byte, err error) string {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	line, _ := engine.JSONLine(b, err)
 	switch {
 	case errors.As(err, &se):
-		return fmt.Sprintf("line %d: %v", 1+bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n")), se)
+		return fmt.Sprintf("line %d: %v", line, se)
 	case errors.As(err, &te):
-		return fmt.Sprintf("line %d: %s should be %s, not %s", 1+bytes.Count(b[:min(int(te.Offset), len(b))], []byte("\n")), te.Field, te.Type, te.Value)
+		return fmt.Sprintf("line %d: %s should be %s, not %s", line, te.Field, te.Type, te.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON is cut off"
 	}

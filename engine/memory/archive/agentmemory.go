@@ -112,7 +112,7 @@ func readJSON(file string, v any) error {
 		return invalidIn(file, errors.New("the file is empty (is it half-written?)"))
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return invalidIn(file, jsonProblem(b, err))
+		return invalidIn(file, engine.JSONProblem(b, err))
 	}
 	return nil
 }

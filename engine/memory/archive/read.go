@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/lesson"
@@ -76,7 +74,7 @@ func unwrapPath(err error) error {
 func ParseFile(b []byte, name string) (*Document, error) {
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, invalidIn(name, jsonProblem(b, err))
+		return nil, invalidIn(name, engine.JSONProblem(b, err))
 	}
 	if raw, ok := head["format"]; ok {
 		var format string
@@ -87,7 +85,7 @@ func ParseFile(b []byte, name string) (*Document, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
-			return nil, invalidIn(name, jsonProblem(b, err))
+			return nil, invalidIn(name, engine.JSONProblem(b, err))
 		}
 		if d.Version != Version {
 			return nil, invalidIn(name, fmt.Errorf("export version %d: this engine reads version %d", d.Version, Version))
@@ -105,27 +103,4 @@ func ParseFile(b []byte, name string) (*Document, error) {
 		return d, nil
 	}
 	return nil, invalidIn(name, errors.New(`neither an engine export ("format": "engine-export") nor a memory.json ("lessons")`))
-}
-
-// jsonProblem describes a JSON decoding error with the line it is on.
-func jsonProblem(b []byte, err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	off := int64(-1)
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", bytes.Count(b, []byte("\n"))+1)
-	}
-	if off < 0 {
-		return err
-	}
-	line := bytes.Count(b[:min(int(off), len(b))], []byte("\n")) + 1
-	if se != nil && strings.Contains(se.Error(), "unexpected end of JSON input") {
-		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", line)
-	}
-	return fmt.Errorf("line %d: %v", line, err)
 }

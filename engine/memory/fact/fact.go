@@ -507,14 +507,16 @@ func (s *Store) Confident(ctx context.Context, host string) ([]Fact, error) {
 	return out, nil
 }
 
-// cache holds each site's decoded facts (see sitecache), so a context
-// build per step does not decode them again.
-var cache = sitecache.New[[]Fact](64)
-
-// siteFacts returns every fact of site as of r's snapshot, from the cache
-// when no fact was written since it was read.
-func siteFacts(r kv.Reader, site string) ([]Fact, error) {
-	return sitecache.LoadJSON(cache, r, site, keyspace.FactGen(site), keyspace.Facts(site))
+// facts is where facts are kept and how they are listed; its cache holds
+// each site's decoded facts (see sitecache), so a context build per step
+// does not decode them again.
+var facts = &sitecache.Kind[Fact]{
+	Cache:  sitecache.New[[]Fact](64),
+	Gen:    keyspace.FactGen,
+	Prefix: keyspace.Facts,
+	Is:     keyspace.IsFact,
+	Domain: func(f *Fact) string { return f.Domain },
+	Pos:    listPos,
 }
 
 func (s *Store) list(ctx context.Context, host string, match func(h, r string) bool) ([]Fact, error) {
@@ -525,70 +527,7 @@ func (s *Store) list(ctx context.Context, host string, match func(h, r string) b
 			return nil, engine.Invalid("fact", fmt.Sprintf("domain: %v", err))
 		}
 	}
-	var out []Fact
-	pick := func(all []Fact) {
-		for _, f := range all {
-			if match(h, f.Domain) {
-				out = append(out, f)
-			}
-		}
-	}
-	if h != "" {
-		// A watched token (etcd) at the cached generation: no store read.
-		site := domain.Site(h)
-		if all, ok := sitecache.Cached(cache, s.db, site, keyspace.FactGen(site)); ok {
-			pick(all)
-			listing.SortBy(out, listPos)
-			return out, nil
-		}
-	}
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		decode := func(k, v []byte) error {
-			var f Fact
-			if err := json.Unmarshal(v, &f); err != nil {
-				return fmt.Errorf("decode %s: %w", k, err)
-			}
-			if h == "" || match(h, f.Domain) {
-				out = append(out, f)
-			}
-			return nil
-		}
-		if h != "" {
-			site := domain.Site(h)
-			all, err := siteFacts(r, site)
-			if err != nil {
-				return err
-			}
-			pick(all)
-			return nil
-		}
-		var keys [][]byte
-		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			if keyspace.IsFact(k) {
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			v, err := r.Get(k)
-			if err != nil {
-				return err
-			}
-			if err := decode(k, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	listing.SortBy(out, listPos)
-	return out, nil
+	return facts.List(ctx, s.db, h, match)
 }
 
 // CursorKind names fact cursors (see engine/listing).

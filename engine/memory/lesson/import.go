@@ -41,31 +41,12 @@ func ReadFile(r io.Reader, name string) ([]Lesson, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, engine.MarkInvalid(fmt.Errorf("%s: %s", name, jsonProblem(b, err)))
+		return nil, engine.MarkInvalid(fmt.Errorf("%s: %s", name, engine.JSONProblem(b, err)))
 	}
 	if f.Version != 1 {
 		return nil, engine.MarkInvalid(fmt.Errorf("%s: version %d is not a memory.json version this engine reads (want 1)", name, f.Version))
 	}
 	return f.Lessons, nil
-}
-
-// jsonProblem describes a decoding error with the line it happened on.
-func jsonProblem(b []byte, err error) string {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return "line " + fmt.Sprint(bytes.Count(b, []byte("\n"))+1) + ": unexpected end of file (is it truncated?)"
-	}
-	if off < 0 {
-		return err.Error()
-	}
-	return fmt.Sprintf("line %d: %v", bytes.Count(b[:min(int(off), len(b))], []byte("\n"))+1, err)
 }
 
 // ImportOptions say how Prepare treats what a file claims.

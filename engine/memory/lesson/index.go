@@ -55,34 +55,15 @@ const indexBudget = 1 << 17
 const maxAnchor = 24
 
 // ientry is one error-recall index entry, compact: what scoring and
-// ranking need, and the entry's key to read the lesson from.
+// ranking need (its match entry), and the entry's key to read the lesson
+// from.
 type ientry struct {
-	key      string
-	id       string
-	use      int
-	helped   int
-	shown    int
-	lastUsed string
-	domain   string
-	pattern  string // lower-cased error_pattern
+	key string
+	matchEntry
 	// lesson is the lesson, decoded the first time a recall returns it:
 	// an entry lives only while its value in the store is unchanged (a
 	// write of the lesson rebuilds the index or replaces the entry).
 	lesson atomic.Pointer[Lesson]
-}
-
-// rankCmp orders entries of equal score as recall ranks them: an
-// unhelpful lesson (engine.Counts.Unhelpful: shown UnhelpfulAfter times,
-// never helped) after the others, then more used, more helpful, more
-// recently used, then by id. scanError's order is the same.
-func rankCmp(a, b *ientry) int {
-	return cmp.Or(
-		cmpUnhelpful(a.shown, a.helped, b.shown, b.helped),
-		cmp.Compare(b.use, a.use),
-		cmp.Compare(b.helped, a.helped),
-		cmp.Compare(b.lastUsed, a.lastUsed),
-		cmp.Compare(a.id, b.id),
-	)
 }
 
 // anchor kinds: where in its pattern an anchor word sits, and so which
@@ -238,8 +219,8 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 		all := sb.String()
 		key, rest := all[:len(k)], all[len(k):]
 		slab = grow(slab)
-		slab = append(slab, ientry{key: key, id: idOf(key, k), use: use, helped: helped, shown: shown,
-			pattern: rest[:len(pat)], lastUsed: rest[len(pat) : len(pat)+len(last)], domain: rest[len(pat)+len(last):]})
+		slab = append(slab, ientry{key: key, matchEntry: matchEntry{id: idOf(key, k), useCount: use, helped: helped, shown: shown,
+			pattern: rest[:len(pat)], lastUsed: rest[len(pat) : len(pat)+len(last)], domain: rest[len(pat)+len(last):]}})
 		e := &slab[len(slab)-1]
 		b.byDomain[e.domain] = append(b.byDomain[e.domain], e)
 		b.size++
@@ -656,12 +637,6 @@ func (b *bucket) hits(et *errorText, out []*ientry) []*ientry {
 	return out
 }
 
-// entryScore is errorScore for a compiled entry.
-func entryScore(e *ientry, cmdMatch bool, et *errorText, host string) int {
-	m := matchEntry{domain: e.domain, pattern: e.pattern}
-	return errorScore(&m, cmdMatch, et, host)
-}
-
 // walk is a merge of ranked entry lists, each of one score, best first.
 type walk struct {
 	lists  [][]*ientry
@@ -766,7 +741,7 @@ func indexOf(r kv.Reader, site string, part int) (*siteIndex, error) {
 }
 
 // recallError is RecallError in r: from the compiled indexes of sites, or
-// by scanning when a site has none. Candidates are the entries whose
+// by scanning when a site has none. The contenders are the entries whose
 // pattern the error holds (found by anchor word), then the verb's entries
 // in rank order, walked only until MaxRecall lessons are read: every entry
 // the walk has not reached scores no more than the one it stopped at and
@@ -809,7 +784,7 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 			}
 			found = b.hits(et, found[:0])
 			for _, e := range found {
-				if sc := entryScore(e, cmd != "", et, host); sc > 0 {
+				if sc := errorScore(&e.matchEntry, cmd != "", et, host); sc > 0 {
 					hits = append(hits, hit{e, sc})
 				}
 			}
@@ -827,10 +802,13 @@ func (s *Store) recallError(r kv.Reader, sites []string, verb string, et *errorT
 			if b == nil {
 				continue
 			}
-			w.addDomain(b, "", 2)
+			// The verb's entries whose pattern the error does not hold
+			// (those that do are hits, taken first): the command's weight,
+			// and the site's for those bound to the host.
+			w.addDomain(b, "", weightCommand)
 			for _, d := range doms {
 				if domain.Within(host, d) {
-					w.addDomain(b, d, 3)
+					w.addDomain(b, d, weightCommand+weightSite)
 				}
 			}
 		}
@@ -1058,8 +1036,8 @@ func written(n *Lesson) *Lesson {
 // entryFor is the error-recall index entry of l in site, as buildIndex
 // compiles it from l's stored entry.
 func entryFor(site string, l *Lesson) *ientry {
-	return &ientry{key: string(keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID)), id: l.ID,
-		use: l.UseCount, helped: l.Helped, shown: l.Shown, lastUsed: l.LastUsed, domain: l.Domain, pattern: strings.ToLower(l.ErrorPattern)}
+	return &ientry{key: string(keyspace.LessonByCommand(site, l.FailedCommand, l.UseCount, l.ID)), matchEntry: matchEntry{id: l.ID,
+		useCount: l.UseCount, helped: l.Helped, shown: l.Shown, lastUsed: l.LastUsed, domain: l.Domain, pattern: strings.ToLower(l.ErrorPattern)}}
 }
 
 // overlayMax is how many overlay entries a bucket of size compiled

@@ -523,7 +523,7 @@ func TestNumberedPatternsFiledByNumber(t *testing.T) {
 		// filed by number too: at most one under "problem".
 		c := *b
 		for i := 200; i < 300; i++ {
-			c.add(&ientry{key: fmt.Sprintf("k%d", i), id: fmt.Sprint(i), pattern: fmt.Sprintf("problem %d", i)})
+			c.add(&ientry{key: fmt.Sprintf("k%d", i), matchEntry: matchEntry{id: fmt.Sprint(i), pattern: fmt.Sprintf("problem %d", i)}})
 		}
 		if got, want := hits(&c, "problem 250 again"), []string{"problem 2", "problem 25", "problem 250"}; !slices.Equal(got, want) {
 			t.Errorf("hits with the overlay = %q, want %q", got, want)

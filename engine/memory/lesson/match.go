@@ -7,8 +7,8 @@ import (
 )
 
 // matchEntry is what the error-recall index holds for a lesson, beside the
-// failed_command and use_count its key carries: enough to score and rank a
-// candidate without decoding the lesson. A recall reads the records of
+// failed_command and use_count its key carries: enough to score and rank
+// the lesson as a recall's contender without decoding it. A recall reads the records of
 // the lessons it returns (keyspace.Lesson) by key: the entry holds no copy
 // of the lesson (since schema 3), which had made the index the largest
 // part of the store (a third of an import's bytes).

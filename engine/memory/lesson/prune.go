@@ -19,16 +19,16 @@ const (
 	pruneKeys  = 14
 )
 
-// Prune removes stale learned lessons: last used more than maxAgeDays days
+// Prune removes old learned lessons: last used more than maxAgeDays days
 // ago (default 90) and used fewer than 5 times; and unhelpful ones: written
 // by a program (not a seed, not a person's), shown
 // engine.PruneUnhelpfulAfter times and never helped, whatever their age or
 // use (prunableUnhelpful; the event's unhelpful_count). Seeds are never
-// pruned. It
-// reads only candidates, through an index of learned lessons by last use,
-// and reports how many it removed and how many lessons remain. The
-// lessons_pruned event is emitted when it removed any, as the seed's does
-// (its example event log of a run, which loads and so prunes, has none).
+// pruned. It reads only the lessons due for pruning, through an index of
+// learned lessons by last use, and reports how many it removed and how
+// many lessons remain. The lessons_pruned event is emitted when it removed
+// any, as the seed's does (its example event log of a run, which loads and
+// so prunes, has none).
 func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining int, err error) {
 	if maxAgeDays <= 0 {
 		maxAgeDays = DefaultPruneAgeDays
@@ -40,24 +40,24 @@ func (s *Store) Prune(ctx context.Context, maxAgeDays int) (pruned, remaining in
 		n, u := 0, 0
 		err := s.db.Update(ctx, func(tx kv.Txn) error {
 			n, u = 0, 0
-			var stale []*Lesson
+			var due []*Lesson
 			err := tx.Scan(keyspace.LessonDuePrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 				// due/lesson/<yyyy-mm-dd>/<id>: stop at the first day not before the cutoff.
 				day := string(k[len(keyspace.LessonDuePrefix()):][:len(time.DateOnly)])
-				if day >= cutoff || len(stale) == batch {
+				if day >= cutoff || len(due) == batch {
 					return kv.ErrStop
 				}
 				l, err := load(tx, keyspace.LastPart(k))
 				if err != nil {
 					return err
 				}
-				stale = append(stale, l)
+				due = append(due, l)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			for _, l := range stale {
+			for _, l := range due {
 				if !prunableUnhelpful(l) && (l.Source == SourceSeed || l.UseCount >= PruneKeepUseCount) {
 					continue // not indexed as due; defensive
 				}

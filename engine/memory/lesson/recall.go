@@ -68,8 +68,10 @@ func isWrapper(w string) bool {
 	return w == "npx" || strings.Contains(w, "playwright") || strings.HasSuffix(w, "-cli")
 }
 
-// candidate is an error-recall candidate, scored from its index entry.
-type candidate struct {
+// contender is an entry a scanning error recall scored above 0 (a
+// contender for the answer), with its site and score. ("Candidate" is a
+// trust level.)
+type contender struct {
 	m     matchEntry
 	site  string
 	score int
@@ -80,16 +82,18 @@ type candidate struct {
 // Options.MaxRecall. A lesson matches when its failed_command is the
 // command's verb or its error_pattern occurs in errText (both compared
 // case-insensitively; a pattern's placeholders match the values they
-// replaced, see ErrorPattern). Scores: error_pattern found 4, failed_command equal
-// 2, bound to this site 1; ties go to the more used, more helpful, more
-// recently used lesson. Lessons bound to another site never match.
+// replaced, see ErrorPattern). The score (errorScore, score.go) weighs the
+// error_pattern found most, then the failed_command equal, then being bound
+// to this site; ties go to the more used, more helpful, more recently used
+// lesson (rankMatch). Lessons bound to another site never match.
 //
 // Only the entries filed under the verb, or under no command, in the
-// global range and the host's site range are candidates. They are read
+// global range and the host's site range are contenders. They are read
 // from the sites' compiled recall indexes (index.go): a warm recall reads
 // the two sites' generation tokens and the index entries of the lessons
 // it returns, and decodes only those. A recall is not a use: it changes
-// nothing.
+// nothing. Stale lessons are left out of the answer (see fresh), not of
+// the recall's event.
 func (s *Store) RecallError(ctx context.Context, command, errText, host string) ([]Lesson, error) {
 	out, err := s.recallOnError(ctx, command, errText, host, false)
 	if err != nil {
@@ -98,7 +102,7 @@ func (s *Store) RecallError(ctx context.Context, command, errText, host string) 
 	s.opts.Events.Emit(event.ErrorRecall, map[string]any{
 		"command": command, "error_snippet": snippet(errText, 200), "matched": len(out), "lessons": texts(out),
 	})
-	return out, nil
+	return fresh(out), nil
 }
 
 // recallOnError is RecallError without its event; with hitsOnly it returns
@@ -143,7 +147,7 @@ func errorSites(host string) []string {
 // before generation tokens, and the oracle the compiled index is tested
 // against.
 func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host string, dmg *damage) ([]Lesson, error) {
-	var cands []candidate
+	var contenders []contender
 	for _, site := range sites {
 		for _, cmd := range cmds {
 			err := r.Scan(keyspace.LessonsByCommand(site, cmd), kv.ScanOptions{}, func(k, v []byte) error {
@@ -154,7 +158,7 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 					return dmg.skip(k, errBadEntry)
 				}
 				if sc := errorScore(&m, cmd != "", et, host); sc > 0 {
-					cands = append(cands, candidate{m, site, sc})
+					contenders = append(contenders, contender{m, site, sc})
 				}
 				return nil
 			})
@@ -163,18 +167,9 @@ func (s *Store) scanError(r kv.Reader, sites, cmds []string, et *errorText, host
 			}
 		}
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(
-			cmp.Compare(b.score, a.score),
-			cmpUnhelpful(a.m.shown, a.m.helped, b.m.shown, b.m.helped),
-			cmp.Compare(b.m.useCount, a.m.useCount),
-			cmp.Compare(b.m.helped, a.m.helped),
-			cmp.Compare(b.m.lastUsed, a.m.lastUsed),
-			cmp.Compare(a.m.id, b.m.id),
-		)
-	})
-	out := make([]Lesson, 0, min(len(cands), s.opts.MaxRecall))
-	for _, c := range cands {
+	slices.SortFunc(contenders, func(a, b contender) int { return cmp.Or(cmp.Compare(b.score, a.score), rankMatch(&a.m, &b.m)) })
+	out := make([]Lesson, 0, min(len(contenders), s.opts.MaxRecall))
+	for _, c := range contenders {
 		if len(out) == s.opts.MaxRecall {
 			break
 		}
@@ -204,34 +199,13 @@ func readRecord(r kv.Reader, site, id string) (*Lesson, error) {
 	return decode(v, id)
 }
 
-// errorScore scores one candidate; 0 means it does not match. cmdMatch is
-// set for entries filed under the failing verb.
-func errorScore(m *matchEntry, cmdMatch bool, et *errorText, host string) int {
-	if m.domain != "" && (host == "" || !domain.Within(host, m.domain)) {
-		return 0
-	}
-	score := 0
-	if et.has(m.pattern) {
-		score += 4
-	}
-	if cmdMatch {
-		score += 2
-	}
-	if score == 0 {
-		return 0
-	}
-	if m.domain != "" {
-		score++
-	}
-	return score
-}
-
 // RecallDomain is Trigger B: the lessons bound to host or to a domain it is
 // within (www.amazon.com gets amazon.com's), the most specific domain
 // first, then the most used, at most Options.MaxRecall. It reads the
 // site's compiled recall index (a warm recall reads the site's generation
 // token and the returned lessons' records) and decodes only the returned
-// lessons.
+// lessons. Stale lessons are left out of the answer (see fresh), not of the
+// recall's event.
 func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error) {
 	h, err := domain.Host(host)
 	if err != nil {
@@ -250,7 +224,7 @@ func (s *Store) RecallDomain(ctx context.Context, host string) ([]Lesson, error)
 	}
 	s.reportDamage("recall_domain", &dmg)
 	s.opts.Events.Emit(event.DomainRecall, map[string]any{"domain": host, "matched": len(out), "lessons": texts(out)})
-	return out, nil
+	return fresh(out), nil
 }
 
 // scanDomain is domain recall by scanning the host index ranges: for a

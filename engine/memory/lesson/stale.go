@@ -218,18 +218,30 @@ func (s *Store) StaleList(ctx context.Context, host string) ([]Lesson, error) {
 	return out, nil
 }
 
-// Fresh returns ls without its stale lessons: what recall may show.
+// fresh returns ls without its stale lessons: what recall answers.
 // Recall's indexes keep stale lessons (a mark is rare and short-lived), so
-// the callers that build prompts filter their results.
-func Fresh(ls []Lesson) []Lesson {
-	out := ls[:0:0]
-	for _, l := range ls {
-		if l.Stale == nil {
-			out = append(out, l)
+// RecallError and RecallDomain filter what they found, the one place every
+// prompt and API answer gets its lessons from.
+//
+// Without a stale lesson (the common case) it returns ls itself, and
+// allocates nothing.
+func fresh(ls []Lesson) []Lesson {
+	first := -1
+	for i := range ls {
+		if ls[i].Stale != nil {
+			first = i
+			break
 		}
 	}
-	if len(out) == len(ls) {
+	if first < 0 {
 		return ls
+	}
+	out := make([]Lesson, first, len(ls)-1)
+	copy(out, ls[:first])
+	for i := first + 1; i < len(ls); i++ {
+		if ls[i].Stale == nil {
+			out = append(out, ls[i])
+		}
 	}
 	return out
 }

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
 )
 
 // A site-bound lesson records the page it was learned on; when the action
 // it recommends fails on that page after the page's fingerprint changed,
-// it is marked stale (listed, carried by recall so prompts leave it out)
+// it is marked stale (listed, left out of recall)
 // until it is learned there again.
 func TestLessonStaleOnChangedPage(t *testing.T) {
 	e := newEnv(t)
@@ -70,18 +71,24 @@ func TestLessonStaleOnChangedPage(t *testing.T) {
 	if other, _ := e.s.StaleList(ctx, "other.example"); len(other) != 0 {
 		t.Fatalf("StaleList of another site: %+v", other)
 	}
-	// Recall carries the mark; Fresh leaves it out.
+	// Recall leaves it out; its event still names it.
 	rd, err := e.s.RecallDomain(ctx, "shop.example")
-	if err != nil || len(rd) != 1 || rd[0].Stale == nil || len(Fresh(rd)) != 0 {
+	if err != nil || len(rd) != 0 {
 		t.Fatalf("domain recall %+v, %v", rd, err)
+	}
+	e.mu.Lock()
+	last := e.events[len(e.events)-1]
+	e.mu.Unlock()
+	if last.Name != event.DomainRecall || last.Fields["matched"] != 1 {
+		t.Fatalf("domain recall event %+v", last)
 	}
 	re, err := e.s.RecallError(ctx, "click", "another element would receive the click: div#promo", "shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Fresh(re) {
+	for _, r := range re {
 		if r.ID == l.ID {
-			t.Fatal("Fresh kept a stale lesson from error recall")
+			t.Fatal("error recall kept a stale lesson")
 		}
 	}
 	// Learned again on the page (check and failure in one run: the check
@@ -105,5 +112,26 @@ func TestLessonStaleOnChangedPage(t *testing.T) {
 		if _, err := e.s.MarkPages(ctx, m); !errors.Is(err, engine.ErrInvalid) {
 			t.Fatalf("%+v: %v", m, err)
 		}
+	}
+}
+
+// fresh keeps the order of the fresh lessons, and without a stale one
+// answers the slice it was given, allocating nothing.
+func TestFresh(t *testing.T) {
+	mark := &Stale{Reason: "gone"}
+	ls := []Lesson{{ID: "a"}, {ID: "b", Stale: mark}, {ID: "c"}, {ID: "d", Stale: mark}}
+	if got := fresh(ls); len(got) != 2 || got[0].ID != "a" || got[1].ID != "c" {
+		t.Fatalf("fresh = %+v", got)
+	}
+	if got := fresh(ls[1:2]); got == nil || len(got) != 0 {
+		t.Fatalf("all stale: %#v", got)
+	}
+	all := []Lesson{{ID: "a"}, {ID: "c"}}
+	if n := testing.AllocsPerRun(10, func() {
+		if got := fresh(all); &got[0] != &all[0] {
+			t.Fatal("not the same slice")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations without a stale lesson", n)
 	}
 }

@@ -410,7 +410,7 @@ func (b *Builder) gather(ctx context.Context, host string, req Request) ([]candi
 		if err != nil {
 			return nil, nil, fmt.Errorf("memctx: error tips: %w", err)
 		}
-		add(lessonSection(ErrorTips, lesson.ErrorTipsHeading, lesson.Fresh(ls))) // stale ones wait to be learned again
+		add(lessonSection(ErrorTips, lesson.ErrorTipsHeading, ls)) // recall leaves out stale ones: they wait to be learned again
 	}
 	var match *trajectory.Match
 	if b.src.Trajectories != nil && strings.TrimSpace(req.Goal) != "" {
@@ -428,7 +428,7 @@ func (b *Builder) gather(ctx context.Context, host string, req Request) ([]candi
 		if err != nil {
 			return nil, nil, fmt.Errorf("memctx: domain tips: %w", err)
 		}
-		add(lessonSection(DomainTips, lesson.DomainTipsHeading, lesson.Fresh(ls)))
+		add(lessonSection(DomainTips, lesson.DomainTipsHeading, ls))
 	}
 	if b.src.Facts != nil {
 		fs, err := b.src.Facts.Confident(ctx, host)

@@ -438,15 +438,9 @@ func normalize(m *Manifest) error {
 	if d == "" && WebURL(m.StartURL) {
 		d = m.StartURL
 	}
-	if d == "" {
-		return engine.Invalid("run", "no domain: give the domain or the start URL")
-	}
-	h, err := domain.Host(d)
-	if err != nil {
-		return engine.Invalid("run", fmt.Sprintf("domain: %v", err))
-	}
-	if domain.Site(h) == keyspace.Global {
-		return engine.Invalid("run", fmt.Sprintf("domain %q is not a site", d))
+	h, p := check.Domain(d, "start URL")
+	if p != "" {
+		return engine.Invalid("run", p)
 	}
 	m.Domain = h
 	if m.TurnCount < 0 {

@@ -1,6 +1,7 @@
-// Package runfiles reads back what a run leaves in its artifact folder,
-// <data-dir>/runs/<run-id>/: the steps of its action log, its model calls,
-// a summary of both, and single files (screenshots) inside the folder. The
+// Package runfiles owns the format of a run's artifact folder,
+// <data-dir>/runs/<run-id>/, and reads it back: the records of its action
+// log, its model calls, a summary of both, and single files (screenshots)
+// inside the folder. The
 // folder is always found from the run id, never from the manifest's
 // artifact paths, which any API caller may set: a reader cannot be steered
 // to another file. The agent loop (engine/agent) writes these files; the
@@ -45,35 +46,42 @@ func Dir(runsDir, id string) (string, error) {
 	return dir, nil
 }
 
-// Step is one line of actions.jsonl: the engine's action record plus what
-// the run knew about the step.
-type Step struct {
-	Step       int      `json:"step"`
-	Action     string   `json:"action"`
-	Ref        string   `json:"ref,omitempty"`
-	Value      string   `json:"value,omitempty"`
-	OK         bool     `json:"ok"`
-	Error      string   `json:"error,omitempty"`
-	URL        string   `json:"url,omitempty"`
-	Role       string   `json:"role,omitempty"`
-	Name       string   `json:"name,omitempty"`
-	Replayed   bool     `json:"replayed,omitempty"`
-	Approval   string   `json:"approval,omitempty"` // approved or rejected (rejected: not run)
-	ToolError  string   `json:"tool_error,omitempty"`
+// Record is one line of actions.jsonl: the engine's own action record
+// ({"step","action","ref","value","ok","error","url"}, which engine learn
+// reads) plus what the run knew about the step. The agent loop writes it
+// (engine/agent embeds it in its own step record) and the readers here
+// read it back, so the line has this one definition.
+type Record struct {
+	Step      int    `json:"step"`
+	Action    string `json:"action"`
+	Ref       string `json:"ref,omitempty"`
+	Value     string `json:"value,omitempty"`
+	OK        bool   `json:"ok"`
+	Error     string `json:"error,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Replayed  bool   `json:"replayed,omitempty"`
+	Approval  string `json:"approval,omitempty"` // approved or rejected (rejected: not run)
+	ToolError string `json:"tool_error,omitempty"`
+	// Origin says where a failure came from: "browser" (the page refused
+	// the action: learning may learn from it) or "engine" (refused for its
+	// arguments or by the engine: never learned from).
+	Origin     string   `json:"origin,omitempty"`
 	Screenshot string   `json:"screenshot,omitempty"`       // the path the agent wrote; see ScreenshotName
 	Lessons    []string `json:"lessons_shown,omitempty"`    // lesson ids recalled into this step's message
 	Trajectory string   `json:"trajectory_shown,omitempty"` // id of the reference trajectory shown
 }
 
 // Rejected reports whether the approver refused the action (it did not run).
-func (s Step) Rejected() bool { return s.Approval == "rejected" }
+func (s Record) Rejected() bool { return s.Approval == "rejected" }
 
 // Failed reports whether the action ran and failed: an error of the run.
-func (s Step) Failed() bool { return !s.OK && !s.Rejected() }
+func (s Record) Failed() bool { return !s.OK && !s.Rejected() }
 
 // ScreenshotName is the base name of the step's screenshot ("" for none):
 // the file is looked up in the run's own folder by this name only.
-func (s Step) ScreenshotName() string {
+func (s Record) ScreenshotName() string {
 	if s.Screenshot == "" {
 		return ""
 	}
@@ -81,7 +89,7 @@ func (s Step) ScreenshotName() string {
 }
 
 // Call is one line of llm.jsonl: one model call, redacted and clipped by
-// the agent as it wrote it.
+// the agent as it wrote it (engine/agent writes this type).
 type Call struct {
 	Step      int           `json:"step"`
 	Request   Request       `json:"request"`
@@ -122,19 +130,20 @@ type ToolCall struct {
 
 // Retry is a failed attempt of a model call.
 type Retry struct {
+	Attempt      int    `json:"attempt"` // counted from 1
 	Error        string `json:"error"`
 	LatencyMS    int64  `json:"latency_ms"`
-	WaitMS       int64  `json:"wait_ms,omitempty"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+	WaitMS       int64  `json:"wait_ms,omitempty"`        // before the next attempt
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"` // what the provider asked for
 }
 
-// Steps reads the action log of the run folder dir, up to max lines (0:
-// all); more says lines were left. Lines cut short by a crash are
+// Records reads the action log of the run folder dir, up to max lines
+// (0: all); more says lines were left. Lines cut short by a crash are
 // skipped. A run that left no log gives an error satisfying
 // errors.Is(err, os.ErrNotExist).
-func Steps(dir string, max int) (steps []Step, more bool, err error) {
+func Records(dir string, max int) (steps []Record, more bool, err error) {
 	err = eachLine(filepath.Join(dir, ActionsFile), func(b []byte) bool {
-		var s Step
+		var s Record
 		if json.Unmarshal(b, &s) != nil {
 			return true
 		}
@@ -202,8 +211,8 @@ type Summary struct {
 }
 
 // SummaryOf is the summary of steps and calls already read (Steps,
-// Calls).
-func SummaryOf(steps []Step, calls []Call) Summary {
+// Records, Calls).
+func SummaryOf(steps []Record, calls []Call) Summary {
 	s := Summary{Logged: true, LLMCalls: len(calls)}
 	s.count(steps)
 	for _, c := range calls {
@@ -214,7 +223,7 @@ func SummaryOf(steps []Step, calls []Call) Summary {
 	return s
 }
 
-func (s *Summary) count(steps []Step) {
+func (s *Summary) count(steps []Record) {
 	last := -1
 	for _, st := range steps {
 		s.Actions++
@@ -240,7 +249,7 @@ type summaryOfCall struct {
 // Summary. Files that are missing count as empty.
 func Summarize(dir string) (Summary, error) {
 	var s Summary
-	steps, _, err := Steps(dir, 0)
+	steps, _, err := Records(dir, 0)
 	s.Logged = err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return s, err

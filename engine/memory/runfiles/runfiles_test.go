@@ -33,14 +33,14 @@ func TestStepsCallsAndSummary(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, runfiles.LLMFile), []byte(`{"step":1,"request":{"system":"s","messages":[{"role":"user","content":"hi"}]},"attempts":1,"text":"ok","usage":{"prompt_tokens":10,"completion_tokens":2}}
 {"step":2,"request":{"system":"s","messages":[]},"attempts":2,"error":"rate limited"}
 `), 0o644)
-	steps, more, err := runfiles.Steps(dir, 0)
+	steps, more, err := runfiles.Records(dir, 0)
 	if err != nil || more || len(steps) != 4 {
 		t.Fatalf("steps %+v %v %v", steps, more, err)
 	}
 	if steps[1].ScreenshotName() != "error-step-02.png" || !steps[1].Failed() || steps[2].Failed() || !steps[2].Rejected() || steps[0].Lessons[0] != "l1" {
 		t.Fatalf("steps %+v", steps)
 	}
-	if s, more, _ := runfiles.Steps(dir, 2); len(s) != 2 || !more {
+	if s, more, _ := runfiles.Records(dir, 2); len(s) != 2 || !more {
 		t.Fatalf("first 2: %d %v", len(s), more)
 	}
 	calls, _, err := runfiles.Calls(dir, 0)
@@ -52,7 +52,7 @@ func TestStepsCallsAndSummary(t *testing.T) {
 	if err != nil || sum != want {
 		t.Fatalf("summary %+v %v, want %+v", sum, err, want)
 	}
-	if steps, _, _ := runfiles.Steps(dir, 0); runfiles.SummaryOf(steps, calls) != want {
+	if steps, _, _ := runfiles.Records(dir, 0); runfiles.SummaryOf(steps, calls) != want {
 		t.Fatalf("SummaryOf %+v", runfiles.SummaryOf(steps, calls))
 	}
 	// The cache follows the files.
@@ -70,7 +70,7 @@ func TestStepsCallsAndSummary(t *testing.T) {
 	if s, err := runfiles.Summarize(empty); err != nil || s.Logged {
 		t.Fatalf("no files: %+v %v", s, err)
 	}
-	if _, _, err := runfiles.Steps(empty, 0); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := runfiles.Records(empty, 0); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no action log: %v", err)
 	}
 }

@@ -561,80 +561,22 @@ func (s *Store) List(ctx context.Context, host string) ([]Selector, error) {
 	return out, nil
 }
 
+// selectors is where selectors are kept and how they are listed; its
 // cache holds each site's decoded selectors (see sitecache), so a context
 // build per step does not decode them again.
-var cache = sitecache.New[[]Selector](64)
-
-// siteSelectors returns every selector of site as of r's snapshot, from the
-// cache when no selector was written since it was read.
-func siteSelectors(r kv.Reader, site string) ([]Selector, error) {
-	return sitecache.LoadJSON(cache, r, site, keyspace.SelectorGen(site), keyspace.Selectors(site))
+var selectors = &sitecache.Kind[Selector]{
+	Cache:  sitecache.New[[]Selector](64),
+	Gen:    keyspace.SelectorGen,
+	Prefix: keyspace.Selectors,
+	Is:     keyspace.IsSelector,
+	Domain: func(sl *Selector) string { return sl.Domain },
+	Pos:    listPos,
 }
 
+// scan returns the selectors kept for a host r with match(host, r) (every
+// site's for host ""), in List's order.
 func (s *Store) scan(ctx context.Context, host string, match func(h, r string) bool) ([]Selector, error) {
-	var out []Selector
-	pick := func(all []Selector) {
-		for _, sl := range all {
-			if match(host, sl.Domain) {
-				out = append(out, sl)
-			}
-		}
-	}
-	if host != "" {
-		// A watched token (etcd) at the cached generation: no store read.
-		site := domain.Site(host)
-		if all, ok := sitecache.Cached(cache, s.db, site, keyspace.SelectorGen(site)); ok {
-			pick(all)
-			listing.SortBy(out, listPos)
-			return out, nil
-		}
-	}
-	err := s.db.View(ctx, func(r kv.Reader) error {
-		out = out[:0]
-		decode := func(k, v []byte) error {
-			var sl Selector
-			if err := json.Unmarshal(v, &sl); err != nil {
-				return fmt.Errorf("decode %s: %w", k, err)
-			}
-			if host == "" || match(host, sl.Domain) {
-				out = append(out, sl)
-			}
-			return nil
-		}
-		if host != "" {
-			all, err := siteSelectors(r, domain.Site(host))
-			if err != nil {
-				return err
-			}
-			pick(all)
-			return nil
-		}
-		var keys [][]byte
-		err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			if keyspace.IsSelector(k) {
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			v, err := r.Get(k)
-			if err != nil {
-				return err
-			}
-			if err := decode(k, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	listing.SortBy(out, listPos)
-	return out, nil
+	return selectors.List(ctx, s.db, host, match)
 }
 
 // CursorKind names selector cursors (see engine/listing).

@@ -26,6 +26,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/listing"
+	"github.com/engine-dev/engine/engine/memory/internal/check"
 	"github.com/engine-dev/engine/engine/memory/internal/decoded"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -110,15 +111,9 @@ func (st *Store) normalize(s *Session) error {
 	if d == "" {
 		d = s.FinalURL
 	}
-	if d == "" {
-		return engine.Invalid("session", "no domain: give the domain or the final URL")
-	}
-	h, err := domain.Host(d)
-	if err != nil {
-		return engine.Invalid("session", fmt.Sprintf("domain: %v", err))
-	}
-	if domain.Site(h) == keyspace.Global {
-		return engine.Invalid("session", fmt.Sprintf("domain %q is not a site", d))
+	h, p := check.Domain(d, "final URL")
+	if p != "" {
+		return engine.Invalid("session", p)
 	}
 	s.Domain = h
 	if s.TurnsUsed < 0 {

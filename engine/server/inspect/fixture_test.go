@@ -98,7 +98,7 @@ func (w *world) writeRun(t testing.TB, id string, steps, errEvery int, replayed 
 	var acts, calls bytes.Buffer
 	system := "You are a browser agent. Lessons:\n" + strings.Repeat("- prefer clicking visible buttons over pressing Enter\n", 60)
 	for i := 1; i <= steps; i++ {
-		s := runfiles.Step{Step: i, Action: "click", Role: "button", Name: fmt.Sprintf("Next %d", i), OK: true,
+		s := runfiles.Record{Step: i, Action: "click", Role: "button", Name: fmt.Sprintf("Next %d", i), OK: true,
 			URL: "https://shop.example/p/" + fmt.Sprint(i), Replayed: replayed}
 		if errEvery > 0 && i%errEvery == 0 {
 			s.OK, s.Error = false, "element is covered by another element"

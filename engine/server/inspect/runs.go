@@ -123,7 +123,7 @@ type callView struct {
 }
 
 type actionView struct {
-	runfiles.Step
+	runfiles.Record
 	Lessons    []shownLesson
 	Trajectory *trajectory.Trajectory // the reference trajectory, when memory still holds it
 	Shot       string                 // the screenshot's file name, when the file is in the folder
@@ -198,7 +198,7 @@ func (in *Inspector) timeline(r *http.Request, v *runView) error {
 		f.Close()
 		v.Final = runfiles.FinalShot
 	}
-	steps, more, err := runfiles.Steps(dir, maxSteps)
+	steps, more, err := runfiles.Records(dir, maxSteps)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("the run left no action log (it was registered, not run by engine run)")
 	}
@@ -234,7 +234,7 @@ func (in *Inspector) timeline(r *http.Request, v *runView) error {
 		s.Calls = append(s.Calls, cv)
 	}
 	for _, st := range steps {
-		av := actionView{Step: st}
+		av := actionView{Record: st}
 		for _, id := range st.Lessons {
 			av.Lessons = append(av.Lessons, shownLesson{ID: id, Lesson: mem.lesson(id)})
 		}

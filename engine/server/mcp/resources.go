@@ -155,7 +155,7 @@ func (t *tools) renderTimeline(b *strings.Builder, id string) {
 		fmt.Fprintf(b, "\nNo step timeline: %v\n", err)
 		return
 	}
-	steps, more, err := runfiles.Steps(dir, maxTimelineSteps)
+	steps, more, err := runfiles.Records(dir, maxTimelineSteps)
 	if errors.Is(err, os.ErrNotExist) {
 		b.WriteString("\nNo step timeline: the run left no action log (it was registered, not run by engine run).\n")
 		return
@@ -174,7 +174,7 @@ func (t *tools) renderTimeline(b *strings.Builder, id string) {
 	}
 }
 
-func renderTimelineStep(s runfiles.Step) string {
+func renderTimelineStep(s runfiles.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d. %s", s.Step, s.Action)
 	if s.Role != "" || s.Name != "" {

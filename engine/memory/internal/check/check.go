@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
 )
 
 // Field length limits, in runes (documented in ARCHITECTURE.md, "Limits").
@@ -40,6 +42,25 @@ func Text(field, s string, max int, multiline bool) string {
 		return fmt.Sprintf("%s is %d characters long (at most %d)", field, n, max)
 	}
 	return ""
+}
+
+// Domain returns the host of d, a record's domain (a host or a URL, or
+// the URL it may give instead of one), and "", or "" and the problem: d is
+// empty (fallback names that URL: "give the domain or the <fallback>"),
+// not a host, or a host of no site. Runs and sessions check their domain
+// with it.
+func Domain(d, fallback string) (host, problem string) {
+	if d == "" {
+		return "", "no domain: give the domain or the " + fallback
+	}
+	h, err := domain.Host(d)
+	if err != nil {
+		return "", fmt.Sprintf("domain: %v", err)
+	}
+	if domain.Site(h) == keyspace.Global {
+		return "", fmt.Sprintf("domain %q is not a site", d)
+	}
+	return h, ""
 }
 
 // ID returns the problem with s as an id given from outside, or "": 1 to

@@ -30,3 +30,21 @@ func TestPageChecks(t *testing.T) {
 		}
 	}
 }
+
+// A run's or session's domain is a host of a site, or the URL given
+// instead of it; each problem is named. (No host is of the global site's
+// name, so its check is a guard, never met here.)
+func TestDomain(t *testing.T) {
+	for _, c := range []struct{ d, host, problem string }{
+		{"Shop.Example", "shop.example", ""},
+		{"https://www.shop.example/cart?x=1", "www.shop.example", ""},
+		{"", "", "no domain: give the domain or the start URL"},
+		{"exa mple", "", "domain: "},
+		{"-", "", `domain: "-" is not a valid host name`},
+	} {
+		h, p := Domain(c.d, "start URL")
+		if h != c.host || !strings.HasPrefix(p, c.problem) || (c.problem == "") != (p == "") {
+			t.Errorf("Domain(%q) = %q, %q; want %q, %q", c.d, h, p, c.host, c.problem)
+		}
+	}
+}

@@ -212,9 +212,9 @@ func LoadJSON[T any](c *Cache[[]T], r kv.Reader, key string, genKey, prefix []by
 	}
 	var vs []T
 	err = r.Scan(prefix, kv.ScanOptions{}, func(k, v []byte) error {
-		var rec T
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decode %s: %w", k, err)
+		rec, err := decode[T](k, v)
+		if err != nil {
+			return err
 		}
 		vs = append(vs, rec)
 		return nil
@@ -224,4 +224,13 @@ func LoadJSON[T any](c *Cache[[]T], r kv.Reader, key string, genKey, prefix []by
 	}
 	c.Put(key, gen, vs)
 	return vs, nil
+}
+
+// decode decodes the JSON record v kept at key k.
+func decode[T any](k, v []byte) (T, error) {
+	var rec T
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return rec, fmt.Errorf("decode %s: %w", k, err)
+	}
+	return rec, nil
 }
