@@ -21,7 +21,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestInvalidErrorMessages(t *testing.T) {
@@ -85,7 +85,7 @@ func TestNotFoundSentinels(t *testing.T) {
 // lookup of an unknown id, for ErrNotFound.
 func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	defer db.Close()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"format": "nope"`), 0o644); err != nil {

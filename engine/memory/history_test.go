@@ -10,7 +10,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/lesson"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // An id's shape names its kind.
@@ -33,7 +33,7 @@ func TestKindOf(t *testing.T) {
 // and are undone by a revert.
 func TestHistoryOfAnyKind(t *testing.T) {
 	ctx := context.Background()
-	m := memory.New(kvtest.Open(t), memory.Options{})
+	m := memory.New(badgertest.Open(t), memory.Options{})
 	if rs, err := m.Retracted(ctx); err != nil || rs.Lessons == nil || len(rs.Lessons)+len(rs.Facts)+len(rs.Selectors)+len(rs.Trajectories) != 0 {
 		t.Fatalf("retracted of a new memory: %+v, %v", rs, err)
 	}

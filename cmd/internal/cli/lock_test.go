@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // A second engine on a data dir another process is writing gets a clear
 // error naming the holder and what to do, never badger's own message.
 func TestSecondProcessOnDataDir(t *testing.T) {
 	dir := t.TempDir()
-	held := kvtest.OpenDir(t, filepath.Join(dir, "db"))
+	held := badgertest.OpenDir(t, filepath.Join(dir, "db"))
 	defer held.Close()
 
 	var stdout, stderr bytes.Buffer

@@ -23,7 +23,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -36,7 +36,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	e := &env{db: db, now: t0}
 	e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 	return e
