@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/archive"
 	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/forget"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/memctx"
 	"github.com/engine-dev/engine/engine/memory/plan"
@@ -123,7 +124,7 @@ func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 		},
 		"archive malformed": func() error { _, _, err := mem.Read(filepath.Join(dir, "bad.json")); return err },
 		"archive missing":   func() error { _, _, err := mem.Read(filepath.Join(dir, "missing.json")); return err },
-		"archive forget":    func() error { _, err := mem.Survey(ctx, "-"); return err },
+		"forget":            func() error { _, err := forget.Count(ctx, mem.Memory, "-"); return err },
 		"agent":             func() error { _, err := agent.Run(ctx, agent.Config{}); return err },
 	}
 	for name, f := range invalid {
