@@ -51,7 +51,7 @@ type Options struct {
 	// dir's badger database: a store several processes share (etcd), so
 	// the data dir is not locked (run folders still live in it). Close
 	// closes the store.
-	OpenStore func(ctx context.Context) (kv.Store, error)
+	OpenStore StoreOpener
 	// SettledOnly makes a read-only open fail with ErrOpenDue unless the
 	// store is settled — schema current, seeds in — so that reading it
 	// read-only answers what a read-write open would.
@@ -75,6 +75,14 @@ type Options struct {
 	// whose migration is unfinished), so lesson lists scan.
 	unindexed bool
 }
+
+// StoreOpener opens a store several processes share (etcd), in place of
+// the data dir's own database (Options.OpenStore).
+type StoreOpener func(ctx context.Context) (kv.Store, error)
+
+// LockedError is Open's error when another process holds the data dir
+// (and did not release it within LockWait): it names the holder.
+type LockedError = badger.LockedError
 
 // ErrOpenDue is a read-only open (Options.ReadOnly with SettledOnly)
 // refused because a read-write open would write on opening: a schema to
