@@ -80,6 +80,16 @@ type Options struct {
 // the data dir's own database (Options.OpenStore).
 type StoreOpener func(ctx context.Context) (kv.Store, error)
 
+// SharedOpener opens a shared store from its URL (etcd://HOST:PORT,...):
+// engine-agent's (engine/memory/sharedstore), which links etcd's client;
+// the engine binary has none and hands such commands to engine-agent.
+type SharedOpener func(ctx context.Context, url string) (kv.Store, error)
+
+// At is the StoreOpener of the shared store at url.
+func (o SharedOpener) At(url string) StoreOpener {
+	return func(ctx context.Context) (kv.Store, error) { return o(ctx, url) }
+}
+
 // LockedError is Open's error when another process holds the data dir
 // (and did not release it within LockWait): it names the holder.
 type LockedError = badger.LockedError
