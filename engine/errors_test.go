@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/archive"
 	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/forget"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/memctx"
 	"github.com/engine-dev/engine/engine/memory/plan"
@@ -21,7 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestInvalidErrorMessages(t *testing.T) {
@@ -85,7 +86,7 @@ func TestNotFoundSentinels(t *testing.T) {
 // lookup of an unknown id, for ErrNotFound.
 func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	defer db.Close()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"format": "nope"`), 0o644); err != nil {
@@ -123,7 +124,7 @@ func TestEveryStoreBadInputIsErrInvalid(t *testing.T) {
 		},
 		"archive malformed": func() error { _, _, err := mem.Read(filepath.Join(dir, "bad.json")); return err },
 		"archive missing":   func() error { _, _, err := mem.Read(filepath.Join(dir, "missing.json")); return err },
-		"archive forget":    func() error { _, err := mem.Survey(ctx, "-"); return err },
+		"forget":            func() error { _, err := forget.Count(ctx, mem.Memory, "-"); return err },
 		"agent":             func() error { _, err := agent.Run(ctx, agent.Config{}); return err },
 	}
 	for name, f := range invalid {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -163,7 +164,7 @@ func TestJournalKinds(t *testing.T) {
 	for _, kind := range journalKinds {
 		for _, end := range []string{"abort", "recover", "commit"} {
 			t.Run(kind.name+"/"+end, func(t *testing.T) {
-				db := kvtest.Open(t)
+				db := badgertest.Open(t)
 				writes := journalFill(t, db)
 				before := dumpExp(t, db)
 				s := kind.wrap(db)
@@ -215,7 +216,7 @@ func TestJournalKinds(t *testing.T) {
 // dumpExp), to compute what a commit should leave.
 func kvtestBefore(t *testing.T, dump map[string]string) kv.Store {
 	t.Helper()
-	s := kvtest.OpenMemory(t)
+	s := badgertest.OpenMemory(t)
 	var ops []kv.Op
 	for k, v := range dump {
 		v = v[:strings.LastIndex(v, "|exp=")]
@@ -235,7 +236,7 @@ func TestJournalFailureAnywhere(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range journalKinds {
 		t.Run(kind.name, func(t *testing.T) {
-			probeDB := kvtest.OpenMemory(t)
+			probeDB := badgertest.OpenMemory(t)
 			writes := journalFill(t, probeDB)
 			probe := &kvtest.FaultStore{Store: probeDB}
 			if err := journalAll(ctx, kind.wrap(probe), writes, kind.opts); err != nil {
@@ -245,7 +246,7 @@ func TestJournalFailureAnywhere(t *testing.T) {
 			for at := 1; at <= probe.Writes(); at++ {
 				for _, after := range []bool{false, true} {
 					dir := t.TempDir()
-					db := kvtest.OpenDir(t, dir)
+					db := badgertest.OpenDir(t, dir)
 					writes := journalFill(t, db)
 					before := dumpExp(t, db)
 					f := &kvtest.FaultStore{Store: db, FailAt: at, FailAfter: after}
@@ -262,7 +263,7 @@ func TestJournalFailureAnywhere(t *testing.T) {
 					if after || err == nil {
 						// What the failing store left, the next open finishes.
 						db.Close()
-						db = kvtest.OpenDir(t, dir)
+						db = badgertest.OpenDir(t, dir)
 					}
 					if err == nil {
 						if d := kvtest.Diff(committed, kvtest.Dump(t, db)); d != "" {
@@ -353,7 +354,7 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 	for _, kind := range journalKinds[:2] {
 		t.Run(kind.name, func(t *testing.T) {
 			// Before and after, and how many writes each path makes.
-			ref := kvtest.OpenMemory(t)
+			ref := badgertest.OpenMemory(t)
 			writes := journalFill(t, ref)
 			before := dumpExpiry(t, ref, true)
 			count := &killStore{Store: ref}
@@ -365,7 +366,7 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 			// A failure at the last Write's last batch (before the commit
 			// and its cleanup), then every write of the rollback.
 			failAt := forward - 2
-			ref2 := kvtest.OpenMemory(t)
+			ref2 := badgertest.OpenMemory(t)
 			journalFill(t, ref2)
 			count = &killStore{Store: ref2, failAt: failAt}
 			if err := journalAll(ctx, count, writes, kind.opts); !errors.Is(err, kvtest.ErrInjected) {
@@ -386,7 +387,7 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 				cmd.Env = append(os.Environ(), "KV_JOURNAL_DIR="+dir, "KV_JOURNAL_KIND="+kind.name,
 					"KV_JOURNAL_FAIL="+strconv.Itoa(p.fail), "KV_JOURNAL_KILL="+strconv.Itoa(p.kill))
 				killAtReady(t, cmd, fmt.Sprintf("%+v", p))
-				db := kvtest.OpenDir(t, dir)
+				db := badgertest.OpenDir(t, dir)
 				now := dumpExpiry(t, db, true)
 				noJournal(t, db)
 				db.Close()
@@ -416,7 +417,7 @@ func TestJournalKilledAnywhereIsAllOrNothing(t *testing.T) {
 // per-key.
 func TestImageJournalInANamespace(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	if err := db.Batch(ctx, []kv.Op{{Key: []byte("outside"), Value: []byte("o")}, {Key: []byte("ns/a/k"), Value: []byte("1")}}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -74,12 +75,12 @@ func TestApplyFailureAnywhereLeavesStoreUnchanged(t *testing.T) {
 		{"journaled", kv.ApplyOptions{MaxTxnOps: 10, ChunkOps: 7}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			db := kvtest.OpenDir(t, t.TempDir())
+			db := badgertest.OpenDir(t, t.TempDir())
 			defer db.Close()
 			ops := fill(t, db, 40)
 			before := kvtest.Dump(t, db)
 			// Count the writes of a successful kv.Apply on a copy of the data.
-			probeDB := kvtest.OpenMemory(t)
+			probeDB := badgertest.OpenMemory(t)
 			defer probeDB.Close()
 			fill(t, probeDB, 40)
 			probe := &kvtest.FaultStore{Store: probeDB}
@@ -132,7 +133,7 @@ func TestApplyFailureAnywhereLeavesStoreUnchanged(t *testing.T) {
 func TestApplyFailedRollbackRecoversOnOpen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := kvtest.OpenDir(t, dir)
+	db := badgertest.OpenDir(t, dir)
 	ops := fill(t, db, 40)
 	before := kvtest.Dump(t, db)
 	opts := kv.ApplyOptions{MaxTxnOps: 10, ChunkOps: 7}
@@ -152,7 +153,7 @@ func TestApplyFailedRollbackRecoversOnOpen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = kvtest.OpenDir(t, dir)
+	db = badgertest.OpenDir(t, dir)
 	defer db.Close()
 	if d := kvtest.Diff(before, kvtest.Dump(t, db)); d != "" {
 		t.Fatalf("after reopening: %s", d)
@@ -162,7 +163,7 @@ func TestApplyFailedRollbackRecoversOnOpen(t *testing.T) {
 // A rollback restores a key's TTL along with its value.
 func TestRollbackRestoresTTL(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenDir(t, t.TempDir())
+	db := badgertest.OpenDir(t, t.TempDir())
 	defer db.Close()
 	if err := db.Batch(ctx, []kv.Op{{Key: []byte("t"), Value: []byte("v"), TTL: time.Hour}}); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestRollbackRestoresTTL(t *testing.T) {
 // the journal and lands whole, leaving no journal behind.
 func TestApplyLargerThanATransaction(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenDir(t, t.TempDir())
+	db := badgertest.OpenDir(t, t.TempDir())
 	defer db.Close()
 	val := bytes.Repeat([]byte("v"), 1000)
 	var ops []kv.Op
@@ -245,7 +246,7 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 		os.Exit(0)
 	}
 	// Before and after: the same data in memory.
-	ref := kvtest.OpenMemory(t)
+	ref := badgertest.OpenMemory(t)
 	defer ref.Close()
 	ops := fill(t, ref, 30)
 	probe := &kvtest.FaultStore{Store: ref}
@@ -260,7 +261,7 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestApplyKilledMidwayIsAllOrNothing$")
 		cmd.Env = append(os.Environ(), "KV_APPLY_DIR="+dir, "KV_APPLY_AT="+strconv.Itoa(at))
 		killAtReady(t, cmd, fmt.Sprintf("write %d", at))
-		db := kvtest.OpenDir(t, dir)
+		db := badgertest.OpenDir(t, dir)
 		now := kvtest.Dump(t, db)
 		db.Close()
 		switch {
@@ -283,9 +284,9 @@ func TestApplyKilledMidwayIsAllOrNothing(t *testing.T) {
 // other store.
 func TestStagingReadsLikeTheStore(t *testing.T) {
 	ctx := context.Background()
-	base := kvtest.OpenDir(t, t.TempDir())
+	base := badgertest.OpenDir(t, t.TempDir())
 	defer base.Close()
-	direct := kvtest.OpenMemory(t)
+	direct := badgertest.OpenMemory(t)
 	defer direct.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	key := func() []byte { return fmt.Appendf(nil, "%c/%02d", 'a'+rng.IntN(3), rng.IntN(40)) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -35,7 +36,7 @@ func TestKVLeavesOutBadger(t *testing.T) {
 // land while a transaction is open: its transactions run one at a time.
 func TestStagingConformance(t *testing.T) {
 	const serial = "kv.Staging runs transactions one at a time: a commit waits for the open transaction"
-	kvtest.RunSkipping(t, func(t *testing.T) kv.Store { return kv.NewStaging(kvtest.OpenMemory(t)) }, map[string]string{
+	kvtest.RunSkipping(t, func(t *testing.T) kv.Store { return kv.NewStaging(badgertest.OpenMemory(t)) }, map[string]string{
 		kvtest.SnapshotIsolation: serial,
 		kvtest.ConflictOnRead:    serial,
 		kvtest.GuardKey:          serial,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -20,7 +21,7 @@ var outside = []string{"\x00", "meta/schema", "n", "ns/a", "ns/a.", "ns/a0", "ns
 // outside keys, and checks when the test ends that they are untouched and
 // that nothing was written outside the view.
 func openPrefixed(t *testing.T, prefix string) kv.Store {
-	base := kvtest.Open(t)
+	base := badgertest.Open(t)
 	var ops []kv.Op
 	for _, k := range outside {
 		ops = append(ops, kv.Op{Key: []byte(k), Value: []byte("outside " + k)})
@@ -86,7 +87,7 @@ func TestPrefixedKeyLimit(t *testing.T) {
 // and Apply's journal (with its TTLs) works inside a view.
 func TestPrefixedIsolation(t *testing.T) {
 	ctx := context.Background()
-	base := kvtest.Open(t)
+	base := badgertest.Open(t)
 	a, b := kv.Prefixed(base, []byte("ns/a/")), kv.Prefixed(base, []byte("ns/b/"))
 	for _, s := range []kv.Store{base, a, b} {
 		if err := s.Batch(ctx, []kv.Op{{Key: []byte("site/x/1"), Value: []byte("v")}, {Key: []byte("site/y/1"), Value: []byte("v")}}); err != nil {
@@ -146,7 +147,7 @@ func TestPrefixedIsolation(t *testing.T) {
 // allocation per Scan (not per key).
 func BenchmarkPrefixedScan(b *testing.B) {
 	ctx := context.Background()
-	base := kvtest.Open(b)
+	base := badgertest.Open(b)
 	view := kv.Prefixed(base, []byte("ns/bench/"))
 	var ops []kv.Op
 	for i := range 1000 {

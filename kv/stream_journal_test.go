@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func journalState(t *testing.T, s kv.Store) (a string, hasB bool) {
@@ -29,7 +29,7 @@ func TestJournalInParts(t *testing.T) {
 	ctx := context.Background()
 	for _, end := range []string{"abort", "crash", "commit"} {
 		t.Run(end, func(t *testing.T) {
-			s := kvtest.Open(t)
+			s := badgertest.Open(t)
 			if err := s.Batch(ctx, []kv.Op{{Key: []byte("a"), Value: []byte("1")}}); err != nil {
 				t.Fatal(err)
 			}

@@ -22,14 +22,14 @@ import (
 	"github.com/engine-dev/engine/engine/memory/run"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 const goal = "search for padel rackets and open the first result"
 
 func openDisk(t testing.TB) kv.Store {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	return db
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/forget"
 )
 
 // Import, export and forget move whole memory: GET /v1/export answers the
@@ -90,19 +91,18 @@ func archiveRoutes() []Route {
 				{Name: "domain", Type: "string", Required: true, Description: "the domain (or URL) whose site to forget: www.example.com forgets example.com and every subdomain"},
 				{Name: "dry_run", Type: "boolean", Description: "only count what would go; nothing is dropped"},
 			},
-			Response: archive.Survey{}, Exclusive: true,
+			Response: forget.Survey{}, Exclusive: true,
 			handle: func(c *call) (any, error) {
 				dry, err := c.queryBool("dry_run")
 				if err != nil {
 					return nil, err
 				}
-				var s archive.Survey
+				var s forget.Survey
 				err = c.exclusive(func() (err error) {
-					a := archive.New(c.m, archive.Options{})
 					if dry {
-						s, err = a.Survey(c.ctx, c.query("domain"))
+						s, err = forget.Count(c.ctx, c.m, c.query("domain"))
 					} else {
-						s, err = a.Forget(c.ctx, c.query("domain"))
+						s, err = forget.Site(c.ctx, c.m, c.query("domain"))
 					}
 					return err
 				})
@@ -260,11 +260,11 @@ func (c *Client) Import(ctx context.Context, body []byte, source string, trust b
 }
 
 // Forget is POST /v1/forget; with dryRun it only counts what would go.
-func (c *Client) Forget(ctx context.Context, host string, dryRun bool) (*archive.Survey, error) {
+func (c *Client) Forget(ctx context.Context, host string, dryRun bool) (*forget.Survey, error) {
 	q := url.Values{"domain": {host}}
 	if dryRun {
 		q.Set("dry_run", "true")
 	}
-	var out archive.Survey
+	var out forget.Survey
 	return &out, c.do(ctx, request{method: http.MethodPost, path: "/v1/forget", query: q}, &out)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory/archive"
 	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/forget"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 )
 
@@ -295,7 +296,7 @@ func TestForget(t *testing.T) {
 	if *got != *s {
 		t.Fatalf("forgot %+v; the dry run said %+v", got, s)
 	}
-	if !slices.Equal(events, []string{archive.EventForgotten}) {
+	if !slices.Equal(events, []string{forget.EventForgotten}) {
 		t.Fatalf("events of the forget: %v", events)
 	}
 	facts, err = c.Facts(ctx, "example.com", false)

@@ -79,7 +79,7 @@ func versionRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
-				return revertRun(c.ctx, c.m, run)
+				return c.m.RevertRun(c.ctx, run)
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/revert", Summary: "Restore a lesson's previous version (or ?to=VERSION), undoing a retraction too",
 			Query:    []Param{{Name: "to", Type: "integer", Description: "the version to restore (default: the newest kept)"}},

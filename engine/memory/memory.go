@@ -51,7 +51,7 @@ type Options struct {
 	// dir's badger database: a store several processes share (etcd), so
 	// the data dir is not locked (run folders still live in it). Close
 	// closes the store.
-	OpenStore func(ctx context.Context) (kv.Store, error)
+	OpenStore StoreOpener
 	// SettledOnly makes a read-only open fail with ErrOpenDue unless the
 	// store is settled — schema current, seeds in — so that reading it
 	// read-only answers what a read-write open would.
@@ -75,6 +75,24 @@ type Options struct {
 	// whose migration is unfinished), so lesson lists scan.
 	unindexed bool
 }
+
+// StoreOpener opens a store several processes share (etcd), in place of
+// the data dir's own database (Options.OpenStore).
+type StoreOpener func(ctx context.Context) (kv.Store, error)
+
+// SharedOpener opens a shared store from its URL (etcd://HOST:PORT,...):
+// engine-agent's (engine/memory/sharedstore), which links etcd's client;
+// the engine binary has none and hands such commands to engine-agent.
+type SharedOpener func(ctx context.Context, url string) (kv.Store, error)
+
+// At is the StoreOpener of the shared store at url.
+func (o SharedOpener) At(url string) StoreOpener {
+	return func(ctx context.Context) (kv.Store, error) { return o(ctx, url) }
+}
+
+// LockedError is Open's error when another process holds the data dir
+// (and did not release it within LockWait): it names the holder.
+type LockedError = badger.LockedError
 
 // ErrOpenDue is a read-only open (Options.ReadOnly with SettledOnly)
 // refused because a read-write open would write on opening: a schema to

@@ -13,6 +13,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -65,7 +66,7 @@ func listings(t *testing.T, m *memory.Memory) [][]string {
 // store, which the caller has closed.
 func countListEntries(t *testing.T, dir string) int {
 	t.Helper()
-	db := kvtest.OpenDir(t, memory.Dir(dir))
+	db := badgertest.OpenDir(t, memory.Dir(dir))
 	defer db.Close()
 	n := 0
 	err := db.View(context.Background(), func(r kv.Reader) error {
@@ -87,7 +88,7 @@ func countListEntries(t *testing.T, dir string) int {
 func toSchema1(t *testing.T, dir string) {
 	t.Helper()
 	ctx := context.Background()
-	db := kvtest.OpenDir(t, memory.Dir(dir))
+	db := badgertest.OpenDir(t, memory.Dir(dir))
 	var ops []kv.Op
 	err := db.View(ctx, func(r kv.Reader) error {
 		return r.Scan(nil, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
@@ -155,7 +156,7 @@ func TestMigrateSchema1(t *testing.T) {
 
 	// A crash part way through the migration: the store is marked (the current schema,
 	// meta/migrating) and holds part of the index.
-	db := kvtest.OpenDir(t, memory.Dir(dir))
+	db := badgertest.OpenDir(t, memory.Dir(dir))
 	if err := keyspace.Init(ctx, db); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/etcd"
 	"github.com/engine-dev/engine/kv/etcd/etcdtest"
 	"github.com/engine-dev/engine/kv/kvtest"
@@ -117,7 +118,7 @@ func TestWithNamespace(t *testing.T) {
 // a read-only memory writes nothing in a namespace.
 func TestNamespaceRecoversItsJournal(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	view := kv.Prefixed(db, keyspace.Namespace("a"))
 	// What an Apply killed before its commit point leaves: its marker
 	// (with no undo record, so the rollback restores nothing).
@@ -154,7 +155,7 @@ func TestNamespaceRecoversItsJournal(t *testing.T) {
 // the error).
 func BenchmarkNamespace(b *testing.B) {
 	ctx := context.Background()
-	db := kvtest.Open(b)
+	db := badgertest.Open(b)
 	m := memory.New(db, memory.Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
 	a, err := m.WithNamespace(ctx, "bench")
 	if err != nil {
@@ -236,7 +237,7 @@ func TestNamespaceOnSharedStoreLeavesTheJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if kv.IsExclusive(db) || !kv.IsExclusive(kvtest.Open(t)) {
+	if kv.IsExclusive(db) || !kv.IsExclusive(badgertest.Open(t)) {
 		t.Fatal("etcd must say shared and badger exclusive")
 	}
 	view := kv.Prefixed(db, keyspace.Namespace("a"))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -14,7 +15,7 @@ import (
 // but values of 1 MiB (see MaxMemoryValue).
 func TestConformance(t *testing.T) {
 	t.Run("disk", func(t *testing.T) {
-		kvtest.Run(t, func(t *testing.T) kv.Store { return kvtest.Open(t) })
+		kvtest.Run(t, func(t *testing.T) kv.Store { return badgertest.Open(t) })
 	})
 	t.Run("memory", func(t *testing.T) {
 		kvtest.RunSkipping(t, func(t *testing.T) kv.Store {
@@ -30,7 +31,7 @@ func TestConformance(t *testing.T) {
 // In memory, a value too large for badger's in-memory mode is an error,
 // not the panic badger ends in; one byte less is taken.
 func TestMemoryRefusesAValueOfOneMiB(t *testing.T) {
-	s := kvtest.OpenMemory(t)
+	s := badgertest.OpenMemory(t)
 	ctx := context.Background()
 	big := make([]byte, badger.MaxMemoryValue+1)
 	if err := s.Update(ctx, func(tx kv.Txn) error { return tx.Set([]byte("k"), big, 0) }); err == nil || !strings.Contains(err.Error(), "more than the in-memory store takes") {

@@ -1,9 +1,10 @@
-// Package kvtest helps tests of code written against kv.Store: Run, the
-// conformance suite every kv.Store implementation passes; a (badger) store on
-// disk or in memory for one test, emptying a store that fuzz targets reuse across many
-// cheap iterations (opening badger costs ~100 ms, emptying it does not),
-// a store that fails the write a test picks, and a dump of every key to
-// compare a store before and after.
+// Package kvtest helps tests of code written against kv.Store, whatever
+// the backend: Run, the conformance suite every kv.Store implementation
+// passes; emptying a store that fuzz targets reuse across many cheap
+// iterations (opening badger costs ~100 ms, emptying it does not), a store
+// that fails the write a test picks, a store that counts its views, and a
+// dump of every key to compare a store before and after. A badger store
+// for one test is kv/badger/badgertest's.
 package kvtest
 
 import (
@@ -16,38 +17,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/badger"
 )
-
-// Open returns a store in tb's temp dir, closed when tb ends.
-func Open(tb testing.TB) kv.Store {
-	tb.Helper()
-	return OpenDir(tb, tb.TempDir())
-}
-
-// OpenDir opens the store in dir, closed when tb ends if the test has not
-// closed it (closing twice is harmless).
-func OpenDir(tb testing.TB, dir string) kv.Store {
-	tb.Helper()
-	db, err := badger.Open(context.Background(), dir, badger.Options{GCInterval: -1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
-// OpenMemory returns a store in memory only, closed when tb ends if the
-// test has not closed it.
-func OpenMemory(tb testing.TB) kv.Store {
-	tb.Helper()
-	db, err := badger.OpenMemory()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
 
 // Wipe deletes every key in db.
 func Wipe(tb testing.TB, db kv.Store) {

@@ -8,9 +8,12 @@
 package agentcmd
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
+	"github.com/engine-dev/engine/engine/memory/sharedstore"
 )
 
 // app is the CLI's shared state, with this package's commands as methods.
@@ -21,7 +24,7 @@ var commandSets []func(*app) []*cobra.Command
 
 // Commands makes the agent commands; engine-agent passes it to cli.Main.
 func Commands(a *cli.App) []*cobra.Command {
-	a.OpenStore = openStore
+	a.OpenStore = sharedstore.Opener(os.Getenv)
 	var out []*cobra.Command
 	for _, add := range commandSets {
 		out = append(out, add(&app{a})...)

@@ -2,20 +2,24 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/engine/memory"
 )
 
 // A second engine on a data dir another process is writing gets a clear
 // error naming the holder and what to do, never badger's own message.
 func TestSecondProcessOnDataDir(t *testing.T) {
 	dir := t.TempDir()
-	held := kvtest.OpenDir(t, filepath.Join(dir, "db"))
+	held, err := memory.Open(context.Background(), dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer held.Close()
 
 	var stdout, stderr bytes.Buffer

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/engine/memory"
 )
 
 // StoreURL is the store memory lives in: --store, else ENGINE_STORE; ""
@@ -22,12 +21,12 @@ func (a *App) StoreURL() string {
 
 // StoreOpener returns what opens the store of StoreURL (nil for the data
 // dir's own database), for memory.Options and attach.Options.
-func (a *App) StoreOpener() func(context.Context) (kv.Store, error) {
+func (a *App) StoreOpener() memory.StoreOpener {
 	u := a.StoreURL()
 	if u == "" || a.OpenStore == nil {
 		return nil
 	}
-	return func(ctx context.Context) (kv.Store, error) { return a.OpenStore(ctx, u) }
+	return a.OpenStore.At(u)
 }
 
 // checkStore runs before every command: a store URL must name etcd; the

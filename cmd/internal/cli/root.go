@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/kv"
 )
 
 // App holds what every command shares: the standard streams and the global
@@ -30,9 +28,9 @@ type App struct {
 	store      string // --store: the shared store's URL (StoreURL)
 
 	// OpenStore opens a shared store from its URL (etcd://...); engine-agent
-	// sets it (agentcmd), and without it a command on a shared store is
-	// handed to engine-agent.
-	OpenStore func(ctx context.Context, url string) (kv.Store, error)
+	// sets it (agentcmd, sharedstore.Opener), and without it a command on a
+	// shared store is handed to engine-agent.
+	OpenStore memory.SharedOpener
 	namespace string // --namespace, else ENGINE_NAMESPACE
 
 	args []string // the command line, for handing a command to engine-agent

@@ -1,7 +1,7 @@
 // Package archive moves whole memory in and out of a data dir: export to
 // one versioned JSON document, import from that document, from a two-tier
-// memory.json or from a browser-agent-driver .agent-memory directory, and
-// forget one site's memory of every kind.
+// memory.json or from a browser-agent-driver .agent-memory directory.
+// Forgetting one site's memory is engine/memory/forget's.
 //
 // Import is all or nothing: every file is parsed and every record validated
 // before the first write, a problem is reported with the file (and the line

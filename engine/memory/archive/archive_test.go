@@ -15,7 +15,6 @@ import (
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/fact"
-	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/plan"
 	"github.com/engine-dev/engine/engine/memory/run"
@@ -23,7 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -36,7 +35,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	e := &env{db: db, now: t0}
 	e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
 	return e
@@ -354,72 +353,6 @@ func TestReadAgentMemoryBadFiles(t *testing.T) {
 	e := newEnv(t)
 	if _, _, err := e.mem.Read(t.TempDir()); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "not an .agent-memory directory") {
 		t.Fatalf("empty dir = %v", err)
-	}
-}
-
-func TestForgetOneSite(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	e.populate(t)
-	s, err := e.mem.Survey(ctx, "https://www.example.com/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Survey{Site: "example.com", Lessons: 1, Facts: 1, Selectors: 2, Trajectories: 1, Sessions: 1, Runs: 1, PlanIterations: 1}
-	if s != want {
-		t.Fatalf("survey = %+v, want %+v", s, want)
-	}
-	before, _ := e.mem.Export(ctx)
-	gone, err := e.mem.Forget(ctx, "www.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gone != want {
-		t.Fatalf("forgot %+v", gone)
-	}
-	after, _ := e.mem.Export(ctx)
-	if s, _ := e.mem.Survey(ctx, "example.com"); s.Total() != 0 {
-		t.Fatalf("after forget: %+v", s)
-	}
-	// Everything about other.org and every global lesson is still there.
-	if o, _ := e.mem.Survey(ctx, "other.org"); o != (Survey{Site: "other.org", Lessons: 1, Facts: 1, Selectors: 1, Sessions: 1, Runs: 1, PlanIterations: 1}) {
-		t.Fatalf("other.org after forgetting example.com: %+v", o)
-	}
-	// Nor does a kept version: revert cannot bring the site back.
-	for _, h := range after.History {
-		if strings.Contains(string(h.Record), "example.com") {
-			t.Errorf("a %s version of %s kept after forget: %s", h.Kind, h.ID, h.Record)
-		}
-	}
-	if len(before.History) == 0 {
-		t.Error("the test memory kept no versions to forget")
-	}
-	if len(after.Lessons) != len(before.Lessons)-1 {
-		t.Fatalf("lessons %d → %d, want one fewer", len(before.Lessons), len(after.Lessons))
-	}
-	// No index entry outside the range points at forgotten memory.
-	err = e.db.View(ctx, func(r kv.Reader) error {
-		for _, p := range []string{"runidx/", "plan/", "id/lesson/", "due/lesson/", "list/"} {
-			err := r.Scan([]byte(p), kv.ScanOptions{}, func(k, v []byte) error {
-				if strings.Contains(string(k), "run_1") || string(v) == "example.com" {
-					t.Errorf("dangling %s → %s", k, v)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return r.Scan(keyspace.SitePrefix("example.com"), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
-			t.Errorf("left in the site range: %s", k)
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.mem.Survey(ctx, "-"); !errors.Is(err, engine.ErrInvalid) {
-		t.Fatalf(`forgetting "-" (global memory) = %v, want refused`, err)
 	}
 }
 

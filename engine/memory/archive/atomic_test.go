@@ -21,6 +21,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -227,7 +228,7 @@ func TestImportKilledMidwayIsAllOrNothing(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &before) != nil {
 			t.Fatalf("before.json: %v", err)
 		}
-		db := kvtest.OpenDir(t, filepath.Join(dir, "data"))
+		db := badgertest.OpenDir(t, filepath.Join(dir, "data"))
 		now := kvtest.Dump(t, db)
 		e := &env{db: db, now: p.now}
 		e.mem = newTest(db, testOptions{Now: func() time.Time { return e.now }})
@@ -309,7 +310,7 @@ func BenchmarkImportLessons(b *testing.B) {
 			var used time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				db := kvtest.Open(b)
+				db := badgertest.Open(b)
 				m := newTest(db, testOptions{})
 				b.StartTimer()
 				c := cpu()
@@ -392,7 +393,7 @@ func TestImportDiskFullIsAllOrNothing(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &before) != nil {
 		t.Fatalf("before.json (the subprocess died before the import?): %v\n%s", err, said)
 	}
-	db := kvtest.OpenDir(t, filepath.Join(mnt, "data"))
+	db := badgertest.OpenDir(t, filepath.Join(mnt, "data"))
 	defer db.Close()
 	now := kvtest.Dump(t, db)
 	if d := kvtest.Diff(before, now); d != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/run"
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -25,7 +26,7 @@ type fuzzMem struct {
 }
 
 func newFuzzMem(tb testing.TB) *fuzzMem {
-	fm := &fuzzMem{a: kvtest.Open(tb), b: kvtest.Open(tb)}
+	fm := &fuzzMem{a: badgertest.Open(tb), b: badgertest.Open(tb)}
 	now := func() time.Time { return t0 }
 	fm.ma, fm.mb = newTest(fm.a, testOptions{Now: now}), newTest(fm.b, testOptions{Now: now})
 	return fm

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/history"
@@ -198,50 +197,4 @@ func RevertImport(ctx context.Context, m *memory.Memory, sha string) (*ImportRev
 		return out, err
 	}
 	return out, nil
-}
-
-// forgetHistory deletes the kept versions of every fact, selector and
-// trajectory of site (lessons forget their own, lesson.ForgetSite), so a
-// forgotten site cannot come back through revert: a scan of those kinds'
-// versions, one transaction per record.
-func (m *Archive) forgetHistory(ctx context.Context, site string) error {
-	type rec struct {
-		Domain string `json:"domain"`
-	}
-	var gone [][2]string
-	err := m.DB().View(ctx, func(r kv.Reader) error {
-		gone = gone[:0]
-		for _, kind := range historyKinds[1:] {
-			last := ""
-			err := history.Each(r, kind, func(id string, _ uint64, b []byte) error {
-				if id == last {
-					return nil
-				}
-				e, err := history.Decode(kind, id, b)
-				if err != nil || history.IsAbsent(e.Record) {
-					return nil // a version that names no site: left alone
-				}
-				var v rec
-				if json.Unmarshal(e.Record, &v) == nil && v.Domain != "" {
-					if h, err := domain.Host(v.Domain); err == nil && domain.Site(h) == site {
-						gone, last = append(gone, [2]string{kind, id}), id
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, g := range gone {
-		if err := m.DB().Update(ctx, func(tx kv.Txn) error { return history.Forget(tx, g[0], g[1]) }); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -72,15 +72,4 @@ func TestProvenanceAndHeldRecordsSurviveExportImport(t *testing.T) {
 	if ss, _ := c.mem.Selectors.List(ctx, ""); len(ss) != 1 || ss[0].Provenance.Run != "run_1" {
 		t.Fatalf("a selector's own provenance is kept: %+v", ss)
 	}
-
-	// Forgetting the site drops its held records too.
-	if _, err := b.mem.Forget(ctx, "example.com"); err != nil {
-		t.Fatal(err)
-	}
-	if fs, _ := b.mem.Facts.Quarantined(ctx); len(fs) != 0 {
-		t.Fatalf("held facts after forget: %+v", fs)
-	}
-	if ts, _ := b.mem.Trajectories.Quarantined(ctx); len(ts) != 0 {
-		t.Fatalf("held trajectories after forget: %+v", ts)
-	}
 }

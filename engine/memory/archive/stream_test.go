@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -170,7 +171,7 @@ func BenchmarkImportStream(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		db := kvtest.Open(b)
+		db := badgertest.Open(b)
 		m := newTest(db, testOptions{})
 		b.StartTimer()
 		if _, err := m.ImportStream(ctx, bytes.NewReader(doc), "x.json"); err != nil {

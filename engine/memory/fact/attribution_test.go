@@ -8,12 +8,12 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestAttributeCountsAndRanking(t *testing.T) {
 	ctx := context.Background()
-	s := New(kvtest.Open(t), Options{})
+	s := New(badgertest.Open(t), Options{})
 	obs := func(key, value string, n int) {
 		t.Helper()
 		for range n {
@@ -66,7 +66,7 @@ func TestAttributeCountsAndRanking(t *testing.T) {
 // one shown less stay.
 func TestAttributePrunesUnhelpful(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	var pruned []event.Event
 	evs := func(e event.Event) {
 		if e.Name == EventPruned {

@@ -10,12 +10,12 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func openDisk(t testing.TB, dir string) kv.Store {
 	t.Helper()
-	db := kvtest.OpenDir(t, dir)
+	db := badgertest.OpenDir(t, dir)
 	return db
 }
 
@@ -144,7 +144,7 @@ func TestHostsAndPersistence(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	defer db.Close()
 	s := New(db, Options{Now: clock(t0)})
 	cases := []struct {
@@ -281,7 +281,7 @@ func TestCachedFactsFollowWrites(t *testing.T) {
 // on no page keeps none, and a confirmation on no page keeps the last.
 func TestFactRemembersItsPage(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	defer db.Close()
 	now := t0
 	s := New(db, Options{Now: func() time.Time { return now }})

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestHistoryEditRevert(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	s := New(db, Options{Now: clock(t0), Provenance: engine.Provenance{Source: engine.SourceAPI}, HistoryKeep: 3})
 	obs := Observation{Domain: "example.com", Type: Timing, Key: "search load", Value: "2s"}
 	for range 5 {
@@ -68,7 +68,7 @@ func TestHistoryEditRevert(t *testing.T) {
 
 func TestRevertImport(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	s := New(db, Options{Now: clock(t0)})
 	if _, err := s.Observe(ctx, Observation{Domain: "example.com", Type: Quirk, Key: "modals", Value: "shadow DOM"}); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,12 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestKeepListGetForget(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	at := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 	by := engine.Provenance{Source: engine.SourceManual, Run: "r1"}
 	for i := range 5 {
@@ -69,7 +69,7 @@ func TestKeepListGetForget(t *testing.T) {
 
 func TestPutKeepsLaterCounter(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	env := func(v uint64) []byte { b, _ := Encode(Selector, v, Change{Op: OpUse}, []byte(`{}`)); return b }
 	err := db.Update(ctx, func(tx kv.Txn) error {
 		for _, v := range []uint64{7, 2} { // an import's versions, out of order
@@ -106,7 +106,7 @@ func TestPutKeepsLaterCounter(t *testing.T) {
 // by the live record's provenance.
 func TestRevertByRun(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	r := engine.Provenance{Source: engine.SourceLearned, Run: "r"}
 	other := engine.Provenance{Source: engine.SourceLearned, Run: "s"}
 	keep := func(id string, by engine.Provenance, rec string) {

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestInitStampsAndRefusesNewer(t *testing.T) {
 	ctx := context.Background()
-	s := kvtest.OpenMemory(t)
+	s := badgertest.OpenMemory(t)
 	defer s.Close()
 	if err := Init(ctx, s); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestInitStampsAndRefusesNewer(t *testing.T) {
 
 func TestInitMarksMigrationFromOlder(t *testing.T) {
 	ctx := context.Background()
-	s := kvtest.OpenMemory(t)
+	s := badgertest.OpenMemory(t)
 	defer s.Close()
 	s.Update(ctx, func(tx kv.Txn) error { return tx.Set(Schema(), []byte("1"), 0) })
 	if cur, err := Check(ctx, s); cur || err != nil {

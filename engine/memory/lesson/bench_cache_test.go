@@ -18,7 +18,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // The million-lesson stores are generated once and kept between runs in a
@@ -93,7 +93,7 @@ func layoutOf(b testing.TB) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	db := kvtest.OpenDir(b, dir)
+	db := badgertest.OpenDir(b, dir)
 	defer db.Close()
 	if err := benchFill(context.Background(), benchNew(db), 300, false); err != nil {
 		return "", err
@@ -156,7 +156,7 @@ func cachedStoreDir(b testing.TB, n int, skewed bool) string {
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	db := kvtest.OpenDir(b, tmp)
+	db := badgertest.OpenDir(b, tmp)
 	if err := benchFill(context.Background(), benchNew(db), n, skewed); err != nil {
 		b.Fatalf("bench cache: build %s: %v", dir, err)
 	}
@@ -213,7 +213,7 @@ func cachedStore(b *testing.B, n int, skewed bool) *Store {
 	if err := copyDir(cachedStoreDir(b, n, skewed), dst); err != nil {
 		b.Fatalf("bench cache: %v", err)
 	}
-	return benchNew(kvtest.OpenDir(b, dst))
+	return benchNew(badgertest.OpenDir(b, dst))
 }
 
 // cachedStoreReadOnly opens the cached store of n lessons in place,
@@ -329,7 +329,7 @@ func TestBenchCache(t *testing.T) {
 	if err := copyDir(dir, work); err != nil {
 		t.Fatal(err)
 	}
-	db := kvtest.OpenDir(t, work)
+	db := badgertest.OpenDir(t, work)
 	s := benchNew(db)
 	if ls, err := s.RecallDomain(ctx, "www.site3.example"); err != nil || len(ls) == 0 {
 		t.Fatalf("recall on the copy: %d lessons, %v", len(ls), err)

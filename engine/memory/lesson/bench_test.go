@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine/listing"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // The benchmarks fill a store with n lessons shaped like a memory that grew
@@ -75,14 +75,14 @@ func benchStore(b *testing.B, n int, skewed bool) *Store {
 		return cachedStore(b, n, skewed)
 	}
 	dir := b.TempDir()
-	db := kvtest.OpenDir(b, dir)
+	db := badgertest.OpenDir(b, dir)
 	if err := benchFill(context.Background(), benchNew(db), n, skewed); err != nil {
 		b.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return benchNew(kvtest.OpenDir(b, dir))
+	return benchNew(badgertest.OpenDir(b, dir))
 }
 
 func BenchmarkRecallError(b *testing.B) {

@@ -13,6 +13,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -29,7 +30,7 @@ type fuzzStores struct {
 }
 
 func newFuzzStores(tb testing.TB) *fuzzStores {
-	fs := &fuzzStores{a: kvtest.Open(tb), b: kvtest.Open(tb)}
+	fs := &fuzzStores{a: badgertest.Open(tb), b: badgertest.Open(tb)}
 	opts := Options{Now: func() time.Time { return fuzzNow }, MaxRecall: 1 << 20, Tier1Cap: 1 << 20}
 	fs.sa, fs.sb = New(fs.a, opts), New(fs.b, opts)
 	return fs

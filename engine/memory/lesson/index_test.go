@@ -19,6 +19,7 @@ import (
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -44,7 +45,7 @@ func TestRecallIndexMatchesScan(t *testing.T) {
 				smallBucket = 0
 			}
 			r := rand.New(rand.NewPCG(uint64(seed), 14))
-			db := kvtest.Open(t)
+			db := badgertest.Open(t)
 			now := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 			s := New(db, Options{Now: func() time.Time { return now }, Provenance: engine.Provenance{Source: engine.SourceManual},
 				MaxRecall: 1 + r.IntN(4)})
@@ -474,7 +475,7 @@ func TestAnchorsOfNumbers(t *testing.T) {
 // a fifth of the skewed store) are filed under their numbers, so an error
 // holding "problem" checks only the patterns whose number it holds.
 func TestNumberedPatternsFiledByNumber(t *testing.T) {
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
 	ctx := context.Background()
 	var ls []Lesson
@@ -576,7 +577,7 @@ func TestRecallIndexFollowsWrites(t *testing.T) {
 // Stores over namespaces of one database share the process-wide cache of
 // compiled indexes; their random tokens keep their answers apart.
 func TestRecallIndexNamespacesApart(t *testing.T) {
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	ctx := context.Background()
 	var stores []*Store
 	for i, ns := range []string{"ns/a/", "ns/b/"} {
@@ -872,7 +873,7 @@ func BenchmarkUseSkewed(b *testing.B) {
 // cached index and the watched token together).
 func TestWarmRecallOnBadger(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.CountViews(kvtest.Open(t))
+	db := kvtest.CountViews(badgertest.Open(t))
 	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
 	if err := s.Seed(ctx); err != nil {
 		t.Fatal(err)

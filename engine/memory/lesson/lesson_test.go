@@ -13,7 +13,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // env is a lesson store on a real on-disk badger with a settable clock and
@@ -29,7 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	e := &env{t: t, db: db, now: time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)}
 	// Written as by a person (engine lessons add): trusted from the start.
 	// trust_test.go writes as other writers too.

@@ -11,7 +11,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // BenchmarkBuild builds a full context (all six sections) on a site that
@@ -19,7 +19,7 @@ import (
 // lessons, with the stores the agent loop keeps open across steps.
 func BenchmarkBuild(b *testing.B) {
 	ctx := context.Background()
-	db := kvtest.Open(b)
+	db := badgertest.Open(b)
 	defer db.Close()
 	now := func() time.Time { return t0 }
 	src := Sources{

@@ -15,7 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/session"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -29,7 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	now := func() time.Time { return t0 }
 	e := &env{t: t, db: db}
 	e.src = Sources{

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // benchStore registers n runs spread over 10 sites and 100 sessions.
 func benchStore(b *testing.B, n int) *Store {
 	b.Helper()
-	db := kvtest.Open(b)
+	db := badgertest.Open(b)
 	c := &clock{t0}
 	s := New(db, Options{Now: c.now})
 	var ms []Manifest

@@ -15,7 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/internal/touch"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
@@ -50,7 +50,7 @@ func (c *counting) View(ctx context.Context, fn func(kv.Reader) error) error {
 
 func openDisk(t *testing.T, dir string) kv.Store {
 	t.Helper()
-	db := kvtest.OpenDir(t, dir)
+	db := badgertest.OpenDir(t, dir)
 	return db
 }
 

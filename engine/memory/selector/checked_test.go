@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // A success records what the selector was checked against (path and
@@ -18,7 +18,7 @@ import (
 func TestCheckedRecordedBySuccess(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
-	s := New(kvtest.Open(t), Options{Now: func() time.Time { return now }})
+	s := New(badgertest.Open(t), Options{Now: func() time.Time { return now }})
 	obs := Observation{Domain: "https://shop.example/search?q=padel", Role: "button", Name: "Search", Selector: "button:Search",
 		Fingerprint: "a1b2c3d4", Page: "0011aabb"}
 	got, err := s.Record(ctx, obs)

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestHistoryRevertAndImport(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	now := func() time.Time { return t0 }
 	s := New(db, Options{Now: now})
 	o := Observation{Domain: "example.com", Role: "button", Name: "Search", Selector: "#go"}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
 func openDisk(t *testing.T, dir string) kv.Store {
 	t.Helper()
-	db := kvtest.OpenDir(t, dir)
+	db := badgertest.OpenDir(t, dir)
 	return db
 }
 
@@ -125,7 +125,7 @@ func TestNormalisePath(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	defer db.Close()
 	s := New(db, Options{})
 	for _, c := range []struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // A selector that worked and then fails on its page is stale: out of
@@ -13,7 +13,7 @@ import (
 // selector that never worked is only demoted.
 func TestStaleAfterFailureWhereItWorked(t *testing.T) {
 	ctx := context.Background()
-	s := New(kvtest.Open(t), Options{Provenance: engine.Provenance{Source: engine.SourceLearned, Run: "r2"}})
+	s := New(badgertest.Open(t), Options{Provenance: engine.Provenance{Source: engine.SourceLearned, Run: "r2"}})
 	obs := Observation{Domain: "https://shop.example/", Path: "/", Role: "button", Name: "Search", Selector: "button:Search"}
 	for range 3 {
 		if _, err := s.Record(ctx, obs); err != nil {
@@ -72,7 +72,7 @@ func TestStaleAfterFailureWhereItWorked(t *testing.T) {
 
 func TestPutChecksStaleMark(t *testing.T) {
 	ctx := context.Background()
-	s := New(kvtest.Open(t), Options{})
+	s := New(badgertest.Open(t), Options{})
 	sl := Selector{Domain: "shop.example", Role: "button", Name: "Go", Selector: "#go", Successes: 1, Stale: &Stale{}}
 	if _, err := s.Put(ctx, sl); err == nil {
 		t.Fatal("a stale mark without a reason was accepted")

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // BenchmarkRecentAndRender is the context builder's read: the newest
 // sessions of one site among 1000 sites, rendered.
 func BenchmarkRecentAndRender(b *testing.B) {
 	ctx := context.Background()
-	db := kvtest.Open(b)
+	db := badgertest.Open(b)
 	defer db.Close()
 	st := New(db, Options{})
 	var ss []Session
@@ -39,7 +39,7 @@ func BenchmarkRecentAndRender(b *testing.B) {
 
 func BenchmarkRecord(b *testing.B) {
 	ctx := context.Background()
-	db := kvtest.Open(b)
+	db := badgertest.Open(b)
 	defer db.Close()
 	st := New(db, Options{})
 	i := 0
@@ -56,7 +56,7 @@ func BenchmarkRecord(b *testing.B) {
 func grownStore(b *testing.B, n int) (*Store, int) {
 	b.Helper()
 	ctx := context.Background()
-	st := New(kvtest.Open(b), Options{})
+	st := New(badgertest.Open(b), Options{})
 	for i := range n {
 		if _, err := st.Record(ctx, Session{Domain: "x.com", Goal: "goal " + fmt.Sprint(i), Outcome: "did it", Success: true,
 			FinalURL: "https://x.com/a", Timestamp: t0.Add(time.Duration(i) * time.Second), TurnsUsed: 5, DurationMS: 3000}); err != nil {

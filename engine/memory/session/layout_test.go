@@ -15,7 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine/listing"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 // key is where s is stored.
@@ -110,7 +110,7 @@ func checkListed(t *testing.T, db kv.Store, site string) {
 func TestStoreWrittenBeforeTheListReadsAndIsListedOnWrite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := kvtest.OpenDir(t, dir)
+	db := badgertest.OpenDir(t, dir)
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
 	for i := range 8 {
 		recordOld(t, db, Session{Domain: "x.com", Goal: fmt.Sprintf("g%d", i), Timestamp: at(i)}, DefaultKeep)
@@ -119,7 +119,7 @@ func TestStoreWrittenBeforeTheListReadsAndIsListedOnWrite(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = kvtest.OpenDir(t, dir)
+	db = badgertest.OpenDir(t, dir)
 	st := New(db, Options{})
 	recent := func(want string) {
 		t.Helper()
@@ -225,7 +225,7 @@ func (t countingTxn) Scan(prefix []byte, opts kv.ScanOptions, fn func(k, v []byt
 func TestListedSiteIsReadWithoutScanningItsRange(t *testing.T) {
 	ctx := context.Background()
 	scans := 0
-	db := scanCounter{kvtest.Open(t), "site/", &scans}
+	db := scanCounter{badgertest.Open(t), "site/", &scans}
 	st := New(db, Options{Keep: 3})
 	for i := range 10 {
 		if _, err := st.Record(ctx, Session{Domain: "x.com", Goal: fmt.Sprintf("g%d", i), Timestamp: t0.Add(time.Duration(i) * time.Second)}); err != nil {
@@ -258,7 +258,7 @@ func TestListedSiteIsReadWithoutScanningItsRange(t *testing.T) {
 
 func TestDamagedListIsScannedThenRewritten(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	st := New(db, Options{})
 	for i := range 3 {
 		if _, err := st.Record(ctx, Session{Domain: "x.com", Goal: fmt.Sprintf("g%d", i), Timestamp: t0.Add(time.Duration(i) * time.Second)}); err != nil {
@@ -285,7 +285,7 @@ func TestDamagedListIsScannedThenRewritten(t *testing.T) {
 
 func TestSmallerKeepTrimsOnNextWrite(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	for i, keep := range []int{10, 10, 10, 10, 10, 10, 2} {
 		if _, err := New(db, Options{Keep: keep}).Record(ctx, Session{Domain: "x.com", Goal: fmt.Sprintf("g%d", i), Timestamp: t0.Add(time.Duration(i) * time.Second)}); err != nil {
 			t.Fatal(err)

@@ -12,14 +12,14 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var t0 = time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 
 func openDisk(t *testing.T) kv.Store {
 	t.Helper()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	return db
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 var (
@@ -64,7 +64,7 @@ func fillBench(b *testing.B, db kv.Store, n int) {
 // per process, and the first match after another process wrote).
 func BenchmarkMatch(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		db := kvtest.Open(b)
+		db := badgertest.Open(b)
 		fillBench(b, db, n)
 		// A goal of a recorded template with another value, and one that
 		// matches nothing.

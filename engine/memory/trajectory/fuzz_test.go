@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 	"github.com/engine-dev/engine/kv/kvtest"
 )
 
@@ -30,7 +31,7 @@ func FuzzGoalTemplate(f *testing.F) {
 	} {
 		f.Add(s[0], s[1])
 	}
-	db := kvtest.Open(f)
+	db := badgertest.Open(f)
 	now := time.Date(2026, 3, 12, 10, 0, 0, 0, time.UTC)
 	st := New(db, Options{Now: func() time.Time { return now }})
 	f.Fuzz(func(t *testing.T, goal, value string) {

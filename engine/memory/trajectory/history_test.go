@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestHistoryRevertAndImport(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	now := func() time.Time { return t0 }
 	s := New(db, Options{Now: now})
 	tr := Trajectory{Domain: "example.com", Goal: "open settings page", Steps: []Step{{Action: "click", Name: "Settings"}}}
@@ -66,7 +66,7 @@ func TestHistoryRevertAndImport(t *testing.T) {
 
 func TestStaleMarkKeepsVersion(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.Open(t)
+	db := badgertest.Open(t)
 	s := New(db, Options{Now: func() time.Time { return t0 }, Provenance: engine.Provenance{Source: engine.SourceLearned, Run: "r2"}})
 	tr, err := s.Record(ctx, Trajectory{Domain: "example.com", Goal: "open settings page", Steps: []Step{{Action: "click", Name: "Settings"}}})
 	if err != nil {

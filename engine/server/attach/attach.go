@@ -27,8 +27,6 @@ import (
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/server/service"
 	"github.com/engine-dev/engine/engine/trust/redact"
-	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/badger"
 )
 
 // Options configure Open.
@@ -60,7 +58,7 @@ type Options struct {
 	// on other data dirs (other machines) hold the same memory at once. A
 	// server on the data dir's socket is still used as it is (it was
 	// started with its own store).
-	OpenStore func(ctx context.Context) (kv.Store, error)
+	OpenStore memory.StoreOpener
 	// Redact configures the redaction of what is written when the data dir
 	// is opened here (api.Options.Redact; ENGINE_KEEP_CONTACTS); a server
 	// redacts by its own.
@@ -289,7 +287,7 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 			return nil, err
 		}
 		h, err := l.hold(ctx)
-		var locked *badger.LockedError
+		var locked *memory.LockedError
 		if errors.As(err, &locked) && attempt == 0 {
 			continue // a server took the data dir meanwhile: look again
 		}
@@ -320,7 +318,7 @@ func (l *link) hold(ctx context.Context) (*holder, error) {
 		ro := opts
 		ro.ReadOnly, ro.SettledOnly, ro.SettledNamespace = true, true, l.opts.Namespace
 		m, err = memory.Open(ctx, l.dir, ro)
-		var locked *badger.LockedError
+		var locked *memory.LockedError
 		if err != nil && (errors.As(err, &locked) || ctx.Err() != nil) {
 			return nil, err
 		}

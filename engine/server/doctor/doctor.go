@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,8 +25,6 @@ import (
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/server/service"
-	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/badger"
 )
 
 // Status is a check's outcome.
@@ -64,7 +61,7 @@ type DataDirInfo struct {
 	Schema          int `json:"schema"`
 	SchemaSupported int `json:"schema_supported"`
 	// InUse is the process holding the data dir, when one does.
-	InUse *badger.LockedError `json:"in_use,omitempty"`
+	InUse *memory.LockedError `json:"in_use,omitempty"`
 }
 
 // DataDir checks the data dir dir (database at dir/db): whether it exists
@@ -72,7 +69,7 @@ type DataDirInfo struct {
 // another process holds it. It creates nothing; it holds the database's lock
 // only while it reads the schema stamp, and never waits for it.
 func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
-	info := DataDirInfo{Path: dir, Database: filepath.Join(dir, "db"), Backend: "badger",
+	info := DataDirInfo{Path: dir, Database: memory.Dir(dir), Backend: "badger",
 		SchemaSupported: keyspace.SchemaVersion}
 	dirCheck := Check{Name: "data dir", Required: true, Data: &info}
 	st, err := os.Stat(dir)
@@ -100,8 +97,8 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 	if _, err := os.Stat(info.Database); errors.Is(err, fs.ErrNotExist) {
 		schema.Status, schema.Detail = OK, "no database yet"
 	} else {
-		v, err := readSchema(ctx, info.Database)
-		var le *badger.LockedError
+		v, err := readSchema(ctx, dir)
+		var le *memory.LockedError
 		switch {
 		case errors.As(err, &le):
 			info.InUse = le
@@ -137,31 +134,15 @@ func served(ctx context.Context, dir string) (*api.Health, string, error) {
 	return h, sc.Server, err
 }
 
-// readSchema opens the database without waiting for its lock and reads the
-// schema stamp (0 when there is none). It writes nothing.
-func readSchema(ctx context.Context, db string) (int, error) {
-	s, err := badger.Open(ctx, db, badger.Options{ReadOnly: true})
+// readSchema opens data dir dir's database without waiting for its lock
+// and reads the schema stamp (0 when there is none). It writes nothing.
+func readSchema(ctx context.Context, dir string) (int, error) {
+	in, err := memory.Inspect(ctx, dir, nil)
 	if err != nil {
 		return 0, err
 	}
-	v, err := schemaOf(ctx, s)
-	return v, errors.Join(err, s.Close())
-}
-
-// schemaOf reads the schema stamp of s (0 when there is none).
-func schemaOf(ctx context.Context, s kv.Store) (int, error) {
-	v, err := kv.Get(ctx, s, keyspace.Schema())
-	if errors.Is(err, kv.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil {
-		return 0, fmt.Errorf("schema version %q is not a number: the store is damaged", v)
-	}
-	return n, nil
+	v, err := in.Schema(ctx)
+	return v, errors.Join(err, in.Close())
 }
 
 // describeSchema is the schema check's outcome for stamp v.
@@ -182,7 +163,7 @@ func describeSchema(c *Check, v int) {
 type Store struct {
 	// Open opens the shared store (etcd) in place of the data dir's
 	// database; nil for the data dir's own.
-	Open func(context.Context) (kv.Store, error)
+	Open memory.StoreOpener
 	// URL names the shared store in the report (etcd://HOST:PORT).
 	URL string
 	// Namespace is the namespace checked and repaired; "" or "-" is the
@@ -215,15 +196,15 @@ func SharedStore(ctx context.Context, dir string, st Store) ([]Check, DataDirInf
 	}
 	backend := Check{Name: "backend", Status: OK, Detail: "etcd at " + st.URL}
 	schema := Check{Name: "schema", Required: true}
-	s, err := st.Open(ctx)
+	in, err := memory.Inspect(ctx, dir, st.Open)
 	if err != nil {
 		backend.Status, backend.Required, backend.Detail = Fail, true, err.Error()
 		schema.Status, schema.Detail = Warn, "not read: the store does not answer"
 		return []Check{dirCheck, backend, schema}, info
 	}
-	defer s.Close()
+	defer in.Close()
 	info.Exists = true
-	v, err := schemaOf(ctx, s)
+	v, err := in.Schema(ctx)
 	if err != nil {
 		schema.Status, schema.Detail = Fail, err.Error()
 	} else {
@@ -233,7 +214,7 @@ func SharedStore(ctx context.Context, dir string, st Store) ([]Check, DataDirInf
 	return []Check{dirCheck, schema, backend}, info
 }
 
-func holder(le *badger.LockedError) string {
+func holder(le *memory.LockedError) string {
 	if le.PID == 0 {
 		return "yes, by another process"
 	}
@@ -358,7 +339,7 @@ func Lessons(ctx context.Context, dir string, info DataDirInfo, st Store) []Chec
 		c.Detail += ": recall and lists skip them; engine doctor --repair rebuilds the indexes"
 	}
 	j := Check{Name: "imports", Status: OK, Detail: "none interrupted"}
-	pending, err := kv.RecoveryPending(ctx, m.DB())
+	pending, err := m.RecoveryPending(ctx)
 	switch {
 	case err != nil:
 		j.Status, j.Detail = Fail, err.Error()
@@ -396,10 +377,10 @@ type Repaired struct {
 }
 
 // Repair mends the memory of data dir dir, or of st's shared store, in
-// st's namespace: it rolls back an import that stopped part way (kv.Recover:
-// badger's open does it for the default namespace, a shared store never
-// does it on open, since another process's import may be running) and
-// rebuilds the lesson indexes from the lesson records
+// st's namespace: it rolls back an import that stopped part way
+// (memory.Memory.Recover: badger's open does it for the default namespace,
+// a shared store never does it on open, since another process's import may
+// be running) and rebuilds the lesson indexes from the lesson records
 // (lesson.Store.Repair). It needs the memory to itself: a data dir
 // another process holds (a memory server, a run) is refused with its
 // holder named; on a shared store no lock can say so, and the person
@@ -414,15 +395,8 @@ func Repair(ctx context.Context, dir string, st Store) (Repaired, error) {
 		// Recover first, on the namespace's keys, so that the report says
 		// what was rolled back (a named namespace's first use would
 		// otherwise do it unseen).
-		db := root.DB()
-		if ns := st.Namespace; ns != "" && ns != memory.DefaultNamespace {
-			if err := memory.CheckNamespace(ns); err != nil {
-				return err
-			}
-			db = kv.Prefixed(db, keyspace.Namespace(ns))
-		}
 		var err error
-		if r.RolledBack, err = kv.Recover(ctx, db); err != nil {
+		if r.RolledBack, err = root.Recover(ctx, st.Namespace); err != nil {
 			return err
 		}
 		m, err := root.WithNamespace(ctx, cmp.Or(st.Namespace, memory.DefaultNamespace))

@@ -16,7 +16,7 @@ import (
 	"github.com/engine-dev/engine/engine/server/service"
 	"github.com/engine-dev/engine/kv"
 	"github.com/engine-dev/engine/kv/badger"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func find(t *testing.T, checks []Check, name string) Check {
@@ -60,7 +60,7 @@ func stamped(t *testing.T, v int) string {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	s := kvtest.OpenDir(t, filepath.Join(dir, "db"))
+	s := badgertest.OpenDir(t, filepath.Join(dir, "db"))
 	if err := keyspace.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}

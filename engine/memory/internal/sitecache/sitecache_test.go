@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 func TestGenerations(t *testing.T) {
@@ -94,7 +94,7 @@ func (w *watching) Watched(key []byte) ([]byte, bool) {
 func TestTokenAndCached(t *testing.T) {
 	c := New[int](4)
 	c.Put("site", "g1", 1)
-	if _, ok := Token(struct{ kv.Store }{kvtest.OpenMemory(t)}, []byte("gen")); ok {
+	if _, ok := Token(struct{ kv.Store }{badgertest.OpenMemory(t)}, []byte("gen")); ok {
 		t.Error("a store that does not watch gave a token")
 	}
 	w := &watching{key: "gen", value: "g1"}

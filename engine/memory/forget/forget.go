@@ -1,11 +1,20 @@
-package archive
+// Package forget drops everything memory holds about one site, of every
+// kind: its lessons, facts, selectors, trajectories, sessions, runs and
+// their planner histories, the index entries that point at them and the
+// kept versions that could bring them back; Count says beforehand what
+// would go.
+package forget
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
+	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/memory/archive"
+	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -32,9 +41,11 @@ func (s Survey) Total() int {
 
 // String renders the counts: "2 lessons, 3 facts, ...".
 func (s Survey) String() string {
-	c := Counts{{"lessons", s.Lessons}, {"facts", s.Facts}, {"selectors", s.Selectors}, {"trajectories", s.Trajectories},
-		{"sessions", s.Sessions}, {"runs", s.Runs}, {"planner iterations", s.PlanIterations}}
-	return c.String()
+	return archive.Counts{
+		{Kind: "lessons", Count: s.Lessons}, {Kind: "facts", Count: s.Facts}, {Kind: "selectors", Count: s.Selectors},
+		{Kind: "trajectories", Count: s.Trajectories}, {Kind: "sessions", Count: s.Sessions}, {Kind: "runs", Count: s.Runs},
+		{Kind: "planner iterations", Count: s.PlanIterations},
+	}.String()
 }
 
 // siteOf returns the site memory about host (a host or URL) is kept under.
@@ -50,10 +61,10 @@ func siteOf(host string) (string, error) {
 	return site, nil
 }
 
-// Survey counts what would be forgotten about host's site (its registrable
-// domain: forgetting www.example.com forgets example.com and every
-// subdomain).
-func (m *Archive) Survey(ctx context.Context, host string) (Survey, error) {
+// Count counts what would be forgotten about host's site in m (its
+// registrable domain: forgetting www.example.com forgets example.com and
+// every subdomain).
+func Count(ctx context.Context, m *memory.Memory, host string) (Survey, error) {
 	site, err := siteOf(host)
 	if err != nil {
 		return Survey{}, err
@@ -100,14 +111,14 @@ func (m *Archive) Survey(ctx context.Context, host string) (Survey, error) {
 	return s, nil
 }
 
-// Forget deletes everything memory holds about host's site, of every kind,
-// and returns what it deleted. Index entries outside the site's key range
-// (lesson ids, due dates and list entries, run indexes, the runs' planner histories) go
-// first, then its held facts and trajectories and the site's whole range,
-// one DropPrefix each. Lessons bound to no
-// site stay, even when they were learned on this one.
-func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
-	s, err := m.Survey(ctx, host)
+// Site deletes everything m holds about host's site, of every kind, and
+// returns what it deleted. Index entries outside the site's key range
+// (lesson ids, due dates and list entries, run indexes, the runs' planner
+// histories) go first, then its held facts and trajectories and the site's
+// whole range, one DropPrefix each. Lessons bound to no site stay, even
+// when they were learned on this one.
+func Site(ctx context.Context, m *memory.Memory, host string) (Survey, error) {
+	s, err := Count(ctx, m, host)
 	if err != nil {
 		return Survey{}, err
 	}
@@ -122,7 +133,7 @@ func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 	if err := m.Plans.Delete(ctx, ids...); err != nil {
 		return Survey{}, err
 	}
-	if err := m.forgetHistory(ctx, site); err != nil {
+	if err := forgetHistory(ctx, m, site); err != nil {
 		return Survey{}, fmt.Errorf("forget %s: history: %w", site, err)
 	}
 	for _, p := range [][]byte{keyspace.QuarantinedFactsOf(site), keyspace.QuarantinedTrajectoriesOf(site), keyspace.SitePrefix(site)} {
@@ -135,4 +146,50 @@ func (m *Archive) Forget(ctx context.Context, host string) (Survey, error) {
 		"sessions": s.Sessions, "runs": s.Runs, "plan_iterations": s.PlanIterations,
 	})
 	return s, nil
+}
+
+// forgetHistory deletes the kept versions of every fact, selector and
+// trajectory of site (lessons forget their own, lesson.ForgetSite), so a
+// forgotten site cannot come back through revert: a scan of those kinds'
+// versions, one transaction per record.
+func forgetHistory(ctx context.Context, m *memory.Memory, site string) error {
+	type rec struct {
+		Domain string `json:"domain"`
+	}
+	var gone [][2]string
+	err := m.DB().View(ctx, func(r kv.Reader) error {
+		gone = gone[:0]
+		for _, kind := range []string{history.Fact, history.Selector, history.Trajectory} {
+			last := ""
+			err := history.Each(r, kind, func(id string, _ uint64, b []byte) error {
+				if id == last {
+					return nil
+				}
+				e, err := history.Decode(kind, id, b)
+				if err != nil || history.IsAbsent(e.Record) {
+					return nil // a version that names no site: left alone
+				}
+				var v rec
+				if json.Unmarshal(e.Record, &v) == nil && v.Domain != "" {
+					if h, err := domain.Host(v.Domain); err == nil && domain.Site(h) == site {
+						gone, last = append(gone, [2]string{kind, id}), id
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range gone {
+		if err := m.DB().Update(ctx, func(tx kv.Txn) error { return history.Forget(tx, g[0], g[1]) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
