@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/kv"
-	"github.com/engine-dev/engine/kv/kvtest"
+	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
 type thing struct {
@@ -32,7 +32,7 @@ func thingKind() *Kind[thing] {
 // Pos order; a site's records are cached at its generation.
 func TestKindList(t *testing.T) {
 	ctx := context.Background()
-	db := kvtest.OpenMemory(t)
+	db := badgertest.OpenMemory(t)
 	k := thingKind()
 	put := func(site string, ts ...thing) {
 		err := db.Update(ctx, func(tx kv.Txn) error {
