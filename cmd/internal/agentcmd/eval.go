@@ -184,8 +184,8 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 	if errors.Is(runErr, eval.ErrMismatch) {
 		return engine.MarkInvalid(runErr)
 	}
-	if rep == nil {
-		return runErr
+	if rep == nil || rep.Runs() == 0 {
+		return runErr // nothing to report
 	}
 	if err := rep.Write(ef.out); err != nil {
 		return errors.Join(runErr, err)
@@ -277,12 +277,15 @@ func (a *app) printEval(rep *eval.Report) {
 		t.Row(row...)
 	}
 	t.Flush()
-	if len(rep.Comparisons) == 0 {
+	if len(rep.Comparisons) == 0 || rep.Comparisons[0].Cases == 0 {
 		return
 	}
 	fmt.Fprintf(out, "\nAgainst %s (paired by case; change with its 95 %% bootstrap interval, sign-flip p):\n", eval.NoMemory)
 	t = cli.NewTable(out, "ARM", "METRIC", "MEAN", "NO-MEMORY", "CHANGE", "CI95", "P")
 	for _, c := range rep.Comparisons {
+		if c.Cases == 0 {
+			continue
+		}
 		for _, m := range eval.Metrics {
 			d := c.Metrics[m]
 			t.Row(c.Arm, m, num(float64(d.Mean)), num(float64(d.BaselineMean)), pct(float64(d.RelativeChange)),

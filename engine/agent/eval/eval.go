@@ -307,25 +307,10 @@ func Eval(ctx context.Context, c Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	for _, r := range done {
-		sha, ok := shas[r.Case]
-		if !ok {
-			continue // a case no longer in the file: left out of the report
-		}
-		var what string
-		switch {
-		case r.LLM != c.LLM:
-			what = fmt.Sprintf("with llm %q, not %q", r.LLM, c.LLM)
-		case r.Browser != c.Browser:
-			what = fmt.Sprintf("with browser %q, not %q", r.Browser, c.Browser)
-		case r.CaseSHA != sha:
-			what = "as it was before its goal, url, max_steps or rules changed"
-		default:
-			continue
-		}
-		return nil, fmt.Errorf("%w: %s holds runs of case %q %s: use another --out, or remove it to start again",
-			ErrMismatch, filepath.Join(c.Out, LogFile), r.Case, what)
-
+	// Every logged run this evaluation would use, in plan order (so the
+	// error names the first).
+	if err := c.checkLog(done, shas); err != nil {
+		return nil, err
 	}
 	lf, err := os.OpenFile(filepath.Join(c.Out, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -401,6 +386,39 @@ sequences:
 	}
 	rep := c.report(done)
 	return rep, runErr
+}
+
+// checkLog says which logged run of the plan was made with another model
+// or browser, or of a case since changed.
+func (c *Config) checkLog(done map[string]Record, shas map[string]string) error {
+	for rep := 1; ; rep++ {
+		found := false
+		for _, cs := range c.Cases {
+			for _, st := range c.plan() {
+				r, ok := done[Record{Case: cs.Name, Arm: st.arm, Repeat: rep, Index: st.index}.key()]
+				if !ok {
+					continue
+				}
+				found = true
+				var what string
+				switch {
+				case r.LLM != c.LLM:
+					what = fmt.Sprintf("with llm %q, not %q", r.LLM, c.LLM)
+				case r.Browser != c.Browser:
+					what = fmt.Sprintf("with browser %q, not %q", r.Browser, c.Browser)
+				case r.CaseSHA != shas[cs.Name]:
+					what = "as it was before its goal, url, max_steps or rules changed"
+				default:
+					continue
+				}
+				return fmt.Errorf("%w: %s holds runs of case %q %s: use another --out, or remove it to start again",
+					ErrMismatch, filepath.Join(c.Out, LogFile), r.Case, what)
+			}
+		}
+		if !found && rep > c.Repeats {
+			return nil
+		}
+	}
 }
 
 // seqDir is the dir of one sequence's data dirs in the output dir.

@@ -248,6 +248,15 @@ func (r *Report) Mean(arm Arm, m string) (float64, bool) {
 	return 0, false
 }
 
+// Runs counts the report's runs.
+func (r *Report) Runs() int {
+	n := 0
+	for _, a := range r.Arms {
+		n += len(a.Runs)
+	}
+	return n
+}
+
 // Write writes report.json and junit.xml into dir, each whole or not at
 // all (written aside, then renamed).
 func (r *Report) Write(dir string) error {
