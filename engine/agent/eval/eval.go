@@ -365,6 +365,9 @@ sequences:
 				start := c.Clock()
 				o, err := c.Run(ctx, r)
 				wall := c.Clock().Sub(start)
+				if err == nil && ctx.Err() != nil {
+					err = ctx.Err() // a run cut short by Ctrl-C is not a result: it is made again
+				}
 				if err != nil {
 					runErr = fmt.Errorf("case %s, repeat %d, %s run: %w", cs.Name, rep, st.stage, err)
 					break sequences

@@ -348,3 +348,30 @@ func TestParseArms(t *testing.T) {
 		}
 	}
 }
+
+// A run that ends because the evaluation was interrupted is not logged:
+// the next evaluation makes it again.
+func TestEvalInterruptedRunIsNotLogged(t *testing.T) {
+	m := &memoryRun{}
+	cfg := testConfig(t, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Run = func(_ context.Context, r Run) (Outcome, error) {
+		if r.Arm == Cold {
+			cancel() // Ctrl-C while cold runs: the agent ends it as failed
+			return Outcome{Status: "failed", Reason: "interrupted"}, nil
+		}
+		return m.run(ctx, r)
+	}
+	if _, err := Eval(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	recs, err := ReadLog(filepath.Join(cfg.Out, LogFile))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("log %v (%v), want the no-memory run only", recs, err)
+	}
+	m2 := &memoryRun{}
+	cfg.Run = m2.run
+	if _, err := Eval(context.Background(), cfg); err != nil || m2.calls[0] != "search/cold" {
+		t.Errorf("resumed from %v (%v), want search/cold", m2.calls, err)
+	}
+}
