@@ -24,6 +24,7 @@ const AgentBinary = "engine-agent"
 // lines (AgentShort), so both binaries list the same commands alike.
 var AgentCommands = []struct{ Name, Short string }{
 	{"demo", "Run the same task cold, warm and with replay on the bundled demo site, and show what memory learned"},
+	{"eval", "Measure what memory changes: run cases with and without memory, report the difference with confidence intervals"},
 	{"doctor", "Check the installation: data dir, schema, lock, chromium, plugins, provider keys"},
 	{"mcp", "Serve memory to an MCP host (Claude and other agents) over stdio"},
 	{"plugins", "List and check browser and LLM plugins"},

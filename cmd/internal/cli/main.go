@@ -29,6 +29,7 @@ const (
 	exitFailed      = 1   // it failed (I/O, a plugin, a broken data dir, a check that failed)
 	exitUsage       = 2   // it was called wrongly: bad flag or argument, unknown command, bad or missing input file
 	exitNotFound    = 3   // an id memory does not hold (run, lesson, trajectory, planner history)
+	exitCheck       = 4   // it ran, and a condition it was asked to fail on holds (eval --fail-if)
 	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM) before it finished
 )
 
@@ -118,9 +119,15 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.Is(err, engine.ErrNotFound):
 		return exitNotFound
+	case errors.Is(err, ErrCheck):
+		return exitCheck
 	}
 	return exitFailed
 }
+
+// ErrCheck marks a command that ran and found a condition it was asked to
+// fail on (exit status 4), told apart from a command that could not run.
+var ErrCheck = errors.New("check failed")
 
 // Usagef returns bad input (exit status 2) with a formatted message.
 func Usagef(format string, args ...any) error {

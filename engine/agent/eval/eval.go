@@ -1,0 +1,531 @@
+// Package eval measures what memory changes in an agent's runs: it runs a
+// set of cases under arms (no memory, the first run on empty memory, the
+// runs after it, and those replayed), each in memory of its own, keeps a
+// log of every run so an interrupted evaluation continues where it
+// stopped, and reports each arm's means with confidence intervals and
+// each arm against no memory with a paired test. It runs the agent
+// through a function the caller gives, so it knows no browser or model.
+package eval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Arm is one way of running the cases.
+type Arm string
+
+// The arms.
+const (
+	// NoMemory runs every case on empty memory with learning off.
+	NoMemory Arm = "no-memory"
+	// Cold is a sequence's first run, on empty memory; it learns.
+	Cold Arm = "cold"
+	// Warm runs after cold, on the memory cold (and earlier warm runs)
+	// left.
+	Warm Arm = "warm"
+	// Replay is warm with replay on: a matching trajectory is replayed
+	// without the model.
+	Replay Arm = "replay"
+)
+
+// AllArms are the arms in the order a sequence runs them.
+var AllArms = []Arm{NoMemory, Cold, Warm, Replay}
+
+// ParseArms parses a comma-separated list of arm names; the result keeps
+// AllArms' order, each arm once.
+func ParseArms(s string) ([]Arm, error) {
+	want := map[Arm]bool{}
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		known := false
+		for _, a := range AllArms {
+			if Arm(p) == a {
+				known = true
+			}
+		}
+		if !known {
+			return nil, fmt.Errorf("unknown arm %q: use %s", p, armList(AllArms))
+		}
+		want[Arm(p)] = true
+	}
+	var out []Arm
+	for _, a := range AllArms {
+		if want[a] {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no arms: use %s", armList(AllArms))
+	}
+	return out, nil
+}
+
+func armList(arms []Arm) string {
+	s := make([]string, len(arms))
+	for i, a := range arms {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Case is one task: a goal at a start URL, with the scripted model's
+// rules file when the model is scripted.
+type Case struct {
+	Name     string `json:"name"`
+	Goal     string `json:"goal"`
+	URL      string `json:"url"`
+	Rules    string `json:"rules,omitempty"`
+	MaxSteps int    `json:"max_steps,omitempty"`
+}
+
+// fingerprint identifies what a case asks (its rules by their content,
+// not their path), so a resumed evaluation never counts a run of a case
+// that has since changed.
+func (c Case) fingerprint() (string, error) {
+	h := sha256.New()
+	b, _ := json.Marshal([]any{c.Name, c.Goal, c.URL, c.MaxSteps})
+	h.Write(b)
+	if c.Rules != "" {
+		rules, err := os.ReadFile(c.Rules)
+		if err != nil {
+			return "", fmt.Errorf("case %s: rules: %w", c.Name, err)
+		}
+		h.Write(rules)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// Run is one run to make: a case, in an arm, in memory at DataDir.
+type Run struct {
+	Case   Case
+	Arm    Arm
+	Repeat int // the sequence, from 1
+	Index  int // the warm run's place after cold, from 1 (1 for the other arms)
+	// DataDir is the run's memory: a data dir of its own.
+	DataDir string
+	// NoMemory runs without reading or teaching memory; Replay replays a
+	// matching trajectory.
+	NoMemory, Replay bool
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	RunID    string
+	Status   string // completed or failed
+	Success  bool
+	Reason   string
+	Steps    int
+	Errors   int
+	LLMCalls int
+	Tokens   int
+}
+
+// RunFunc makes one run. An error means the run could not be made (a
+// plugin that does not start, a data dir that cannot be opened), not that
+// the agent failed, which is an Outcome.
+type RunFunc func(ctx context.Context, r Run) (Outcome, error)
+
+// Record is one run in the log of record (runs.jsonl) and the report.
+type Record struct {
+	Case     string `json:"case"`
+	Arm      Arm    `json:"arm"`
+	Repeat   int    `json:"repeat"`
+	Index    int    `json:"index"`
+	Status   string `json:"status"`
+	Success  bool   `json:"success"`
+	Steps    int    `json:"steps"`
+	Errors   int    `json:"errors"`
+	LLMCalls int    `json:"llm_calls"`
+	Tokens   int    `json:"tokens"`
+	WallMS   int64  `json:"wall_ms"`
+	Reason   string `json:"reason,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+	DataDir  string `json:"data_dir"` // relative to the output dir
+	// What the run was made with, so a resumed evaluation uses only runs
+	// of the same cases, model and browser.
+	CaseSHA string `json:"case_sha"`
+	LLM     string `json:"llm"`
+	Browser string `json:"browser"`
+}
+
+func (r Record) key() string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", r.Case, r.Arm, r.Repeat, r.Index)
+}
+
+// Config is one evaluation.
+type Config struct {
+	Cases   []Case
+	Arms    []Arm
+	Repeats int // sequences per case
+	// WarmRuns is the number of warm runs in a sequence after cold, each
+	// on the memory the runs before it left.
+	WarmRuns int
+	// Out is the output dir: runs.jsonl, the arms' data dirs under
+	// memory/, report.json and junit.xml.
+	Out string
+	// LLM, Browser and EngineVersion describe the runs in the report.
+	LLM, Browser, EngineVersion string
+	// Scripted says the model is scripted: the report then says that its
+	// numbers show the mechanism, not a model's behaviour.
+	Scripted bool
+	Run      RunFunc
+	// Progress, when set, is told before each run and after it.
+	Progress func(Progress)
+	// Clock measures wall time (default time.Now).
+	Clock func() time.Time
+}
+
+// Progress is where an evaluation is: Done of Total runs made or found in
+// the log; Run is the run about to start (Outcome nil) or just ended.
+type Progress struct {
+	Done, Total int
+	Run         Run
+	Outcome     *Outcome
+	// Logged says the run was in the log of record, not made again.
+	Logged bool
+}
+
+// LogFile is the log of record in the output dir: one JSON line a run.
+const LogFile = "runs.jsonl"
+
+// step is one run of a sequence's plan: its arm, and the data dir stage
+// it copies its memory from ("" for empty memory).
+type step struct {
+	arm    Arm
+	index  int
+	stage  string // the data dir's name in the sequence
+	from   string // the stage whose memory it starts from, "" for none
+	report bool   // an arm asked for (cold runs anyway when warm or replay need it)
+}
+
+// plan is a sequence's runs in order: no-memory on empty memory; cold on
+// empty memory; warm 1..W, each on a copy of the memory the run before it
+// left; replay on a copy of the memory cold left (what warm 1 starts from).
+func (c *Config) plan() []step {
+	want := map[Arm]bool{}
+	for _, a := range c.Arms {
+		want[a] = true
+	}
+	var out []step
+	if want[NoMemory] {
+		out = append(out, step{arm: NoMemory, index: 1, stage: string(NoMemory), report: true})
+	}
+	if want[Cold] || want[Warm] || want[Replay] {
+		out = append(out, step{arm: Cold, index: 1, stage: string(Cold), report: want[Cold]})
+	}
+	if want[Warm] {
+		from := string(Cold)
+		for i := 1; i <= c.warmRuns(); i++ {
+			st := fmt.Sprintf("%s-%d", Warm, i)
+			out = append(out, step{arm: Warm, index: i, stage: st, from: from, report: true})
+			from = st
+		}
+	}
+	if want[Replay] {
+		out = append(out, step{arm: Replay, index: 1, stage: string(Replay), from: string(Cold), report: true})
+	}
+	return out
+}
+
+func (c *Config) warmRuns() int {
+	if c.WarmRuns < 1 {
+		return 1
+	}
+	return c.WarmRuns
+}
+
+// Check says what is wrong with the configuration, or nil.
+func (c *Config) Check() error {
+	if len(c.Cases) == 0 {
+		return errors.New("no cases")
+	}
+	seen := map[string]bool{}
+	for _, cs := range c.Cases {
+		if seen[cs.Name] {
+			return fmt.Errorf("two cases are named %q: each case needs a name of its own", cs.Name)
+		}
+		seen[cs.Name] = true
+	}
+	if len(c.Arms) == 0 {
+		return errors.New("no arms")
+	}
+	if c.Repeats < 1 {
+		return fmt.Errorf("repeats must be 1 or more, not %d", c.Repeats)
+	}
+	if c.WarmRuns < 0 {
+		return fmt.Errorf("warm runs must be 1 or more, not %d", c.WarmRuns)
+	}
+	if c.Out == "" {
+		return errors.New("no output dir")
+	}
+	if c.Run == nil {
+		return errors.New("no run function")
+	}
+	return nil
+}
+
+// ErrMismatch marks a log of record made with other cases, another model
+// or another browser than the evaluation resuming it.
+var ErrMismatch = errors.New("the output dir holds another evaluation")
+
+// Eval runs every run of the plan that the output dir's log does not
+// already hold, appending each to the log as it ends, and returns the
+// report of every run of the plan the log then holds. It stops at the
+// first run that could not be made (returning the report so far with the
+// error), and when ctx ends.
+func Eval(ctx context.Context, c Config) (*Report, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return nil, err
+	}
+	done, err := ReadLog(filepath.Join(c.Out, LogFile))
+	if err != nil {
+		return nil, err
+	}
+	shas := map[string]string{}
+	for _, cs := range c.Cases {
+		if shas[cs.Name], err = cs.fingerprint(); err != nil {
+			return nil, err
+		}
+	}
+	// Every logged run this evaluation would use, in plan order (so the
+	// error names the first).
+	if err := c.checkLog(done, shas); err != nil {
+		return nil, err
+	}
+	lf, err := os.OpenFile(filepath.Join(c.Out, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+
+	plan := c.plan()
+	total := c.Repeats * len(c.Cases) * len(plan)
+	count := 0
+	var runErr error
+sequences:
+	// Repeats outermost: an evaluation stopped part-way holds whole
+	// rounds of every case, so its report stays balanced.
+	for rep := 1; rep <= c.Repeats; rep++ {
+		for _, cs := range c.Cases {
+			for _, st := range plan {
+				r := Run{Case: cs, Arm: st.arm, Repeat: rep, Index: st.index,
+					DataDir:  filepath.Join(c.Out, seqDir(cs.Name, rep), st.stage),
+					NoMemory: st.arm == NoMemory, Replay: st.arm == Replay}
+				rec := Record{Case: cs.Name, Arm: st.arm, Repeat: rep, Index: st.index}
+				if old, ok := done[rec.key()]; ok {
+					count++
+					if c.Progress != nil {
+						o := old.outcome()
+						c.Progress(Progress{Done: count, Total: total, Run: r, Outcome: &o, Logged: true})
+					}
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					runErr = err
+					break sequences
+				}
+				// A stage not in the log may hold what an interrupted run
+				// left: it starts again from the memory it copies.
+				if err := os.RemoveAll(r.DataDir); err != nil {
+					runErr = err
+					break sequences
+				}
+				if st.from != "" {
+					if err := copyDataDir(filepath.Join(c.Out, seqDir(cs.Name, rep), st.from), r.DataDir); err != nil {
+						runErr = fmt.Errorf("case %s, repeat %d, %s: copying the memory of %s: %w", cs.Name, rep, st.stage, st.from, err)
+						break sequences
+					}
+				} else if err := os.MkdirAll(r.DataDir, 0o755); err != nil {
+					runErr = err
+					break sequences
+				}
+				if c.Progress != nil {
+					c.Progress(Progress{Done: count, Total: total, Run: r})
+				}
+				start := c.Clock()
+				o, err := c.Run(ctx, r)
+				wall := c.Clock().Sub(start)
+				if err == nil && ctx.Err() != nil {
+					err = ctx.Err() // a run cut short by Ctrl-C is not a result: it is made again
+				}
+				if err != nil {
+					runErr = fmt.Errorf("case %s, repeat %d, %s run: %w", cs.Name, rep, st.stage, err)
+					break sequences
+				}
+				rec = recordOf(rec, o, wall)
+				rec.DataDir = filepath.ToSlash(filepath.Join(seqDir(cs.Name, rep), st.stage))
+				rec.CaseSHA, rec.LLM, rec.Browser = shas[cs.Name], c.LLM, c.Browser
+				if err := appendRecord(lf, rec); err != nil {
+					runErr = err
+					break sequences
+				}
+				done[rec.key()] = rec
+				count++
+				if c.Progress != nil {
+					c.Progress(Progress{Done: count, Total: total, Run: r, Outcome: &o})
+				}
+			}
+		}
+	}
+	rep := c.report(done)
+	return rep, runErr
+}
+
+// checkLog says which logged run of the plan was made with another model
+// or browser, or of a case since changed.
+func (c *Config) checkLog(done map[string]Record, shas map[string]string) error {
+	for rep := 1; ; rep++ {
+		found := false
+		for _, cs := range c.Cases {
+			for _, st := range c.plan() {
+				r, ok := done[Record{Case: cs.Name, Arm: st.arm, Repeat: rep, Index: st.index}.key()]
+				if !ok {
+					continue
+				}
+				found = true
+				var what string
+				switch {
+				case r.LLM != c.LLM:
+					what = fmt.Sprintf("with llm %q, not %q", r.LLM, c.LLM)
+				case r.Browser != c.Browser:
+					what = fmt.Sprintf("with browser %q, not %q", r.Browser, c.Browser)
+				case r.CaseSHA != shas[cs.Name]:
+					what = "as it was before its goal, url, max_steps or rules changed"
+				default:
+					continue
+				}
+				return fmt.Errorf("%w: %s holds runs of case %q %s: use another --out, or remove it to start again",
+					ErrMismatch, filepath.Join(c.Out, LogFile), r.Case, what)
+			}
+		}
+		if !found && rep > c.Repeats {
+			return nil
+		}
+	}
+}
+
+// seqDir is the dir of one sequence's data dirs in the output dir.
+func seqDir(caseName string, repeat int) string {
+	return filepath.Join("memory", caseName, fmt.Sprintf("r%d", repeat))
+}
+
+func recordOf(rec Record, o Outcome, wall time.Duration) Record {
+	rec.Status, rec.Success, rec.Reason, rec.RunID = o.Status, o.Success, o.Reason, o.RunID
+	rec.Steps, rec.Errors, rec.LLMCalls, rec.Tokens = o.Steps, o.Errors, o.LLMCalls, o.Tokens
+	rec.WallMS = wall.Milliseconds()
+	return rec
+}
+
+func (r Record) outcome() Outcome {
+	return Outcome{RunID: r.RunID, Status: r.Status, Success: r.Success, Reason: r.Reason,
+		Steps: r.Steps, Errors: r.Errors, LLMCalls: r.LLMCalls, Tokens: r.Tokens}
+}
+
+// appendRecord writes one line and syncs it: a run in the log is a run
+// done, whatever happens next.
+func appendRecord(f *os.File, r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// ReadLog reads a log of record by run (the last line of a run wins). A
+// missing file is an empty log; a last line cut short by a crash is
+// ignored; any other bad line is an error naming it.
+func ReadLog(path string) (map[string]Record, error) {
+	out := map[string]Record{}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Case == "" || r.Repeat < 1 {
+			if i == len(lines)-1 {
+				break // the unfinished last line of a crash: that run is not done
+			}
+			if err == nil {
+				err = errors.New("not a run record")
+			}
+			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		}
+		out[r.key()] = r
+	}
+	return out, nil
+}
+
+// copyDataDir copies the data dir src (not held by any process) to dst,
+// leaving out the runs' artifact folders: a stage starts from the memory
+// of the one before, not its artifacts.
+func copyDataDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir() && d.Name() == "runs" && path != src:
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil // a socket or a link: not memory
+		}
+		return copyFile(path, target)
+	})
+}
+
+func copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, out.Close()) }()
+	_, err = io.Copy(out, in)
+	return err
+}
