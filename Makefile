@@ -5,9 +5,10 @@ BIN     := bin/engine
 AGENT   := bin/engine-agent
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench stress fuzz clean
+.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench bench-check stress fuzz clean
 
 STATICCHECK_VERSION := v0.8.2
+BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 
 # BUILD_ENV is the environment the binaries are built in. CGO_ENABLED=0
 # makes them static: nothing in them needs C (os/user and DNS have pure Go
@@ -63,6 +64,12 @@ bench:
 	{ ENGINE_BENCH_1M=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 0 ./...; echo $$? >$(BENCH_OUT)/rc; } | tee $(BENCH_OUT)/bench.txt
 	exit $$(cat $(BENCH_OUT)/rc)
 	GO=$(GO) sh scripts/bench-recall.sh $(BENCH_OUT)/bench-recall.md $(BENCH_OUT)/bench.txt
+
+## bench-check: the key benchmarks here and on the commit before (BENCH_BASE=<rev> for another), in turns; fails on a significant slowdown of more than 10% (scripts/bench-check.sh)
+bench-check:
+	@[ -x bin/tools/benchstat ] && $(GO) version -m bin/tools/benchstat | grep -q "$(BENCHSTAT_VERSION)" || \
+		GOBIN="$(CURDIR)/bin/tools" $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	GO=$(GO) BENCHSTAT=bin/tools/benchstat bash scripts/bench-check.sh
 
 ## stress: the timing-exposed tests, 20 rounds, with every core kept busy (STRESS_COUNT, STRESS_RUN, STRESS_PKGS)
 stress: deps

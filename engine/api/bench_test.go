@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/engine-dev/engine/engine/api"
@@ -109,4 +111,73 @@ func BenchmarkRecallSocketSmall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMixedLoad is a server under load: clients at once (two per
+// core) sending TestServedLoad's mix of requests through the HTTP handler
+// (api.Local, so no socket) to a memory on badger on disk — per ten
+// requests: recall on an error twice, recall on a domain, a new lesson, a
+// dedup of a shared pattern, three uses of a shared lesson (one helped), a
+// page of a site's lessons, a pattern every client records. One op is one
+// request; the store starts with the seeds, the shared lessons and 200
+// lessons on one site, and grows by a lesson every ten requests.
+func BenchmarkMixedLoad(b *testing.B) {
+	ctx := context.Background()
+	m, err := memory.Open(ctx, b.TempDir(), memory.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	recallLessons(b, m, 200)
+	c := api.Local(api.Handler(m, api.Options{}), api.ClientOptions{})
+	defer c.Close()
+	var shared [loadShared]string
+	for k := range loadShared {
+		r, err := c.RecordLesson(ctx, sharedLesson(k))
+		if err != nil {
+			b.Fatal(err)
+		}
+		shared[k] = r.Lesson.ID
+	}
+	var clients atomic.Int64
+	b.SetParallelism(2)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(clients.Add(1))
+		for j := 0; pb.Next(); j++ {
+			if err := mixedRequest(ctx, c.Client, i, j, shared); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// mixedRequest sends client i's request j of BenchmarkMixedLoad's mix.
+func mixedRequest(ctx context.Context, c *api.Client, i, j int, shared [loadShared]string) error {
+	k := (i + j) % loadShared
+	host := loadHosts[(i+j/10)%len(loadHosts)]
+	var err error
+	switch j % 10 {
+	case 0, 8:
+		_, err = c.RecallError(ctx, "click e12", fmt.Sprintf("element intercepts pointer events %d", k), host)
+	case 1:
+		_, err = c.RecallDomain(ctx, host)
+	case 2:
+		_, err = c.RecordLesson(ctx, lesson.Lesson{Lesson: fmt.Sprintf("client %d learned %d", i, j), Category: lesson.SiteSpecific,
+			FailedCommand: "fill", ErrorPattern: fmt.Sprintf("client %d error %d", i, j), Domain: host})
+	case 3:
+		_, err = c.RecordLesson(ctx, sharedLesson(k))
+	case 4, 5, 9:
+		_, err = c.UseLesson(ctx, shared[k], api.UseRequest{Domain: host, Helped: j%10 == 5})
+	case 6:
+		_, err = c.Lessons(ctx, api.LessonFilter{Domain: host, Limit: 10})
+	case 7:
+		_, err = c.RecordLesson(ctx, raceLesson(k%loadRace))
+	}
+	if err != nil {
+		return fmt.Errorf("client %d, request %d: %w", i, j, err)
+	}
+	return nil
 }

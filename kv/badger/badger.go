@@ -87,6 +87,23 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		// decompression and no block cache on the read path.
 		WithCompression(options.None).
 		WithBlockCacheSize(0).
+		// Every open, a short command's too, opens every table (mmap,
+		// index checksum, first and last key) and closes it again, so an
+		// open costs the store's number of tables. Tables of 16 MiB (as
+		// L0's, the memtable's size; badger's default is 2 MiB) in a base
+		// level of 32 MiB, with 16 KiB blocks (a quarter of the index to
+		// read), make a 100,000-lesson store 7–9 tables instead of 52–66,
+		// and a short command on it cost about 1.15× one on 1,000 lessons
+		// instead of 1.7×. Measured with them too (paired runs): an import
+		// of 100k lessons peaks at 379 MiB (median; was 416) for the same
+		// CPU, and 60,000 small writes on that store spend 30% less CPU
+		// compacting at a 5–9% higher peak. A 64 MiB base level raised
+		// the import's peak by 12%; 8 MiB tables left 13–15 tables. Tables
+		// written before keep their size until a compaction rewrites them;
+		// any block size reads back.
+		WithBaseTableSize(16 << 20).
+		WithBaseLevelSize(32 << 20).
+		WithBlockSize(16 << 10).
 		WithNumCompactors(2)
 	if opts.ReadOnly {
 		bopts = bopts.WithReadOnly(true)
