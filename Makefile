@@ -13,7 +13,7 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # BUILD_ENV is the environment the binaries are built in. CGO_ENABLED=0
 # makes them static: nothing in them needs C (os/user and DNS have pure Go
 # versions), and a static binary skips the dynamic loader, ~1 ms of CPU in
-# every short command (ARCHITECTURE.md, "Cheap short-lived opens").
+# every short command (docs/design/api.md, "Short-lived opens").
 BUILD_ENV ?= CGO_ENABLED=0
 
 ## build: bin/engine (the memory commands) and bin/engine-agent (the agent loop and the built-in plugins; engine runs it for run, demo, doctor, plugins)

@@ -6,8 +6,8 @@
 # data dir itself, read-only) on a data dir of LESSONS lessons, RUNS runs
 # each after one warm-up, printed as min and median in milliseconds.
 # The binary is built as `make build` builds it; the data dir is made in a
-# temp dir and removed afterwards. ARCHITECTURE.md ("Cheap short-lived
-# opens") quotes it.
+# temp dir and removed afterwards. docs/benchmarks.md ("A short command's
+# CPU") quotes it.
 #
 # With BASE (an older engine binary) each run is a pair, BASE and ENGINE in
 # turn (which goes first alternates), on the same data dir, and the ratio

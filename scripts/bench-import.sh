@@ -3,7 +3,7 @@
 # of LESSONS lessons (50 sites, as bench-serve.sh writes them) into an empty
 # data dir: the CPU (user + sys), wall time and peak RSS of the whole
 # process, from /usr/bin/time -v, for RUNS runs. The export is generated
-# in a temp dir and removed afterwards (never in git). ARCHITECTURE.md
+# in a temp dir and removed afterwards (never in git). docs/benchmarks.md
 # ("Import") quotes it.
 #
 #   LESSONS  lessons in the export (default 100000)

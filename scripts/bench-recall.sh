@@ -3,8 +3,8 @@
 # skewed; recall on domain; Tier 1; record) and the seed JSON baseline at
 # 1k, 10k, 100k and 1M lessons in one go, and writes a markdown report:
 # per n, shape and op the ns/op and allocs/op, the seed file's ns/op and
-# the ratio seed/engine, and flatness, time(n)/time(1k). ARCHITECTURE.md
-# ("Measured" → "Lessons") quotes it.
+# the ratio seed/engine, and flatness, time(n)/time(1k). docs/benchmarks.md
+# ("Lesson recall") quotes it.
 #
 # The 1M stores and the 1M seed file are built once (minutes) and kept in
 # ENGINE_BENCH_CACHE (default: engine-bench in the user's cache dir); see

@@ -7,7 +7,7 @@
 # (which links everything, as the one engine binary did before the split:
 # the cost of a command before the memory server), their ratios to served,
 # and the server's own CPU per served command (from /proc/PID/stat).
-# ARCHITECTURE.md ("Memory server") quotes it.
+# docs/benchmarks.md ("A short command's CPU") quotes it.
 #
 #   RUNS     runs of each command in each mode (default 50)
 #   LESSONS  lessons in the data dir (default 1000)

@@ -9,7 +9,7 @@ set -u
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 
-# package target — every parser of outside input (ARCHITECTURE.md, "Fuzzing").
+# package target — every parser of outside input (docs/design/input.md, "Fuzz targets").
 TARGETS='
 ./engine/domain FuzzHost
 ./engine/memory/lesson FuzzImportRecall

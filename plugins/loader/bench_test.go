@@ -14,7 +14,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 )
 
-// Benchmarks of the plugin boundary. Targets (issue 4): a small call
+// Benchmarks of the plugin boundary. Targets: a small call
 // ≤ 250 µs, start to first call ≤ 20 ms (without a browser's own start).
 //
 //	go test -run '^$' -bench Plugin -benchtime 2s ./plugins/loader/

@@ -26,7 +26,7 @@ const StreamChunk = 2000
 // GC need not scan), and GOGC=100 lets the heap grow to twice that before
 // a collection: at 50 the peak RSS of a 10k-lesson import drops by ~30 %
 // and of a 100k one by ~15 % for the same CPU; 25 saves more but costs
-// CPU (ARCHITECTURE.md, Measured: Import).
+// CPU (docs/benchmarks.md, "Import").
 const streamGCPercent = 50
 
 // lowerGC sets the GC target to streamGCPercent unless the process runs a

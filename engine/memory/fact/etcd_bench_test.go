@@ -14,7 +14,7 @@ import (
 // etcd member and on a 3-member cluster (in this process, over loopback
 // gRPC), and on etcd with the token read in a View as before the watch
 // (unwatched): the watched token spares the View's round trip. For the
-// ratios in ARCHITECTURE.md "etcd".
+// ratios in docs/benchmarks.md, "etcd against badger".
 func BenchmarkWarmConfident(b *testing.B) {
 	const sites = 4
 	fill := func(db kv.Store) *Store {

@@ -15,7 +15,7 @@ import (
 // The same lessons on badger, on a single etcd member and on a 3-member
 // etcd cluster (in this process, over loopback gRPC): recall on error,
 // recall by domain and record, side by side, for the ratios in
-// ARCHITECTURE.md "etcd". 100k lessons are added with
+// docs/benchmarks.md, "etcd against badger". 100k lessons are added with
 // ENGINE_BENCH_ETCD_100K=1 (filling etcd with them takes minutes); the
 // time each etcd fill took is logged.
 func BenchmarkStores(b *testing.B) {

@@ -22,7 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/server/service"
 )
 
-// deadline separates "happened" from "hung" (see ARCHITECTURE.md, Tests):
+// deadline separates "happened" from "hung" (see docs/design/testing.md):
 // far longer than anything here takes.
 const deadline = 20 * time.Second
 

@@ -16,7 +16,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 )
 
-// Field length limits, in runes (documented in ARCHITECTURE.md, "Limits").
+// Field length limits, in runes (documented in docs/design/input.md, "Limits").
 const (
 	MaxText    = 4000 // prose: a lesson's text, a goal, a fact's value, a selector
 	MaxPattern = 500  // a lesson's error_pattern
