@@ -33,11 +33,12 @@ func scriptParams() testscript.Params {
 	return testscript.Params{
 		Dir:           scriptDir,
 		UpdateScripts: os.Getenv("ENGINE_UPDATE_SCRIPTS") == "1",
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"serve": serveSite, "waitfor": waitFor, "exits": exitsCmd},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"serve": serveSite, "waitfor": waitFor, "exits": exitsCmd, "memserver": memserverCmd},
 		Condition:     scriptCondition,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ENGINE_DATA_DIR", env.WorkDir+"/data")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Values[serverKey{}] = new(*scriptServer) // memserver's
 			return nil
 		},
 	}

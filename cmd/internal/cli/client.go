@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/engine-dev/engine/engine/server/attach"
 	"github.com/engine-dev/engine/engine/trust/redact"
@@ -54,10 +56,11 @@ func (a *App) withMemory(ctx context.Context, fn func(*MemoryClient) error) (err
 	return fn(m)
 }
 
-// attachOptions are the options of attaching to memory: ENGINE_SERVER and
+// AttachOptions are the options of attaching to memory: ENGINE_SERVER and
 // ENGINE_TOKEN, else the data dir (dataDir, or the usual one when ""), the
-// fixed clock of ENGINE_NOW, the redaction of ENGINE_KEEP_CONTACTS and the
-// namespace (--namespace, ENGINE_NAMESPACE).
+// fixed clock of ENGINE_NOW, the redaction of ENGINE_KEEP_CONTACTS, the
+// namespace (--namespace, ENGINE_NAMESPACE) and a server's response
+// timeout (ENGINE_TIMEOUT); warnings go to stderr.
 func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	var opts attach.Options
 	now, err := a.Now()
@@ -74,6 +77,10 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 	if opts.Namespace, err = a.Namespace(); err != nil {
 		return opts, "", err
 	}
+	if opts.Timeout, err = Timeout(); err != nil {
+		return opts, "", err
+	}
+	opts.Warn = func(msg string) { fmt.Fprintf(a.Stderr, "engine: warning: %s\n", msg) }
 	opts.Server, opts.Token = os.Getenv("ENGINE_SERVER"), os.Getenv("ENGINE_TOKEN")
 	if opts.Server != "" {
 		return opts, "", nil
@@ -85,6 +92,25 @@ func (a *App) AttachOptions(dataDir string) (attach.Options, string, error) {
 		}
 	}
 	return opts, dataDir, nil
+}
+
+// DefaultTimeout is how long a memory server may stay silent on a request
+// before the command gives up on it (ENGINE_TIMEOUT changes it).
+const DefaultTimeout = 30 * time.Second
+
+// Timeout is ENGINE_TIMEOUT, a Go duration (5s, 2m): how long a memory
+// server may stay silent on a request (attach.Options.Timeout); unset,
+// DefaultTimeout.
+func Timeout() (time.Duration, error) {
+	v := os.Getenv("ENGINE_TIMEOUT")
+	if v == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, Usagef("ENGINE_TIMEOUT=%q: want a positive duration such as 30s or 2m", v)
+	}
+	return d, nil
 }
 
 // HistoryKeep is ENGINE_HISTORY_KEEP: how many past versions of each

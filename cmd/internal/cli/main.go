@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // Exit statuses: the one Table (README.md "Exit status").
@@ -52,6 +53,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, extra ...Com
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	var silent *service.TimeoutError
+	if errors.As(err, &silent) {
+		// The whole story; what wraps it only repeats the request.
+		err = fmt.Errorf("%w (stopped or overloaded? ENGINE_TIMEOUT sets how long to wait)", silent)
 	}
 	fmt.Fprintf(stderr, "engine: %v\n", err)
 	return exitCode(ctx, err)

@@ -54,6 +54,8 @@ Environment:
                     ENGINE_ETCD_USER, ENGINE_ETCD_PASSWORD, and for etcds://
                     ENGINE_ETCD_CA, ENGINE_ETCD_CERT, ENGINE_ETCD_KEY)
   ENGINE_NAMESPACE  namespace when --namespace is not given
+  ENGINE_TIMEOUT    how long a memory server may stay silent on a request
+                    before the command fails naming it (a duration; default 30s)
   ENGINE_NOW        fix the clock to a date (2026-03-12) or an RFC 3339 time`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -71,6 +71,15 @@ type Options struct {
 	// when the data dir is opened here (memory.Options.HistoryKeep;
 	// ENGINE_HISTORY_KEEP; 0: their default); a server keeps its own.
 	HistoryKeep int
+	// Timeout is how long a memory server may stay silent on a request
+	// (service.Client.WithTimeout; ENGINE_TIMEOUT) before the request fails
+	// with a *service.TimeoutError naming it; 0: no limit. Memory held in
+	// this process has none: it cannot stop answering on its own.
+	Timeout time.Duration
+	// Warn receives, once per attachment, what the caller should know but
+	// which does not stop it: something other than a socket at the data
+	// dir's socket path, so the data dir is opened here. nil: not said.
+	Warn func(msg string)
 }
 
 // Memory is a process's attachment to a data dir's memory: an API client
@@ -88,6 +97,7 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		if err != nil {
 			return nil, err
 		}
+		sc = sc.WithTimeout(opts.Timeout)
 		l := &link{cur: &holder{rt: sc.HTTP.Transport, where: sc.Server, close: func() error { sc.CloseIdleConnections(); return nil }}}
 		return &Memory{Client: api.NewClient(&http.Client{Transport: l}, sc.BaseURL, copts), link: l}, nil
 	}
@@ -154,6 +164,10 @@ type link struct {
 	// writes: a request that writes was made, so the data dir is opened
 	// read-write from then on.
 	writes bool
+	// notSocket: the data dir's socket path held something else when it
+	// was last looked at, so the data dir is held here unserved; warned:
+	// that was said (Options.Warn), which happens once.
+	notSocket, warned bool
 }
 
 // errDetached is a request after Close.
@@ -280,11 +294,20 @@ func (l *link) current(ctx context.Context) (*holder, error) {
 	for attempt := 0; ; attempt++ {
 		sc, err := service.Dial(ctx, l.dir)
 		if err == nil {
+			sc = sc.WithTimeout(l.opts.Timeout)
 			l.cur = &holder{rt: sc.HTTP.Transport, where: "served by " + sc.Server, close: func() error { sc.CloseIdleConnections(); return nil }}
 			return l.cur, nil
 		}
 		if !errors.Is(err, service.ErrNotServed) {
 			return nil, err
+		}
+		var ns *service.NotSocketError
+		l.notSocket = errors.As(err, &ns)
+		if l.notSocket && !l.warned {
+			l.warned = true
+			if l.opts.Warn != nil {
+				l.opts.Warn(ns.Error() + "; opening the data dir here")
+			}
 		}
 		h, err := l.hold(ctx)
 		var locked *memory.LockedError
@@ -335,7 +358,9 @@ func (l *link) hold(ctx context.Context) (*holder, error) {
 	if readOnly {
 		held.where = "held here read-only"
 	}
-	if !l.opts.Serve {
+	if !l.opts.Serve || l.notSocket {
+		// Nothing can be served where the socket should be: other
+		// processes wait for the data dir's lock instead.
 		held.close = func() error { return errors.Join(local.Close(), m.Close()) }
 		return held, nil
 	}

@@ -275,3 +275,51 @@ func TestReadOnlyNotWhenDue(t *testing.T) {
 		})
 	}
 }
+
+// A regular file where the socket should be: an attachment says so once
+// and holds the data dir as when no server runs; one that would serve
+// holds it unserved (a second attachment then holds it after the first
+// detaches). The file is left as it was.
+func TestRegularFileAtSocketPath(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sock := service.SocketPath(dir)
+	if err := os.WriteFile(sock, []byte("not a socket"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var warned []string
+	warn := func(msg string) { mu.Lock(); warned = append(warned, msg); mu.Unlock() }
+
+	a := open(t, dir, attach.Options{Serve: true, Warn: warn})
+	if a.Where() != "held here" {
+		t.Fatalf("serving attachment: %s, want held here (nothing can be served)", a.Where())
+	}
+	if _, err := a.RecordLesson(ctx, shared); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, dir, attach.Options{Warn: warn})
+	for range 2 { // a read, then a write: the data dir is reopened, not re-reported
+		if _, err := b.Tier1(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.RecordLesson(ctx, shared); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.HasPrefix(b.Where(), "held here") {
+		t.Fatalf("second attachment: %s", b.Where())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := sock + " is not a socket (a regular file)"
+	if len(warned) != 2 || !strings.HasPrefix(warned[0], want) || !strings.HasPrefix(warned[1], want) || !strings.HasSuffix(warned[0], "; opening the data dir here") {
+		t.Fatalf("warnings %q, want one an attachment, each starting %q", warned, want)
+	}
+	if b, err := os.ReadFile(sock); err != nil || string(b) != "not a socket" {
+		t.Fatalf("the file at the socket path: %q, %v", b, err)
+	}
+}

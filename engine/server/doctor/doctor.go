@@ -118,7 +118,33 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 			describeSchema(&schema, v)
 		}
 	}
-	return []Check{dirCheck, schema, {Name: "backend", Status: OK, Detail: info.Backend}, lock}, info
+	return []Check{dirCheck, schema, {Name: "backend", Status: OK, Detail: info.Backend}, lock, Socket(ctx, dir)}, info
+}
+
+// Socket checks the data dir's socket path (<dir>/engine.sock): no file
+// there, a socket a memory server answers on, or a stale one (the next
+// engine serve replaces it) are fine; anything else there (a regular file,
+// a directory) is a warning naming it: every command then opens the data
+// dir itself, and engine serve refuses to start until it is moved away.
+func Socket(ctx context.Context, dir string) Check {
+	c := Check{Name: "socket", Status: OK}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	sc, err := service.Dial(ctx, dir)
+	var ns *service.NotSocketError
+	var nserved *service.NotServedError
+	switch {
+	case err == nil:
+		sc.CloseIdleConnections()
+		c.Detail = sc.Server + " (a memory server answers)"
+	case errors.As(err, &ns):
+		c.Status, c.Detail = Warn, ns.Error()+"; commands open the data dir themselves"
+	case errors.As(err, &nserved):
+		c.Detail = nserved.Socket + ": " + nserved.Reason
+	default:
+		c.Status, c.Detail = Warn, err.Error()
+	}
+	return c
 }
 
 // served asks the memory server on dir's socket, if any, for its health.
@@ -200,7 +226,7 @@ func SharedStore(ctx context.Context, dir string, st Store) ([]Check, DataDirInf
 	if err != nil {
 		backend.Status, backend.Required, backend.Detail = Fail, true, err.Error()
 		schema.Status, schema.Detail = Warn, "not read: the store does not answer"
-		return []Check{dirCheck, backend, schema}, info
+		return []Check{dirCheck, backend, schema, Socket(ctx, dir)}, info
 	}
 	defer in.Close()
 	info.Exists = true
@@ -211,7 +237,7 @@ func SharedStore(ctx context.Context, dir string, st Store) ([]Check, DataDirInf
 		info.Schema = v
 		describeSchema(&schema, v)
 	}
-	return []Check{dirCheck, schema, backend}, info
+	return []Check{dirCheck, schema, backend, Socket(ctx, dir)}, info
 }
 
 func holder(le *memory.LockedError) string {

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -210,5 +211,39 @@ func TestLessonsCheckAndRepair(t *testing.T) {
 	_, info = DataDir(ctx, dir)
 	if c := find(t, Lessons(ctx, dir, info, Store{}), "lessons"); c.Status != OK || c.Detail != "3 records, indexes sound (1 damaged records moved aside by an earlier repair, under damaged/)" {
 		t.Fatalf("lessons check after repair = %+v", c)
+	}
+}
+
+// The socket check: nothing at the socket path or a live server is fine;
+// a regular file there is a warning naming it (commands then open the data
+// dir themselves, and engine serve refuses to start).
+func TestSocketCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sock := service.SocketPath(dir)
+	if c := Socket(ctx, dir); c.Status != OK || c.Detail != sock+": no socket" {
+		t.Errorf("no socket: %+v", c)
+	}
+	srv, err := service.Open(ctx, dir, http.NotFoundHandler(), service.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() { served <- srv.Serve(sctx) }()
+	c := Socket(ctx, dir)
+	stop()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != OK || c.Detail != sock+" (a memory server answers)" {
+		t.Errorf("served: %+v", c)
+	}
+	if err := os.WriteFile(sock, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks, _ := DataDir(ctx, dir)
+	if c := find(t, checks, "socket"); c.Status != Warn || c.Broken() || !strings.HasPrefix(c.Detail, sock+" is not a socket (a regular file)") {
+		t.Errorf("a regular file: %+v", c)
 	}
 }

@@ -1,13 +1,16 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engine-dev/engine/engine/api"
@@ -17,11 +20,19 @@ import (
 // stdin and stdout) until r ends, which is how a host stops its server, or
 // ctx does. Every request read before r ended is answered first: a client
 // that writes its requests and closes its end gets all its answers.
+//
+// Messages are one a line (the MCP stdio transport). A line that is not
+// JSON is answered with a JSON-RPC parse error (-32700), and one that is
+// JSON but no JSON-RPC message (or a batch, or longer than the SDK's
+// sdk.DefaultMaxLineLength) with an invalid request error (-32600); either
+// way serving goes on, and calls in flight are answered. (The SDK's stdio
+// transport ends the session on the first such line.)
 func ServeStdio(ctx context.Context, c *api.Client, opts Options, r io.Reader, w io.Writer) error {
 	p := &pending{}
 	p.cond = sync.NewCond(&p.mu)
-	in := &countingReader{r: r, p: p}
-	out := &countingWriter{w: w, p: p}
+	lw := &lockedWriter{w: w}
+	in := &countingReader{r: newLineFilter(r, lw, sdk.DefaultMaxLineLength), p: p}
+	out := &countingWriter{w: lw, p: p}
 	stop := context.AfterFunc(ctx, p.wake)
 	defer stop()
 	err := New(c, opts).Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: out})
@@ -142,3 +153,125 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 }
 
 func (c *countingWriter) Close() error { return nil }
+
+// lockedWriter is stdout shared by the SDK's answers and lineFilter's: the
+// SDK writes each message, newline included, in one Write, so writes are
+// whole lines that do not interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// lineFilter is stdin as the SDK reads it: only lines that hold one
+// JSON-RPC message pass; every other non-blank line is answered on out
+// with a JSON-RPC error and dropped, so the SDK, which ends the session on
+// anything it cannot decode, never sees it.
+type lineFilter struct {
+	br      *bufio.Reader
+	out     io.Writer
+	max     int    // the longest line passed
+	pending []byte // a line passed, not yet read
+	err     error  // stdin's error, returned once pending is read
+}
+
+func newLineFilter(r io.Reader, out io.Writer, max int) *lineFilter {
+	return &lineFilter{br: bufio.NewReaderSize(r, 64<<10), out: out, max: max}
+}
+
+func (f *lineFilter) Read(b []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, long, err := f.readLine()
+		f.err = err
+		if long {
+			f.answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message longer than %d bytes", f.max))
+			continue
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && f.check(line) {
+			f.pending = append(line, '\n')
+		}
+	}
+	n := copy(b, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// readLine reads the next line, without its newline; long says it was
+// over max bytes (then it is read to its end and dropped).
+func (f *lineFilter) readLine() (line []byte, long bool, err error) {
+	for {
+		chunk, err := f.br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > f.max+2 { // "\r\n" aside
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), long, err
+	}
+}
+
+// check reports whether line is one JSON-RPC message, and answers it with
+// the error it is otherwise.
+func (f *lineFilter) check(line []byte) bool {
+	if !json.Valid(line) {
+		f.answer(nil, jsonrpc.CodeParseError, "parse error: the line is not one JSON value")
+		return false
+	}
+	if line[0] == '[' {
+		f.answer(nil, jsonrpc.CodeInvalidRequest, "batches are not served: send one message a line")
+		return false
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		f.answer(idOf(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// idOf is the id of a message that is not valid otherwise, when it is one
+// a JSON-RPC id can be (a string or a number); nil otherwise.
+func idOf(line []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(m.ID, &v) != nil {
+		return nil
+	}
+	switch v.(type) {
+	case string, float64:
+		return m.ID
+	}
+	return nil
+}
+
+// answer writes a JSON-RPC error answer for id (nil: null). A failure to
+// write is the SDK's to find on its next write.
+func (f *lineFilter) answer(id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	f.out.Write(append(b, '\n'))
+}

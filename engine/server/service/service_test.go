@@ -269,8 +269,11 @@ func TestNonSocketAtPathIsRefused(t *testing.T) {
 			if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() == os.ModeSocket {
 				t.Fatalf("the %s was touched: %v", kind, err)
 			}
-			if _, err := service.Dial(context.Background(), dir); err == nil || errors.Is(err, service.ErrNotServed) {
-				t.Fatalf("Dial on a %s: %v, want an error other than not-served", kind, err)
+			// Clients find no server through it, and say what is there.
+			_, err = service.Dial(context.Background(), dir)
+			var ns *service.NotSocketError
+			if !errors.Is(err, service.ErrNotServed) || !errors.As(err, &ns) || ns.Path != path || !strings.Contains(err.Error(), path+" is not a socket (a ") {
+				t.Fatalf("Dial on a %s: %v, want a not-served *NotSocketError naming %s", kind, err, path)
 			}
 		})
 	}
