@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/fingerprint"
-	"github.com/engine-dev/engine/engine/memory/selector"
 )
 
 // Page is the interpretation of one snapshot, as the step message shows it.
@@ -38,7 +38,7 @@ func (p *Page) checked(ref string) engine.Checked {
 	}
 	c := engine.Checked{Page: p.structure}
 	if u, err := url.Parse(p.URL); err == nil && u.Host != "" {
-		c.Path = selector.NormalisePath(u.EscapedPath())
+		c.Path = domain.PathScope(u.EscapedPath())
 	}
 	if ref != "" {
 		for i, e := range p.Elements {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -340,35 +339,18 @@ func (d *Document) fillEmpty() {
 	}
 }
 
-// Counts says how many records of each kind a document holds, in the
-// archive's kind order.
-type Counts []KindCount
+// Counts is how many records of each kind a document holds, in kind order
+// (memory.KindCounts: forget reports its counts alike).
+type Counts = memory.KindCounts
 
 // KindCount is one kind's count.
-type KindCount struct {
-	Kind  string `json:"kind"`
-	Count int    `json:"count"`
-}
-
-// String renders "3 lessons, 2 facts, ..." (kinds with none left out).
-func (c Counts) String() string {
-	var parts []string
-	for _, k := range c {
-		if k.Count > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Kind))
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
+type KindCount = memory.KindCount
 
 // Count returns how many records of each kind d holds.
 func (d *Document) Count() Counts {
 	out := make(Counts, len(kinds))
 	for i, k := range kinds {
-		out[i] = KindCount{k.name, k.count(d)}
+		out[i] = KindCount{Kind: k.name, Count: k.count(d)}
 	}
 	return out
 }

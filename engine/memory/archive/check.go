@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/internal/check"
 	"github.com/engine-dev/engine/engine/memory/selector"
@@ -84,7 +85,7 @@ type textField struct {
 // same element on the same page scope.
 func sameSelector(a, b selector.Selector) bool {
 	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	return a.Domain == b.Domain && selector.NormalisePath(a.Path) == selector.NormalisePath(b.Path) &&
+	return a.Domain == b.Domain && domain.PathScope(a.Path) == domain.PathScope(b.Path) &&
 		norm(a.Role) == norm(b.Role) && norm(a.Name) == norm(b.Name) &&
 		strings.TrimSpace(a.Selector) == strings.TrimSpace(b.Selector)
 }

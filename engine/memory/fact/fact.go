@@ -44,7 +44,6 @@ import (
 	textcheck "github.com/engine-dev/engine/engine/memory/internal/check"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
-	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -232,7 +231,7 @@ func (s *Store) Observe(ctx context.Context, o Observation) (Outcome, error) {
 	now := s.now().UTC()
 	var seenOn *engine.Checked
 	if o.Path != "" || o.Page != "" {
-		seenOn = &engine.Checked{Path: selector.NormalisePath(o.Path), Page: o.Page, At: now}
+		seenOn = &engine.Checked{Path: domain.PathScope(o.Path), Page: o.Page, At: now}
 		if p := textcheck.Checked(*seenOn, textcheck.MaxLine); p != "" {
 			return Outcome{}, engine.Invalid("fact", p)
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory"
-	"github.com/engine-dev/engine/engine/memory/archive"
 	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -41,7 +40,7 @@ func (s Survey) Total() int {
 
 // String renders the counts: "2 lessons, 3 facts, ...".
 func (s Survey) String() string {
-	return archive.Counts{
+	return memory.KindCounts{
 		{Kind: "lessons", Count: s.Lessons}, {Kind: "facts", Count: s.Facts}, {Kind: "selectors", Count: s.Selectors},
 		{Kind: "trajectories", Count: s.Trajectories}, {Kind: "sessions", Count: s.Sessions}, {Kind: "runs", Count: s.Runs},
 		{Kind: "planner iterations", Count: s.PlanIterations},

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/fingerprint"
 	"github.com/engine-dev/engine/engine/memory/internal/check"
-	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -127,7 +127,7 @@ func (s *Store) MarkPages(ctx context.Context, in PageMarks) (*PageMarked, error
 		}
 		for _, c := range in.Checked {
 			err := update(c.ID, func(l *Lesson) bool {
-				l.Checked = &Checked{Path: selector.NormalisePath(c.Path), Page: c.Page, At: now}
+				l.Checked = &Checked{Path: domain.PathScope(c.Path), Page: c.Page, At: now}
 				l.Stale = nil
 				return true
 			})
@@ -141,7 +141,7 @@ func (s *Store) MarkPages(ctx context.Context, in PageMarks) (*PageMarked, error
 			if checked[f.ID] {
 				continue
 			}
-			path := selector.NormalisePath(f.Path)
+			path := domain.PathScope(f.Path)
 			err := update(f.ID, func(l *Lesson) bool {
 				c := l.Checked
 				if l.Stale != nil || c == nil || c.Path != path || c.Page == "" || c.Page == f.Page || !recommends(l, f.Action, f.Element) {

@@ -181,59 +181,6 @@ type Observation struct {
 	Fingerprint, Page string
 }
 
-// NormalisePath returns the path scope for a page path or URL ("" for none).
-func NormalisePath(p string) string {
-	p = strings.TrimSpace(p)
-	if p == "" {
-		return ""
-	}
-	if strings.Contains(p, "://") {
-		if u, err := url.Parse(p); err == nil {
-			p = u.EscapedPath()
-		}
-	}
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if idLike(s) {
-			segs[i] = "*"
-		}
-	}
-	p = strings.Join(segs, "/")
-	if len(p) > 1 {
-		p = strings.TrimRight(p, "/")
-	}
-	return p
-}
-
-// idLike reports whether a path segment is an identifier rather than a name.
-func idLike(s string) bool {
-	if s == "" {
-		return false
-	}
-	digits, hex, other := 0, 0, 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F'):
-			hex++
-		case r == '-':
-		default:
-			other++
-		}
-	}
-	if other > 0 {
-		return false
-	}
-	return hex == 0 && digits > 0 || digits > 0 && digits+hex >= 8
-}
-
 func normIdentity(role, name string) (r, n, key string) {
 	r = strings.ToLower(strings.TrimSpace(role))
 	n = strings.Join(strings.Fields(name), " ")
@@ -310,7 +257,7 @@ func check(sl Selector) (Selector, string, error) {
 			return Selector{}, "", engine.Invalid("selector", p)
 		}
 		c2 := *c
-		c2.Path = NormalisePath(c.Path)
+		c2.Path = domain.PathScope(c.Path)
 		sl.Checked = &c2
 	}
 	sl.Domain, sl.Role, sl.Name, sl.Selector, sl.Path = h, r, n, s, p
@@ -323,7 +270,7 @@ const MaxPath = textcheck.MaxLine
 
 // checkedPath normalises a path scope and refuses one over MaxPath.
 func checkedPath(p string) (string, error) {
-	p = NormalisePath(p)
+	p = domain.PathScope(p)
 	if err := textcheck.Text("path", p, MaxPath, false); err != "" {
 		return "", engine.Invalid("selector", err)
 	}
@@ -470,7 +417,7 @@ func checkedAt(scope, pageURL string) string {
 	if scope != "" || !strings.Contains(pageURL, "://") {
 		return scope
 	}
-	return NormalisePath(pageURL)
+	return domain.PathScope(pageURL)
 }
 
 // related reports whether memory kept for host r is about host h, for
@@ -497,7 +444,7 @@ func (s *Store) Known(ctx context.Context, pageURL string, limit int) ([]Selecto
 	}
 	path := ""
 	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
-		path = NormalisePath(u.EscapedPath())
+		path = domain.PathScope(u.EscapedPath())
 	}
 	all, err := s.scan(ctx, host, applies)
 	if err != nil {
@@ -528,7 +475,7 @@ func (s *Store) Lookup(ctx context.Context, pageURL, role, name string) ([]Selec
 	}
 	path := ""
 	if u, err := url.Parse(pageURL); err == nil && strings.Contains(pageURL, "://") {
-		path = NormalisePath(u.EscapedPath())
+		path = domain.PathScope(u.EscapedPath())
 	}
 	r, _, nk := normIdentity(role, name)
 	all, err := s.scan(ctx, host, applies)

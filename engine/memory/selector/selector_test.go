@@ -107,23 +107,6 @@ func TestPathScope(t *testing.T) {
 	}
 }
 
-func TestNormalisePath(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                                   "",
-		"/":                                  "/",
-		"/search/":                           "/search",
-		"/product/12345/reviews?page=2#top":  "/product/*/reviews",
-		"https://x.example/u/9f8e7d6c5b4a/a": "/u/*/a",
-		"/orders/3f2b1c9e-1111-2222-3333-444455556666": "/orders/*",
-		"/blog/cafe": "/blog/cafe",
-		"settings":   "/settings",
-	} {
-		if got := NormalisePath(in); got != want {
-			t.Errorf("NormalisePath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	db := badgertest.OpenMemory(t)
 	defer db.Close()
