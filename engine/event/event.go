@@ -92,6 +92,15 @@ const (
 	// LessonTrusted: a candidate lesson became trusted, by evidence or
 	// an operator's approval (fields: id, lesson, why).
 	LessonTrusted = "lesson_trusted"
+	// LessonUsedOffSite: a lesson bound to a domain was used on a site
+	// outside it; it keeps its domain and the site joins its
+	// triggered_domains (fields: id, lesson, domain, site,
+	// triggered_domains).
+	LessonUsedOffSite = "lesson_used_off_site"
+	// LessonWidened: a learned lesson, bound to the site it was learned
+	// on, was seen on an unrelated site and now applies to every site
+	// (fields: id, lesson, from, triggered_domains).
+	LessonWidened = "lesson_widened"
 )
 
 // JSONL writes events as JSON lines. It is safe for concurrent use.

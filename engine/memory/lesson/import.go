@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/internal/check"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
@@ -66,7 +69,7 @@ type ImportOptions struct {
 func (s *Store) Prepare(lessons []Lesson, opts ImportOptions) ([]Lesson, error) {
 	byID := map[string]int{}
 	var out []Lesson
-	seeds := seedTexts()
+	seeds := seedsByText()
 	for i, l := range lessons {
 		if l.TriggeredDomains == nil {
 			l.TriggeredDomains = []string{}
@@ -84,7 +87,12 @@ func (s *Store) Prepare(lessons []Lesson, opts ImportOptions) ([]Lesson, error) 
 		if id != "" {
 			l.ID = id // an exported lesson keeps its id
 		}
-		if err := s.importTrust(&l, opts, seeds[l.ID] == l.Lesson); err != nil {
+		sd, isSeed := seeds[seedKey(l.Lesson)]
+		isSeed = isSeed && l.Category != SiteSpecific
+		if isSeed {
+			s.asSeed(&l, sd)
+		}
+		if err := s.importTrust(&l, opts, isSeed); err != nil {
 			return nil, fmt.Errorf("lessons[%d]: %w", i, err)
 		}
 		if l.Quarantine == "" {
@@ -146,13 +154,88 @@ func (s *Store) importTrust(l *Lesson, opts ImportOptions, seed bool) error {
 	return l.Provenance.Check()
 }
 
-// seedTexts maps each seed's id to its text.
-func seedTexts() map[string]string {
-	out := map[string]string{}
+// seedKey is the form of a lesson's text that is compared with the seeds':
+// case and spacing aside.
+func seedKey(text string) string { return strings.ToLower(strings.Join(strings.Fields(text), " ")) }
+
+// seedsByText maps each seed's text (seedKey) to the seed, with its id.
+func seedsByText() map[string]Lesson {
+	out := map[string]Lesson{}
 	for _, l := range Seeds() {
-		out[idFor(&l)] = l.Lesson
+		l.ID = idFor(&l)
+		out[seedKey(l.Lesson)] = l
 	}
 	return out
+}
+
+// asSeed makes an imported lesson whose text is seed's that seed: its id,
+// text, category, command and pattern, source seed and trusted, keeping the
+// file's counts, days and triggered domains, which Import merges with the
+// stored seed's. A domain the file gave it joins its triggered domains: a
+// seed applies everywhere. A file cannot make a seed of any other text.
+func (s *Store) asSeed(l *Lesson, seed Lesson) {
+	if l.Domain != "" {
+		if site := domain.Site(l.Domain); !slices.Contains(l.TriggeredDomains, site) {
+			l.TriggeredDomains = append(l.TriggeredDomains, site)
+		}
+		l.Domain = ""
+	}
+	l.ID, l.Lesson, l.Category = seed.ID, seed.Lesson, seed.Category
+	l.FailedCommand, l.ErrorPattern = seed.FailedCommand, seed.ErrorPattern
+	l.Source, l.Trust, l.Quarantine = SourceSeed, Trusted, ""
+	if l.Provenance.Source != SourceSeed || l.Provenance.At.IsZero() {
+		l.Provenance = engine.Provenance{Source: SourceSeed, File: s.opts.Provenance.File, SHA256: s.opts.Provenance.SHA256,
+			At: s.opts.Now().UTC()}
+	}
+}
+
+// seedIDs are the ids of the engine's seeds.
+var seedIDs = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range Seeds() {
+		out[idFor(&l)] = true
+	}
+	return out
+})
+
+// isSeed says whether l is one of the engine's seeds: its id and source.
+func isSeed(l *Lesson) bool { return l.Source == SourceSeed && seedIDs()[l.ID] }
+
+// everUsed says whether a stored lesson holds any evidence of use: a seed
+// never used has nothing to merge, and the file's version replaces it as
+// any import replaces a lesson (so an export imported elsewhere exports the
+// same again).
+func everUsed(l *Lesson) bool {
+	return l.UseCount > 0 || l.Counts != (engine.Counts{}) || len(l.TriggeredDomains) > 0
+}
+
+// mergeSeed merges into the imported seed n what the stored seed old holds:
+// the larger use count and counters, the earlier creation, the later use,
+// both lists of triggered domains and the earlier provenance. Importing
+// the same file twice changes nothing the second time.
+func mergeSeed(old, n *Lesson) {
+	n.UseCount = max(n.UseCount, old.UseCount)
+	n.Counts.Shown = max(n.Counts.Shown, old.Counts.Shown)
+	n.Counts.Used = max(n.Counts.Used, old.Counts.Used)
+	n.Counts.Helped = max(n.Counts.Helped, old.Counts.Helped)
+	n.CreatedAt = min(n.CreatedAt, old.CreatedAt)
+	if old.UseCount > 0 {
+		// A seed never used has last_used its seeding day, not a use.
+		n.LastUsed = max(n.LastUsed, old.LastUsed)
+	}
+	td := slices.Clone(old.TriggeredDomains)
+	for _, d := range n.TriggeredDomains {
+		if !slices.Contains(td, d) {
+			td = append(td, d)
+		}
+	}
+	if td == nil {
+		td = []string{}
+	}
+	n.TriggeredDomains = td
+	if old.Source == SourceSeed && !n.Provenance.At.Before(old.Provenance.At) {
+		n.Provenance = old.Provenance // the earlier of the two seedings
+	}
 }
 
 // Import writes lessons prepared by Prepare, replacing stored lessons with
@@ -175,6 +258,9 @@ func (s *Store) Import(ctx context.Context, lessons []Lesson) error {
 				old, err := load(tx, l.ID)
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
+				}
+				if old != nil && isSeed(&l) && everUsed(old) {
+					mergeSeed(old, &l)
 				}
 				if err := s.keepImport(tx, old, &l); err != nil {
 					return err

@@ -234,9 +234,9 @@ func TestRecordDedupWidenAndPromote(t *testing.T) {
 	ctx := context.Background()
 	l := Lesson{Lesson: "When click fails with 'intercepts pointer events', press Escape first.",
 		Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "intercepts pointer events", Source: SourceLearned}
-	// Learned on google.com: bound to it.
-	first, created, err := e.s.Record(ctx, Lesson{Lesson: l.Lesson, Category: l.Category, FailedCommand: l.FailedCommand,
-		ErrorPattern: l.ErrorPattern, Domain: "google.com"}, "www.google.com")
+	// Learned on google.com: bound to it by the learner.
+	first, created, err := e.s.record(ctx, Lesson{Lesson: l.Lesson, Category: l.Category, FailedCommand: l.FailedCommand,
+		ErrorPattern: l.ErrorPattern, Domain: "google.com"}, "www.google.com", SourceLearned)
 	if err != nil || !created || first.Domain != "google.com" || first.UseCount != 0 {
 		t.Fatalf("first record: %+v created=%v err=%v", first, created, err)
 	}
@@ -264,6 +264,12 @@ func TestRecordDedupWidenAndPromote(t *testing.T) {
 	if len(promos) != 1 || promos[0].Fields["use_count"] != 5 {
 		t.Fatalf("lesson_promoted events: %+v", promos)
 	}
+	if w := e.eventsNamed(event.LessonWidened); len(w) != 1 || w[0].Fields["from"] != "google.com" {
+		t.Fatalf("lesson_widened events: %+v", w)
+	}
+	if n := len(e.eventsNamed(event.LessonUsedOffSite)); n != 0 {
+		t.Fatalf("%d lesson_used_off_site events for a learned lesson that widened", n)
+	}
 	if n := len(e.eventsNamed(event.LessonDeduplicated)); n != 5 {
 		t.Fatalf("%d lesson_deduplicated events, want 5", n)
 	}
@@ -274,6 +280,65 @@ func TestRecordDedupWidenAndPromote(t *testing.T) {
 	// One record, however many sites it moved across.
 	if all, _ := e.s.List(ctx, Filter{}); len(all) != 4 {
 		t.Fatalf("%d lessons stored, want 3 seeds + 1", len(all))
+	}
+}
+
+// A domain someone gave a lesson is a claim: used on other sites, whatever
+// its category and however often, the lesson keeps it, records each site
+// in triggered_domains with an event, is never promoted, and stays in
+// domain recall on its site only.
+func TestSiteLessonKeepsItsDomain(t *testing.T) {
+	for _, cat := range []Category{ErrorRecovery, BestPractice, SiteSpecific, ToolFallback} {
+		t.Run(string(cat), func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			l := e.record(Lesson{Lesson: "Close the a.com cookie wall before clicking.", Category: cat, Domain: "a.com",
+				FailedCommand: "click", ErrorPattern: "cookie wall"}, "")
+			hosts := []string{"other1.com", "www.other2.com", "other3.com", "a.com", "other4.com", "other1.com"}
+			for _, h := range hosts {
+				var err error
+				if l, err = e.s.Use(ctx, l.ID, h); err != nil {
+					t.Fatal(err)
+				}
+				if l.Domain != "a.com" || l.Category != cat {
+					t.Fatalf("used on %s: domain=%q category=%s", h, l.Domain, l.Category)
+				}
+			}
+			if l.UseCount != 6 || !slices.Equal(l.TriggeredDomains, []string{"other1.com", "other2.com", "other3.com", "a.com", "other4.com"}) {
+				t.Fatalf("after six uses: %+v", l)
+			}
+			off := e.eventsNamed(event.LessonUsedOffSite)
+			if len(off) != 5 {
+				t.Fatalf("%d lesson_used_off_site events, want 5 (one per use outside a.com): %+v", len(off), off)
+			}
+			if f := off[1].Fields; f["id"] != l.ID || f["domain"] != "a.com" || f["site"] != "other2.com" {
+				t.Fatalf("second off-site event: %+v", f)
+			}
+			if n := len(e.eventsNamed(event.LessonPromoted)) + len(e.eventsNamed(event.LessonWidened)); n != 0 {
+				t.Fatalf("%d promotion or widening events", n)
+			}
+			// Domain recall: on its site, and not on the sites it was used on.
+			got, err := e.s.RecallDomain(ctx, "www.a.com")
+			if err != nil || !slices.Contains(texts(got), l.Lesson) {
+				t.Fatalf("recall on www.a.com: %q %v", lessonTexts(got), err)
+			}
+			for _, h := range []string{"other1.com", "other4.com"} {
+				got, _ := e.s.RecallDomain(ctx, h)
+				if slices.Contains(texts(got), l.Lesson) {
+					t.Fatalf("recalled on %s: %q", h, lessonTexts(got))
+				}
+			}
+			// Error recall: on its site only.
+			if got, _ := e.s.RecallError(ctx, "click e1", "cookie wall in the way", "a.com"); !slices.Contains(texts(got), l.Lesson) {
+				t.Fatalf("error recall on a.com: %q", lessonTexts(got))
+			}
+			if got, _ := e.s.RecallError(ctx, "click e1", "cookie wall in the way", "other1.com"); slices.Contains(texts(got), l.Lesson) {
+				t.Fatalf("error recall on other1.com: %q", lessonTexts(got))
+			}
+			if t1, _ := e.s.Tier1(ctx); slices.Contains(texts(t1), l.Lesson) {
+				t.Fatalf("a site lesson is in Tier 1: %q", lessonTexts(t1))
+			}
+		})
 	}
 }
 

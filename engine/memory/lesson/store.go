@@ -529,6 +529,9 @@ func (s *Store) Helped(ctx context.Context, id, host string) (*Lesson, error) {
 type change struct {
 	promoted bool
 	trusted  string
+	// offSite is the site a lesson bound to another domain was used on;
+	// widened is the domain a learned lesson left ("" when neither).
+	offSite, widened string
 }
 
 // use counts one use and reports what it changed.
@@ -574,9 +577,16 @@ func (s *Store) use(ctx context.Context, id, host string, helped bool) (*Lesson,
 // count, the day, the domain it was seen on, widening, promotion and
 // trust by evidence. It reports what changed.
 //
-// Widening: a lesson learned on one site is bound to that site. Seen on a
-// second site that is not within it, it has shown it is not about that site,
-// so it becomes global (site_specific lessons never widen).
+// A domain someone gave a lesson (a person, the API, an import, a seed) is
+// a claim that the lesson is about that site: used on another site, the
+// lesson keeps its domain, the site joins its triggered_domains and the
+// change reports the off-site use; it is never promoted.
+//
+// Widening: a lesson learned from a run is bound by the learner to the site
+// it was seen on, an observation rather than a claim. Seen on a second site
+// that is not within it, it has shown it is not about that site, so it
+// becomes global and the change reports it (site_specific lessons never
+// widen).
 //
 // Trust: a candidate used a second time (learning counts a use once per
 // log, so that is a second run) or credited by a successful run is
@@ -589,15 +599,21 @@ func (s *Store) countUse(l *Lesson, host string, helped bool) change {
 		l.Counts.Add(engine.Counts{Shown: 1, Used: 1, Helped: 1})
 	}
 	l.LastUsed = s.today()
+	var ch change
 	if host != "" {
-		if site := domain.Site(host); !slices.Contains(l.TriggeredDomains, site) {
+		site := domain.Site(host)
+		if !slices.Contains(l.TriggeredDomains, site) {
 			l.TriggeredDomains = append(l.TriggeredDomains, site)
 		}
-		if l.Domain != "" && l.Category != SiteSpecific && !domain.Within(host, l.Domain) {
-			l.Domain = ""
+		if l.Domain != "" && !domain.Within(host, l.Domain) {
+			if l.Source == SourceLearned && l.Category != SiteSpecific {
+				ch.widened = l.Domain
+				l.Domain = ""
+			} else {
+				ch.offSite = site
+			}
 		}
 	}
-	var ch change
 	if l.Trust == Candidate && proven(l) {
 		l.Trust = Trusted
 		ch.trusted = "used again on another run"
@@ -626,6 +642,17 @@ func promote(l *Lesson) bool {
 
 // emitChange emits the events of what a write changed besides itself.
 func (s *Store) emitChange(l *Lesson, ch change) {
+	if ch.offSite != "" {
+		s.opts.Events.Emit(event.LessonUsedOffSite, map[string]any{
+			"id": l.ID, "lesson": l.Lesson, "domain": l.Domain, "site": ch.offSite,
+			"triggered_domains": l.TriggeredDomains,
+		})
+	}
+	if ch.widened != "" {
+		s.opts.Events.Emit(event.LessonWidened, map[string]any{
+			"id": l.ID, "lesson": l.Lesson, "from": ch.widened, "triggered_domains": l.TriggeredDomains,
+		})
+	}
 	if ch.trusted != "" {
 		s.emitTrusted(l, ch.trusted)
 	}

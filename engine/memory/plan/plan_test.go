@@ -128,7 +128,7 @@ Tool: extract - Result: {"ok":true,"output":{"products":[]}}`
 		t.Fatalf("metrics = %+v", m)
 	}
 	p := Prompt("Open amazon.com and order Sensodyne toothpaste", its, 0)
-	if !strings.HasPrefix(p, "TASK: Open amazon.com and order Sensodyne toothpaste\nEXECUTION METRICS:\n- Tool calls: 6 (2 errors, 33% failure rate)\n- Observations taken: 3\n- Time elapsed: 12.5 seconds\n\nYOUR PREVIOUS STEPS DONE SO FAR (what you thought would work):\n=== ITERATION 1 ===\n") {
+	if !strings.HasPrefix(p, "TASK: Open amazon.com and order Sensodyne toothpaste\nEXECUTION METRICS:\n- Tool calls: 6 (2 errors, 33.3% failure rate)\n- Observations taken: 3\n- Time elapsed: 12.5 seconds\n\nYOUR PREVIOUS STEPS DONE SO FAR (what you thought would work):\n=== ITERATION 1 ===\n") {
 		t.Fatalf("prompt =\n%s", p)
 	}
 }
@@ -140,33 +140,82 @@ func TestNoToolExecutions(t *testing.T) {
 	}
 }
 
-func TestHighErrorRateThreshold(t *testing.T) {
-	tools := func(oks, fails int) []Iteration {
-		var ts []ToolExecution
-		for range oks {
-			ts = append(ts, ok("click", `"ok"`))
-		}
-		for range fails {
-			ts = append(ts, fail("click", "not found"))
-		}
-		return []Iteration{{N: 1, Tools: ts}}
+// calls builds one iteration with oks successful and fails failed tool
+// calls.
+func calls(oks, fails int) []Iteration {
+	var ts []ToolExecution
+	for range oks {
+		ts = append(ts, ok("click", `"ok"`))
 	}
+	for range fails {
+		ts = append(ts, fail("click", "not found"))
+	}
+	return []Iteration{{N: 1, Tools: ts}}
+}
+
+// The warning follows the integer failure rate, the printed one-decimal
+// rate with its decimals dropped: above 30 warns, 30.x does not.
+func TestHighErrorRateThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		oks, fails int
+		printed    string
 		high       bool
 	}{
-		{6, 4, true},   // 40 %, 4 errors
-		{2, 3, false},  // 60 % but only 3 errors
-		{10, 4, false}, // 4 errors but 28.6 %
-		{7, 3, false},  // 30 %: not above
-		{9, 4, true},   // 30.8 %, 4 errors
+		{19, 8, "29.6", false},  // 29.6 %
+		{21, 9, "30.0", false},  // 30 %: not above
+		{30, 13, "30.2", false}, // 30.2 %: its integer rate is 30
+		{9, 4, "30.8", false},   // 30.8 %
+		{18, 8, "30.8", false},  // 30.8 % with more calls
+		{20, 9, "31.0", true},   // 31.0 %
+		{136, 61, "31.0", true}, // 30.96 % prints 31.0, and 31 is above 30
+		{6, 4, "40.0", true},    // 40 %, 4 errors
+		{2, 3, "60.0", false},   // 60 % but only 3 errors
+		{0, 0, "0", false},      // no tool calls yet
 	} {
-		m := ComputeMetrics(tools(tc.oks, tc.fails))
-		if m.HighErrorRate != tc.high {
-			t.Errorf("%d ok, %d failed: high = %v (rate %.1f)", tc.oks, tc.fails, m.HighErrorRate, m.ErrorRate)
+		m := ComputeMetrics(calls(tc.oks, tc.fails))
+		if m.HighErrorRate != tc.high || m.RateText() != tc.printed {
+			t.Errorf("%d ok, %d failed: high = %v, printed %q (rate %.2f)", tc.oks, tc.fails, m.HighErrorRate, m.RateText(), m.ErrorRate)
 		}
-		if strings.Contains(m.Render(), "HIGH ERROR RATE") != m.HighErrorRate {
-			t.Errorf("%d ok, %d failed: warning line does not match the flag:\n%s", tc.oks, tc.fails, m.Render())
+		r := m.Render()
+		if !strings.Contains(r, fmt.Sprintf("(%d errors, %s%% failure rate)\n", tc.fails, tc.printed)) {
+			t.Errorf("%d ok, %d failed: rate line:\n%s", tc.oks, tc.fails, r)
+		}
+		if strings.Contains(r, HighErrorRateWarning) != m.HighErrorRate {
+			t.Errorf("%d ok, %d failed: warning line does not match the flag:\n%s", tc.oks, tc.fails, r)
+		}
+	}
+	// 13 failures in 43 calls: no high error rate, but that many failures
+	// are many attempts.
+	want := "EXECUTION METRICS:\n- Tool calls: 43 (13 errors, 30.2% failure rate)\n- Observations taken: 0\n- Time elapsed: 0.0 seconds\n" + ManyAttemptsWarning + "\n"
+	if got := ComputeMetrics(calls(30, 13)).Render(); got != want {
+		t.Fatalf("13 of 43 failed:\n%s--- want\n%s", got, want)
+	}
+}
+
+// MANY ATTEMPTS: more than 10 tool calls with more than 5 failed, whatever
+// the rate.
+func TestManyAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		oks, fails int
+		many, high bool
+	}{
+		{4, 6, false, true},   // 10 calls: not more than 10
+		{5, 6, true, true},    // 11 calls, 6 failed
+		{6, 5, false, true},   // 11 calls, 5 failed: not more than 5
+		{14, 6, true, false},  // 20 calls, 6 failed: 30 %, a loop but no high rate
+		{100, 6, true, false}, // 5.7 %
+		{3, 3, false, false},
+	} {
+		m := ComputeMetrics(calls(tc.oks, tc.fails))
+		if m.ManyAttempts != tc.many || m.HighErrorRate != tc.high {
+			t.Errorf("%d ok, %d failed: many = %v, high = %v", tc.oks, tc.fails, m.ManyAttempts, m.HighErrorRate)
+		}
+		r := m.Render()
+		if strings.Contains(r, ManyAttemptsWarning+"\n") != tc.many {
+			t.Errorf("%d ok, %d failed: MANY ATTEMPTS line does not match the flag:\n%s", tc.oks, tc.fails, r)
+		}
+		if tc.many && tc.high && strings.Index(r, HighErrorRateWarning) > strings.Index(r, ManyAttemptsWarning) {
+			t.Errorf("the high error rate line should come first:\n%s", r)
 		}
 	}
 }

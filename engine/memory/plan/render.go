@@ -20,14 +20,50 @@ type Metrics struct {
 	ErrorRate    float64 `json:"error_rate"` // percent of tool calls that failed
 	Observations int     `json:"observations"`
 	ElapsedMS    int64   `json:"elapsed_ms"` // first iteration's start to last one's end
-	// HighErrorRate is set when more than 30 % of tool calls failed and
-	// more than 3 did.
+	// HighErrorRate is set when the integer failure rate (the rate as
+	// printed, to one decimal, with the decimals dropped) is above 30 and
+	// more than 3 tool calls failed: 13 failures in 43 calls (30.2 %) do
+	// not warn.
 	HighErrorRate bool `json:"high_error_rate"`
+	// ManyAttempts is set when more than 10 tool calls were made and more
+	// than 5 of them failed: the planner may be stuck in a loop.
+	ManyAttempts bool `json:"many_attempts"`
 }
 
 // HighErrorRateWarning is the line the planner's prompt carries when
 // Metrics.HighErrorRate is set.
 const HighErrorRateWarning = "⚠️ HIGH ERROR RATE - Current approach may be failing. Learn from the past execution history and adapt your approach"
+
+// ManyAttemptsWarning is the line the planner's prompt carries when
+// Metrics.ManyAttempts is set.
+const ManyAttemptsWarning = "⚠️ MANY ATTEMPTS - May be stuck in a loop"
+
+// The warning thresholds of the planner-history design.
+const (
+	highErrorRatePercent = 30 // integer failure rate above this warns...
+	highErrorRateErrors  = 3  // ...when more tool calls than this failed
+	manyAttemptsCalls    = 10 // more tool calls than this...
+	manyAttemptsErrors   = 5  // ...with more failures than this
+)
+
+// rateTenths is the failure rate in tenths of a percent, rounded half up
+// as the design prints it (toFixed(1)), from the exact counts.
+func rateTenths(errors, calls int) int {
+	if calls <= 0 {
+		return 0
+	}
+	return (errors*2000 + calls) / (2 * calls)
+}
+
+// RateText is the failure rate as the prompt prints it: one decimal, or
+// "0" before any tool call.
+func (m Metrics) RateText() string {
+	if m.ToolCalls <= 0 {
+		return "0"
+	}
+	t := rateTenths(m.Errors, m.ToolCalls)
+	return fmt.Sprintf("%d.%d", t/10, t%10)
+}
 
 // ComputeMetrics sums a history's tool calls, errors and observations and
 // measures its elapsed time.
@@ -51,7 +87,8 @@ func ComputeMetrics(its []Iteration) Metrics {
 	if !first.IsZero() && last.After(first) {
 		m.ElapsedMS = last.Sub(first).Milliseconds()
 	}
-	m.HighErrorRate = m.ErrorRate > 30 && m.Errors > 3
+	m.HighErrorRate = rateTenths(m.Errors, m.ToolCalls)/10 > highErrorRatePercent && m.Errors > highErrorRateErrors
+	m.ManyAttempts = m.ToolCalls > manyAttemptsCalls && m.Errors > manyAttemptsErrors
 	return m
 }
 
@@ -59,11 +96,14 @@ func ComputeMetrics(its []Iteration) Metrics {
 func (m Metrics) Render() string {
 	var b strings.Builder
 	b.WriteString("EXECUTION METRICS:\n")
-	fmt.Fprintf(&b, "- Tool calls: %d (%d errors, %.0f%% failure rate)\n", m.ToolCalls, m.Errors, m.ErrorRate)
+	fmt.Fprintf(&b, "- Tool calls: %d (%d errors, %s%% failure rate)\n", m.ToolCalls, m.Errors, m.RateText())
 	fmt.Fprintf(&b, "- Observations taken: %d\n", m.Observations)
 	fmt.Fprintf(&b, "- Time elapsed: %.1f seconds\n", float64(m.ElapsedMS)/1000)
 	if m.HighErrorRate {
 		b.WriteString(HighErrorRateWarning + "\n")
+	}
+	if m.ManyAttempts {
+		b.WriteString(ManyAttemptsWarning + "\n")
 	}
 	return b.String()
 }
