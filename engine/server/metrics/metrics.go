@@ -293,7 +293,8 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 // recorder keeps a response's status and counts its body's bytes. It
 // passes on Flush (streamed responses) and Unwrap (http.ResponseController:
-// deadlines, full duplex).
+// deadlines, full duplex); a handler that hijacks the connection has none
+// here.
 type recorder struct {
 	http.ResponseWriter
 	status int
@@ -323,10 +324,12 @@ func (w *recorder) Write(p []byte) (int, error) {
 }
 
 // Flush sends what is buffered (an MCP event stream, a JSONL export).
-func (w *recorder) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+func (w *recorder) Flush() { w.FlushError() }
+
+// FlushError is Flush with the error of the write, for
+// http.ResponseController.
+func (w *recorder) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap is the ResponseWriter below, for http.ResponseController.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -427,5 +428,45 @@ func TestTooLargeCloses(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Errorf("status %d, close %v: want 413 and the connection closed", resp.StatusCode, resp.Close)
+	}
+}
+
+// TestStreamFlushes: a handler's flush reaches the client through the
+// middleware (an MCP event stream, a JSONL export), both as http.Flusher
+// and through http.ResponseController.
+func TestStreamFlushes(t *testing.T) {
+	for _, how := range []string{"Flusher", "ResponseController"} {
+		t.Run(how, func(t *testing.T) {
+			read := make(chan struct{})
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "first\n")
+				if how == "Flusher" {
+					w.(http.Flusher).Flush()
+				} else if err := http.NewResponseController(w).Flush(); err != nil {
+					t.Error(err)
+				}
+				select {
+				case <-read:
+				case <-time.After(deadline):
+					t.Error("the client never got the flushed line")
+				}
+				io.WriteString(w, "second\n")
+			})
+			srv := httptest.NewServer(metrics.New(metrics.Options{}).Middleware(h))
+			defer srv.Close()
+			resp, err := http.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			if l, err := br.ReadString('\n'); l != "first\n" {
+				t.Fatalf("first line %q, %v", l, err)
+			}
+			close(read)
+			if rest, _ := io.ReadAll(br); string(rest) != "second\n" {
+				t.Errorf("rest %q", rest)
+			}
+		})
 	}
 }
