@@ -80,6 +80,10 @@ type Options struct {
 	// Logger receives one line per request that failed with a server
 	// error; nil discards them.
 	Logger *slog.Logger
+	// LockWait, when set, is told how long each request waited for the
+	// handler's lock (exclusive: its exclusive side), so a server can
+	// report lock contention; it must be cheap and safe for concurrent use.
+	LockWait func(exclusive bool, waited time.Duration)
 	// Redact configures the redaction of everything written through the
 	// handler (request bodies, action logs, imports, exports): secret
 	// shapes always, emails and phone numbers unless KeepContacts
@@ -103,6 +107,10 @@ func Handler(m *memory.Memory, opts Options) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &handler{m: m, opts: opts, red: redact.New(opts.Redact)}
+	h.waited = func(bool, time.Time) {}
+	if f := opts.LockWait; f != nil {
+		h.waited = func(exclusive bool, since time.Time) { f(exclusive, time.Since(since)) }
+	}
 	h.router = newRouter(h.serve)
 	return h.router
 }
@@ -118,6 +126,8 @@ type handler struct {
 	// request of this handler, so one server must serve all its listeners
 	// with one handler.
 	mu sync.RWMutex
+	// waited reports how long a request waited for mu (Options.LockWait).
+	waited func(exclusive bool, since time.Time)
 }
 
 // router serves each request with the ServeMux of its route group, built
@@ -231,6 +241,8 @@ type call struct {
 	// mu is the handler's lock; shared says this call holds its shared side.
 	mu     *sync.RWMutex
 	shared bool
+	// waited reports a lock wait (Options.LockWait); never nil.
+	waited func(exclusive bool, since time.Time)
 	// q is r's query, parsed on first use.
 	q url.Values
 }
@@ -276,9 +288,11 @@ func (h *handler) serve(rt Route) http.Handler {
 			})
 			w.Header().Set("Trailer", HeaderEvents)
 		}
-		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), red: h.red, mu: &h.mu, shared: !rt.Exclusive}
+		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), red: h.red, mu: &h.mu, shared: !rt.Exclusive, waited: h.waited}
 		if c.shared {
+			since := time.Now()
 			h.mu.RLock()
+			h.waited(false, since)
 			defer h.mu.RUnlock()
 		}
 		out, err := rt.handle(c)
@@ -401,7 +415,9 @@ func (c *call) exclusive(fn func() error) error {
 	if c.shared {
 		panic("api: exclusive called from a route not marked Exclusive")
 	}
+	since := time.Now()
 	c.mu.Lock()
+	c.waited(true, since)
 	defer c.mu.Unlock()
 	return fn()
 }

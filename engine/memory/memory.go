@@ -343,3 +343,12 @@ func (m *Memory) Close() error {
 	}
 	return m.db.Close()
 }
+
+// StoreSize is the bytes the whole store (every namespace) takes on disk;
+// ok is false for a store that cannot tell (in memory, or etcd, which
+// reports its own size).
+func (m *Memory) StoreSize() (bytes int64, ok bool) { return kv.DiskSize(m.root) }
+
+// RecallIndexStats counts the recall index's compiles and folds in this
+// process so far (lesson.ReadIndexStats), for a server's metrics.
+func RecallIndexStats() lesson.IndexStats { return lesson.ReadIndexStats() }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ const maxConflictRetries = 100
 
 type store struct {
 	db    *badgerdb.DB
+	dir   string   // "" in memory
 	lock  *dirLock // nil in memory
 	space spaceGuard
 	// maxValue is the largest value taken, 0 for any: badger's in-memory
@@ -118,7 +120,7 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		}
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
-	s := &store{db: db, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0)}
+	s := &store{db: db, dir: dir, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0)}
 	if !opts.ReadOnly {
 		s.space = newSpaceGuard(dir, opts.MinFree)
 	}
@@ -182,6 +184,30 @@ func (s *store) gcLoop(every time.Duration) {
 // directory lock, or memory only), so it may roll back an interrupted
 // Apply in any of its namespaces (kv.Exclusive).
 func (s *store) Exclusive() bool { return true }
+
+// DiskSize is the disk space the regular files in the store's directory
+// take (its tables, value logs, memtables and manifest: allocated blocks,
+// not the sizes of files badger preallocates), read at each call
+// (kv.Sizer).
+func (s *store) DiskSize() (int64, bool) {
+	if s.dir == "" {
+		return 0, false
+	}
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	for _, de := range des {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		if fi, err := de.Info(); err == nil {
+			n += allocated(fi)
+		}
+	}
+	return n, true
+}
 
 // Close stops GC, closes badger and releases the lock. Calls in flight
 // must have returned: Close does not wait for them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -12,10 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/server/inspect"
 	"github.com/engine-dev/engine/engine/server/mcp"
+	"github.com/engine-dev/engine/engine/server/metrics"
 	"github.com/engine-dev/engine/engine/server/service"
 )
 
@@ -29,6 +32,7 @@ func (a *app) serveCommand() *cobra.Command {
 	var (
 		listen     string
 		allowClock bool
+		logFormat  string
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:PORT]",
@@ -47,6 +51,13 @@ ENGINE_TOKEN. It prints the inspector's URL with the token
 (http://HOST:PORT/?token=...): opening it in a browser keeps the token in a
 cookie, so every page and action works from then on.
 
+GET /metrics answers Prometheus metrics (requests by route and status and
+their latency, lock waits, recall index rebuilds, store size, open
+connections), behind the same token as the API on TCP. Every request is
+logged on stderr, one line each (route, status, duration, namespace, bytes;
+never paths, queries, headers or bodies), as text or, with --log-format json,
+JSON.
+
 Ctrl-C or SIGTERM stops it cleanly: requests in flight finish, the data dir
 is closed and the socket removed. --events logs every request's memory events.`,
 		Args: cobra.NoArgs,
@@ -55,20 +66,37 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err != nil {
 				return err
 			}
-			return a.serve(cmd.Context(), dir, listen, allowClock)
+			log, err := newLogger(a.Stderr, logFormat)
+			if err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), dir, listen, allowClock, log)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
+	c.Flags().StringVar(&logFormat, "log-format", "text", "write the server's log lines (one per request) as `FORMAT`: text or json")
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
 	return c
 }
 
+// newLogger is the server's logger on w in format (text or json).
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, engine.Invalidf("flag", "--log-format %q: want text or json", format)
+}
+
 // serve holds data dir dir and serves its memory until ctx ends: the API
-// at /v1/, MCP at /mcp and the web inspector at /, on the data dir's socket
-// and, with listen, on TCP behind the token (engine serve; engine demo
-// --serve).
-func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (err error) {
+// at /v1/, MCP at /mcp, metrics at /metrics and the web inspector at /, on
+// the data dir's socket and, with listen, on TCP behind the token (engine
+// serve; engine demo --serve). log receives the server's lines and one per
+// request; nil: text on stderr, without the per-request lines.
+func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, log *slog.Logger) (err error) {
 	now, err := a.Now()
 	if err != nil {
 		return err
@@ -97,8 +125,12 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	h := api.Handler(served, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions()})
+	accessLog := log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(a.Stderr, nil))
+	}
+	met := metrics.New(metrics.Options{Memory: m, AccessLog: accessLog, Namespace: ns})
+	h := api.Handler(served, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions(), LockWait: met.LockWait})
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
@@ -106,10 +138,11 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool) (e
 	runsDir := cli.RunsDir(dir, ns)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
+	mux.Handle("GET /metrics", met.Handler())
 	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}))
 	// Everything else is the web inspector, over the same API.
 	mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log})
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
@@ -145,7 +146,9 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 	if ix, ok := indexes[part].Get(site, gen); ok {
 		return ix, nil
 	}
+	since := time.Now()
 	ix, err := buildIndex(r, site, gen, part)
+	countBuild(since)
 	if err != nil {
 		return nil, err
 	}
@@ -1011,7 +1014,9 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 	}
 	for _, b := range changed {
 		if len(b.gone)+b.nAdded > overlayMax(b.size) {
+			since := time.Now()
 			*b = *b.fold()
+			countFold(since)
 		}
 	}
 	return out

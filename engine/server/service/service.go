@@ -85,6 +85,14 @@ type Options struct {
 	// WatchInterval is how often the socket file is checked (0:
 	// DefaultWatchInterval; negative: never).
 	WatchInterval time.Duration
+	// Middleware, when set, wraps the served handler outside the token
+	// check, so it sees every request, refused ones too (metrics, access
+	// logs). The request it passes on must be the one it got (not a
+	// copy): net/http's ServeMux records the matched pattern on it.
+	Middleware func(http.Handler) http.Handler
+	// ConnState, when set, is told of every connection's state changes
+	// (http.Server.ConnState), as a count of open connections needs.
+	ConnState func(net.Conn, http.ConnState)
 }
 
 // Server serves one http.Handler for one data dir. Open listens, Serve
@@ -155,10 +163,14 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
 	auth := &authHandler{next: h, run: &s.handlers}
+	var served http.Handler = auth
+	if opts.Middleware != nil {
+		served = opts.Middleware(auth)
+	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.baseCancel = cancel
 	s.srv = &http.Server{
-		Handler:           s.reached(auth),
+		Handler:           s.reached(served),
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
@@ -402,6 +414,9 @@ const freshWait = 5 * time.Second
 // its handler: from their acceptance until reached sees the request, or
 // until they close without one.
 func (s *Server) connState(c net.Conn, st http.ConnState) {
+	if s.opts.ConnState != nil {
+		s.opts.ConnState(c, st)
+	}
 	switch st {
 	case http.StateNew:
 		s.freshConns.Store(c, struct{}{})
