@@ -151,12 +151,9 @@ func (g *gate) describe(waiter *hold) string {
 		}
 		parts = append(parts, s)
 	}
-	for _, q := range g.queued {
-		if q == waiter {
-			break
-		}
+	if len(g.queued) > 0 && g.queued[0] != waiter {
+		q := g.queued[0]
 		parts = append(parts, fmt.Sprintf("%s queued ahead (waiting %s)", q.route, round(now.Sub(q.since))))
-		break
 	}
 	if len(parts) == 0 {
 		return "nobody (it came free as the wait ended)"
