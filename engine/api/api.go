@@ -468,9 +468,7 @@ func (c *call) exclusive(fn func() error) error {
 
 // acquire takes the handler's lock for c, waiting at most c.lockWait.
 func (c *call) acquire(exclusive bool) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.lockWait)
-	defer cancel()
-	if err := c.gate.acquire(ctx, &c.hold, exclusive); err != nil {
+	if err := c.gate.acquire(c.ctx, c.lockWait, &c.hold, exclusive); err != nil {
 		return err
 	}
 	c.held = true

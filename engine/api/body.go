@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine/api/problem"
@@ -31,6 +32,9 @@ const (
 // spoolInMemory is how much of a request body is kept in memory; a larger
 // one (an import, an action log) is spooled to a file of Options.SpoolDir.
 const spoolInMemory = 1 << 20
+
+// copyBufs are the buffers a body goes through on its way to a spool file.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // bodyTimeouts are the deadlines of reading one request body.
 type bodyTimeouts struct {
@@ -105,11 +109,25 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, t bodyTimeout
 		}
 		return nil, err
 	}
-	buf := make([]byte, 32<<10)
 	var n int64
+	var pooled *[]byte // the file phase's buffer
 	for {
 		if deadlines && n > 0 {
 			rc.SetReadDeadline(earliest(time.Now().Add(t.idle), end))
+		}
+		// Read into the memory buffer's free space while the body fits
+		// there, then through a pooled buffer into the file.
+		var buf []byte
+		if file == nil {
+			mem.Grow(512)
+			buf = mem.AvailableBuffer()
+			buf = buf[:cap(buf)]
+		} else {
+			if pooled == nil {
+				pooled = copyBufs.Get().(*[]byte)
+				defer copyBufs.Put(pooled)
+			}
+			buf = *pooled
 		}
 		k, err := r.Body.Read(buf)
 		if k > 0 {
@@ -117,23 +135,23 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, t bodyTimeout
 			if n > limit {
 				return fail(&bodyError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body: over %d bytes: %w", limit, &http.MaxBytesError{Limit: limit})})
 			}
-			if file == nil && mem.Len()+k > spoolInMemory {
+			var werr error
+			switch {
+			case file != nil:
+				_, werr = file.Write(buf[:k])
+			case mem.Len()+k <= spoolInMemory:
+				mem.Write(buf[:k]) // buf is mem's own free space: this only extends it
+			default:
 				f, ferr := os.CreateTemp(t.spoolDir, ".body-*")
 				if ferr != nil {
 					return fail(fmt.Errorf("request body: spool: %w", ferr))
 				}
 				os.Remove(f.Name()) // the open file lives on; no path is left behind
 				file = f
-				if _, werr := file.Write(mem.Bytes()); werr != nil {
-					return fail(fmt.Errorf("request body: spool: %w", werr))
+				if _, werr = file.Write(mem.Bytes()); werr == nil {
+					_, werr = file.Write(buf[:k])
 				}
 				mem = bytes.Buffer{}
-			}
-			var werr error
-			if file != nil {
-				_, werr = file.Write(buf[:k])
-			} else {
-				mem.Write(buf[:k])
 			}
 			if werr != nil {
 				return fail(fmt.Errorf("request body: spool: %w", werr))

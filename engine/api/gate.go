@@ -56,9 +56,10 @@ func round(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// acquire waits until h may run (alone when exclusive) or ctx ends; then
-// the error is a *busyError naming the holders.
-func (g *gate) acquire(ctx context.Context, h *hold, exclusive bool) error {
+// acquire waits until h may run (alone when exclusive), at most wait (0:
+// no bound but ctx's) or until ctx ends; then the error is a *busyError
+// naming the holders. The usual case, a gate open at once, makes no timer.
+func (g *gate) acquire(ctx context.Context, wait time.Duration, h *hold, exclusive bool) error {
 	h.since = time.Now() // while queued: since when it waits
 	g.mu.Lock()
 	if g.readers == nil {
@@ -87,6 +88,12 @@ func (g *gate) acquire(ctx context.Context, h *hold, exclusive bool) error {
 		}
 		ch := g.changed
 		g.mu.Unlock()
+		if wait > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, wait)
+			defer cancel()
+			wait = 0
+		}
 		select {
 		case <-ch:
 			g.mu.Lock()

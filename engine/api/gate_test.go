@@ -69,7 +69,7 @@ func send(t *testing.T, sc *service.Client, method, path string) (int, string, s
 func TestLockWaitIs503NamingTheHolder(t *testing.T) {
 	h, sc := busyServer(t)
 	imp := &hold{route: "POST /v1/import"}
-	if err := h.gate.acquire(context.Background(), imp, true); err != nil {
+	if err := h.gate.acquire(context.Background(), 0, imp, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []struct{ method, path string }{
@@ -89,7 +89,7 @@ func TestLockWaitIs503NamingTheHolder(t *testing.T) {
 	// A long shared request (an export being read) keeps a forget out; the
 	// forget, queued, keeps new requests out until its own wait ends.
 	exp := &hold{route: "GET /v1/export"}
-	if err := h.gate.acquire(context.Background(), exp, false); err != nil {
+	if err := h.gate.acquire(context.Background(), 0, exp, false); err != nil {
 		t.Fatal(err)
 	}
 	code, _, detail := send(t, sc, "POST", "/v1/forget?domain=example.com")
@@ -110,18 +110,18 @@ func TestGateQueue(t *testing.T) {
 	ctx := context.Background()
 	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Millisecond) }
 	reader := &hold{route: "GET /v1/export"}
-	if err := g.acquire(ctx, reader, false); err != nil {
+	if err := g.acquire(ctx, 0, reader, false); err != nil {
 		t.Fatal(err)
 	}
 	writer := &hold{route: "POST /v1/forget"}
 	got := make(chan error, 1)
-	go func() { got <- g.acquire(ctx, writer, true) }()
+	go func() { got <- g.acquire(ctx, 0, writer, true) }()
 	// Once the writer is queued, a new reader waits behind it.
 	var err error
 	for {
 		c, cancel := short()
 		health := &hold{route: "GET /v1/health"}
-		err = g.acquire(c, health, false)
+		err = g.acquire(c, 0, health, false)
 		cancel()
 		if err != nil {
 			break
@@ -138,13 +138,13 @@ func TestGateQueue(t *testing.T) {
 		t.Fatalf("the writer, once the reader is gone: %v", err)
 	}
 	c, cancel := short()
-	err = g.acquire(c, &hold{route: "POST /v1/import"}, true)
+	err = g.acquire(c, 0, &hold{route: "POST /v1/import"}, true)
 	cancel()
 	if err == nil || !strings.Contains(err.Error(), "held by POST /v1/forget (for ") {
 		t.Fatalf("a writer behind a writer: %v", err)
 	}
 	g.release(writer)
-	if err := g.acquire(ctx, &hold{route: "GET /v1/health"}, false); err != nil || len(g.queued) != 0 {
+	if err := g.acquire(ctx, 0, &hold{route: "GET /v1/health"}, false); err != nil || len(g.queued) != 0 {
 		t.Fatalf("after both: %v, %d queued", err, len(g.queued))
 	}
 }

@@ -217,3 +217,55 @@ func TestBodyOverTheLimitIs413(t *testing.T) {
 		t.Fatalf("a chunked body past the limit: %d %s", resp.StatusCode, b)
 	}
 }
+
+// The same deadlines hold over TCP and for a handler mounted beside the
+// API with ReadBodyFirst (/mcp, the inspector): a stalled body there is
+// answered 408, one past its limit 413, a whole one reaches the handler.
+func TestReadBodyFirstOverTCP(t *testing.T) {
+	dir := t.TempDir()
+	opts := api.Options{BodyIdleTimeout: 50 * time.Millisecond, BodyTimeout: hang, SpoolDir: dir}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		fmt.Fprintf(w, "got %d bytes", len(b))
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", api.ReadBodyFirst(echo, 100, opts))
+	srv, err := service.Open(context.Background(), dir, mux, service.Options{WatchInterval: -1, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	post := func(body string, length int) string {
+		c, err := net.Dial("tcp", srv.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(hang))
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: engine\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", srv.Token(), length, body)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
+	if got := post(`{"jsonrpc":"2.0"}`, 17); got != "200 got 17 bytes" {
+		t.Errorf("a whole body: %s", got)
+	}
+	if got := post(`{"jsonrpc":`, 17); !strings.HasPrefix(got, "408 ") || !strings.Contains(got, "request body: nothing for 50ms (read 11 of 17 bytes)") {
+		t.Errorf("a stalled body: %s", got)
+	}
+	if got := post(strings.Repeat("x", 101), 101); !strings.HasPrefix(got, "413 ") || !strings.Contains(got, "over 100 bytes") {
+		t.Errorf("a body past the limit: %s", got)
+	}
+}
