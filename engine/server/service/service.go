@@ -47,9 +47,10 @@ const (
 	// socket file is still the one it listens on.
 	DefaultWatchInterval = time.Second
 	// ReadHeaderTimeout bounds reading a request's headers (slow clients,
-	// slowloris). Bodies and responses have no server-wide bound: an import
-	// uploads and an export streams for as long as they need; a handler that
-	// wants one sets it per request with http.ResponseController.
+	// slowloris). Bodies have no server-wide bound: the handler sets read
+	// deadlines per request with http.ResponseController (engine/api: a
+	// pause and a whole body, per route limits), so an import may upload for
+	// as long as it keeps sending.
 	ReadHeaderTimeout = 10 * time.Second
 	// IdleTimeout closes keep-alive connections idle this long, so idle
 	// clients do not keep descriptors and connection slots (MaxConns) for
