@@ -89,6 +89,20 @@ type Options struct {
 	// shapes always, emails and phone numbers unless KeepContacts
 	// (ENGINE_KEEP_CONTACTS=1).
 	Redact redact.Options
+	// BodyIdleTimeout bounds the wait for each next part of a request
+	// body, BodyTimeout the whole body (0: DefaultBodyIdleTimeout,
+	// DefaultBodyTimeout); a body that does not come in time is answered
+	// 408. Every body is read whole before its request takes the memory
+	// lock, so a client that stalls holds up no one else.
+	BodyIdleTimeout, BodyTimeout time.Duration
+	// RequestTimeout bounds a request's work once its body is read (0:
+	// DefaultRequestTimeout); LockTimeout its wait for the memory lock (0:
+	// DefaultLockTimeout), answered 503 naming the request that holds it.
+	RequestTimeout, LockTimeout time.Duration
+	// SpoolDir holds request bodies too large to keep in memory while
+	// their request waits and runs (an import): unlinked files, gone when
+	// the request ends. "" is os.TempDir(); a server gives its data dir.
+	SpoolDir string
 }
 
 // Handler serves the API over m. m's event sink receives every request's
@@ -103,16 +117,26 @@ type Options struct {
 // clean path is matched by its group's patterns exactly as by all of them;
 // any other path (not clean, escaped, CONNECT) goes to a mux of every route.
 func Handler(m *memory.Memory, opts Options) http.Handler {
+	return newHandler(m, opts).router
+}
+
+func newHandler(m *memory.Memory, opts Options) *handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{m: m, opts: opts, red: redact.New(opts.Redact)}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	h := &handler{m: m, opts: opts, red: redact.New(opts.Redact), body: opts.bodyTimeouts()}
 	h.waited = func(bool, time.Time) {}
 	if f := opts.LockWait; f != nil {
 		h.waited = func(exclusive bool, since time.Time) { f(exclusive, time.Since(since)) }
 	}
 	h.router = newRouter(h.serve)
-	return h.router
+	return h
 }
 
 type handler struct {
@@ -122,11 +146,12 @@ type handler struct {
 	// red redacts what requests write: shapes and contacts only, the
 	// server never learns a run's typed secrets.
 	red *redact.Redactor
-	// mu keeps exclusive routes (Route.Exclusive) apart from every other
+	// gate keeps exclusive routes (Route.Exclusive) apart from every other
 	// request of this handler, so one server must serve all its listeners
 	// with one handler.
-	mu sync.RWMutex
-	// waited reports how long a request waited for mu (Options.LockWait).
+	gate gate
+	body bodyTimeouts
+	// waited reports how long a request waited for the gate (Options.LockWait).
 	waited func(exclusive bool, since time.Time)
 }
 
@@ -238,9 +263,13 @@ type call struct {
 	red *redact.Redactor
 	// streamed is set by a handle func that wrote the response itself.
 	streamed bool
-	// mu is the handler's lock; shared says this call holds its shared side.
-	mu     *sync.RWMutex
-	shared bool
+	// gate is the handler's lock; shared says this call takes its shared
+	// side (held while held is true), lockWait bounds a wait for it.
+	gate     *gate
+	hold     hold
+	shared   bool
+	held     bool
+	lockWait time.Duration
 	// waited reports a lock wait (Options.LockWait); never nil.
 	waited func(exclusive bool, since time.Time)
 	// q is r's query, parsed on first use.
@@ -248,6 +277,7 @@ type call struct {
 }
 
 func (h *handler) serve(rt Route) http.Handler {
+	name := rt.Method + " " + rt.Path // who holds the lock, in a busy answer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := h.m
 		if v := r.Header.Get(HeaderNamespace); v != "" {
@@ -288,18 +318,41 @@ func (h *handler) serve(rt Route) http.Handler {
 			})
 			w.Header().Set("Trailer", HeaderEvents)
 		}
-		c := &call{ctx: r.Context(), m: m, r: r, w: w, limit: rt.limit(), red: h.red, mu: &h.mu, shared: !rt.Exclusive, waited: h.waited}
-		if c.shared {
-			since := time.Now()
-			h.mu.RLock()
-			h.waited(false, since)
-			defer h.mu.RUnlock()
+		// The body is read whole (bounded by the route's limit and the
+		// read deadlines) before the request takes any lock.
+		body, err := readBody(w, r, rt.limit(), h.body)
+		if err != nil {
+			writeBodyProblem(w, err)
+			return
 		}
-		out, err := rt.handle(c)
+		defer body.Close()
+		r.Body = body
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.RequestTimeout)
+		defer cancel()
+		c := &call{ctx: ctx, m: m, r: r, w: w, limit: rt.limit(), red: h.red,
+			gate: &h.gate, hold: hold{route: name}, shared: !rt.Exclusive, lockWait: h.opts.LockTimeout, waited: h.waited}
+		var out any
+		if c.shared {
+			err = c.acquire(false)
+			defer c.release()
+		}
+		if err == nil {
+			out, err = rt.handle(c)
+		}
+		c.release() // the answer is written holding no lock
+		busy := isBusy(err)
+		if err != nil && ctx.Err() == context.DeadlineExceeded && r.Context().Err() == nil && !busy {
+			err = fmt.Errorf("the request ran past the server's %s deadline: %w", h.opts.RequestTimeout, err)
+		}
+		if busy {
+			w.Header().Set("Retry-After", "1")
+		}
 		switch {
 		case err != nil:
 			status := statusOf(err)
-			if status >= 500 && r.Context().Err() == nil {
+			if busy && r.Context().Err() == nil {
+				h.opts.Logger.Warn("request gave up waiting for the memory lock", "method", r.Method, "path", r.URL.Path, "error", err)
+			} else if status >= 500 && r.Context().Err() == nil {
 				h.opts.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
 			writeProblem(w, status, err.Error())
@@ -346,6 +399,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case isBusy(err):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, engine.ErrNotFound):
@@ -410,16 +465,44 @@ func (c *call) raw() ([]byte, error) {
 }
 
 // exclusive runs fn while no other request of the handler runs (see
-// Route.Exclusive; only an exclusive route's handle may call it).
+// Route.Exclusive; only an exclusive route's handle may call it). A wait
+// past the lock timeout is a *busyError (503).
 func (c *call) exclusive(fn func() error) error {
 	if c.shared {
 		panic("api: exclusive called from a route not marked Exclusive")
 	}
-	since := time.Now()
-	c.mu.Lock()
-	c.waited(true, since)
-	defer c.mu.Unlock()
+	if err := c.acquire(true); err != nil {
+		return err
+	}
+	defer c.release()
 	return fn()
+}
+
+// acquire takes the handler's lock for c, waiting at most c.lockWait.
+func (c *call) acquire(exclusive bool) error {
+	since := time.Now()
+	if err := c.gate.acquire(c.ctx, c.lockWait, &c.hold, exclusive); err != nil {
+		return err
+	}
+	c.waited(exclusive, since)
+	c.held = true
+	return nil
+}
+
+// release lets go of the handler's lock if c holds it: a handle func
+// that has what it answers (an export's document) may call it before it
+// writes, so a client that reads slowly holds up no one.
+func (c *call) release() {
+	if c.held {
+		c.held = false
+		c.gate.release(&c.hold)
+	}
+}
+
+// isBusy reports whether err is a wait for the lock that timed out.
+func isBusy(err error) bool {
+	var b *busyError
+	return errors.As(err, &b)
 }
 
 // query returns a query parameter ("" when absent).

@@ -52,6 +52,7 @@ func archiveRoutes() []Route {
 				if err != nil {
 					return nil, err
 				}
+				c.release() // d is whole: a slow reader holds up no one
 				c.streamed = true
 				c.w.Header().Set("Content-Type", "application/json")
 				c.w.WriteHeader(http.StatusOK)

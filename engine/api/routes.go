@@ -33,8 +33,9 @@ type Route struct {
 	// deletes): its handle does that work inside c.exclusive, which waits
 	// for every other request of the handler to finish and holds off new
 	// ones. Every other route's handle runs under the shared side of the
-	// same lock; an exclusive route's runs under none (so its body is read
-	// without holding anyone up).
+	// same lock; an exclusive route's runs under none (so it parses its
+	// input without holding anyone up). No request holds the lock while
+	// its body comes in: the body is read whole first.
 	Exclusive bool
 
 	handle func(*call) (any, error)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,7 @@ func (a *app) serveCommand() *cobra.Command {
 		listen     string
 		allowClock bool
 		logFormat  string
+		limits     serveLimits
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:PORT]",
@@ -66,15 +68,23 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err != nil {
 				return err
 			}
+			if err := limits.check(); err != nil {
+				return err
+			}
 			log, err := newLogger(a.Stderr, logFormat)
 			if err != nil {
 				return err
 			}
-			return a.serve(cmd.Context(), dir, listen, allowClock, log)
+			return a.serve(cmd.Context(), dir, listen, allowClock, log, limits)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
 	c.Flags().StringVar(&logFormat, "log-format", "text", "write the server's log lines (one per request) as `FORMAT`: text or json")
+	c.Flags().IntVar(&limits.maxConns, "max-conns", service.DefaultMaxConns, "serve at most `N` connections at once; more wait until one closes")
+	c.Flags().DurationVar(&limits.bodyIdle, "body-idle-timeout", api.DefaultBodyIdleTimeout, "answer 408 to a request whose body pauses this `long`")
+	c.Flags().DurationVar(&limits.body, "body-timeout", api.DefaultBodyTimeout, "answer 408 to a request whose body is not whole within this `long`")
+	c.Flags().DurationVar(&limits.request, "request-timeout", api.DefaultRequestTimeout, "end a request's work (its body read) after this `long` with 503")
+	c.Flags().DurationVar(&limits.lock, "lock-timeout", api.DefaultLockTimeout, "answer 503, naming the holder, to a request that waits this `long` for the memory lock (held by an import or a forget)")
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
 	return c
@@ -91,12 +101,39 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 	return nil, engine.Invalidf("flag", "--log-format %q: want text or json", format)
 }
 
+// serveLimits are engine serve's bounds on connections and requests.
+type serveLimits struct {
+	maxConns                      int
+	bodyIdle, body, request, lock time.Duration
+}
+
+// defaultServeLimits are the limits of a server started without the flags
+// (engine demo --serve).
+var defaultServeLimits = serveLimits{maxConns: service.DefaultMaxConns, bodyIdle: api.DefaultBodyIdleTimeout,
+	body: api.DefaultBodyTimeout, request: api.DefaultRequestTimeout, lock: api.DefaultLockTimeout}
+
+// check refuses a limit that would refuse everything.
+func (l serveLimits) check() error {
+	if l.maxConns < 1 {
+		return engine.Invalidf("flag", "--max-conns %d: want at least 1", l.maxConns)
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--body-idle-timeout", l.bodyIdle}, {"--body-timeout", l.body}, {"--request-timeout", l.request}, {"--lock-timeout", l.lock}} {
+		if d.v <= 0 {
+			return engine.Invalidf("flag", "%s %s: want a duration over 0 (10s, 2m)", d.flag, d.v)
+		}
+	}
+	return nil
+}
+
 // serve holds data dir dir and serves its memory until ctx ends: the API
 // at /v1/, MCP at /mcp, metrics at /metrics and the web inspector at /, on
 // the data dir's socket and, with listen, on TCP behind the token (engine
 // serve; engine demo --serve). log receives the server's lines and one per
 // request; nil: text on stderr, without the per-request lines.
-func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, log *slog.Logger) (err error) {
+func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, log *slog.Logger, limits serveLimits) (err error) {
 	now, err := a.Now()
 	if err != nil {
 		return err
@@ -130,7 +167,10 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 		log = slog.New(slog.NewTextHandler(a.Stderr, nil))
 	}
 	met := metrics.New(metrics.Options{Memory: m, AccessLog: accessLog, Namespace: ns})
-	h := api.Handler(served, api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions(), LockWait: met.LockWait})
+	opts := api.Options{AllowClock: allowClock || os.Getenv("ENGINE_NOW") != "", Logger: log, Redact: cli.RedactOptions(),
+		LockWait: met.LockWait, BodyIdleTimeout: limits.bodyIdle, BodyTimeout: limits.body, RequestTimeout: limits.request,
+		LockTimeout: limits.lock, SpoolDir: dir}
+	h := api.Handler(served, opts)
 	// /mcp is the MCP tools over the same API, in process; the
 	// service's token check covers it like every other path.
 	local := api.Local(h, api.ClientOptions{})
@@ -139,10 +179,12 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
 	mux.Handle("GET /metrics", met.Handler())
-	mux.Handle("/mcp", mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}))
+	// /mcp and the inspector read their bodies under the API's deadlines
+	// too (their own limits: the MCP SDK's, an ordinary JSON body).
+	mux.Handle("/mcp", api.ReadBodyFirst(mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}), mcp.MaxBody, opts))
 	// Everything else is the web inspector, over the same API.
-	mux.Handle("/", inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}))
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState})
+	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}), api.MaxBody, opts))
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns})
 	if err != nil {
 		return err
 	}

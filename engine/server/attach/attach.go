@@ -352,7 +352,7 @@ func (l *link) hold(ctx context.Context) (*holder, error) {
 			return nil, err
 		}
 	}
-	h := api.Handler(m, api.Options{AllowClock: !l.opts.Now.IsZero(), Logger: l.opts.Logger, Redact: l.opts.Redact})
+	h := api.Handler(m, api.Options{AllowClock: !l.opts.Now.IsZero(), Logger: l.opts.Logger, Redact: l.opts.Redact, SpoolDir: l.dir})
 	local := api.Local(h, api.ClientOptions{})
 	held := &holder{rt: local.RoundTripper(), where: "held here", readOnly: readOnly}
 	if readOnly {

@@ -330,6 +330,9 @@ func cut[T any](s []T, n int) ([]T, bool) {
 	return s, false
 }
 
+// MaxBody is the largest request body Handler reads (the SDK's limit).
+const MaxBody = sdk.DefaultMaxRequestBodyBytes
+
 // Handler serves MCP over streamable HTTP, stateless: every POST is one
 // exchange answered with JSON, and there is no session or long-lived
 // event stream to hold a server's shutdown open. A caller mounts it behind

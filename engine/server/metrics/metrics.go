@@ -148,9 +148,11 @@ func (m *Metrics) ConnState(c net.Conn, st http.ConnState) {
 	}
 }
 
-// listenerOf is "unix" or "tcp": the network c was accepted on.
+// listenerOf is "unix" or "tcp": the network c was accepted on, told by
+// its address so a connection the server wraps (its connection cap) is
+// told right too.
 func listenerOf(c net.Conn) string {
-	if _, ok := c.(*net.UnixConn); ok {
+	if a := c.LocalAddr(); a != nil && a.Network() == "unix" {
 		return "unix"
 	}
 	return "tcp"

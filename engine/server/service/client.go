@@ -125,7 +125,7 @@ const (
 	// is reported, not waited for.
 	DialTimeout = 5 * time.Second
 	// clientIdleTimeout is shorter than the server's IdleTimeout.
-	clientIdleTimeout = 90 * time.Second
+	clientIdleTimeout = 20 * time.Second
 	// keepAlive probes remote TCP connections, so a server host that
 	// vanished without closing them is noticed.
 	keepAlive = 15 * time.Second

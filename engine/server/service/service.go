@@ -47,15 +47,21 @@ const (
 	// socket file is still the one it listens on.
 	DefaultWatchInterval = time.Second
 	// ReadHeaderTimeout bounds reading a request's headers (slow clients,
-	// slowloris). Bodies and responses have no server-wide bound: an import
-	// uploads and an export streams for as long as they need; a handler that
-	// wants one sets it per request with http.ResponseController.
+	// slowloris). Bodies have no server-wide bound: the handler sets read
+	// deadlines per request with http.ResponseController (engine/api: a
+	// pause and a whole body, per route limits), so an import may upload for
+	// as long as it keeps sending.
 	ReadHeaderTimeout = 10 * time.Second
-	// IdleTimeout closes keep-alive connections idle this long. It is longer
-	// than the clients' idle timeout (clientIdleTimeout), so a client drops an
-	// idle connection before the server does and never sends a request into a
-	// connection the server is closing.
-	IdleTimeout = 2 * time.Minute
+	// IdleTimeout closes keep-alive connections idle this long, so idle
+	// clients do not keep descriptors and connection slots (MaxConns) for
+	// long. It is longer than the clients' idle timeout (clientIdleTimeout),
+	// so a client drops an idle connection before the server does and never
+	// sends a request into a connection the server is closing.
+	IdleTimeout = 30 * time.Second
+	// DefaultMaxConns caps the connections served at once (unix socket and
+	// TCP together); the next client waits in the listen queue until one
+	// closes.
+	DefaultMaxConns = 256
 	// MaxHeaderBytes bounds a request's headers.
 	MaxHeaderBytes = 64 << 10
 )
@@ -93,6 +99,10 @@ type Options struct {
 	// ConnState, when set, is told of every connection's state changes
 	// (http.Server.ConnState), as a count of open connections needs.
 	ConnState func(net.Conn, http.ConnState)
+	// MaxConns caps the connections served at once over every listener
+	// (0: DefaultMaxConns); a connection past it is accepted only once
+	// another closes.
+	MaxConns int
 }
 
 // Server serves one http.Handler for one data dir. Open listens, Serve
@@ -106,7 +116,8 @@ type Server struct {
 
 	token        string
 	tokenCreated bool
-	tcp          net.Listener // nil without Options.Listen
+	tcp          net.Listener  // nil without Options.Listen
+	conns        chan struct{} // one slot per connection served (Options.MaxConns)
 
 	baseCancel context.CancelFunc // cancels every request's context (forced shutdown)
 	handlers   tracker            // the handlers running
@@ -141,6 +152,12 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	if opts.WatchInterval == 0 {
 		opts.WatchInterval = DefaultWatchInterval
 	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.MaxConns < 0 {
+		return nil, engine.Invalidf("memory server", "at most %d connections: want at least 1", opts.MaxConns)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -151,6 +168,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		opts:    opts,
 		log:     log,
 		errc:    make(chan error, 1),
+		conns:   make(chan struct{}, opts.MaxConns),
 		closeCh: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -299,6 +317,7 @@ func (s *Server) serveLocked(ln net.Listener) {
 		d := &drainingListener{UnixListener: u, done: make(chan struct{})}
 		s.drainer, ln = d, d
 	}
+	ln = &limitListener{Listener: ln, slots: s.conns, done: make(chan struct{})}
 	s.serving.Add(1)
 	go func() {
 		defer s.serving.Done()
@@ -452,6 +471,9 @@ type connKey struct{}
 // token (the socket's mode is their authentication).
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	ctx = context.WithValue(ctx, connKey{}, c)
+	if lc, ok := c.(*limitConn); ok {
+		c = lc.Conn
+	}
 	if _, ok := c.(*net.UnixConn); ok {
 		return context.WithValue(ctx, viaUnixKey{}, true)
 	}
@@ -729,4 +751,47 @@ func (l *drainingListener) drain(bound time.Duration) {
 	case <-l.done:
 	case <-time.After(bound):
 	}
+}
+
+// limitListener accepts a connection only while a slot of slots (shared by
+// every listener of a server) is free; the connection's Close frees it.
+// A client past the cap waits in the kernel's listen queue, as it would
+// for a busy server, rather than being refused.
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+	done  chan struct{} // closed by Close: a wait for a slot ends
+	once  sync.Once
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitConn{Conn: c, slots: l.slots}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn is a connection holding a slot of its listener.
+type limitConn struct {
+	net.Conn
+	slots chan struct{}
+	once  sync.Once
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { <-c.slots })
+	return err
 }
