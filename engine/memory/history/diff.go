@@ -78,12 +78,12 @@ func Words(a, b string) []WordOp {
 				flush()
 				add('=', mx[i])
 				i, j = i+1, j+1
-			case j < m && (i == n || at(i, j+1) >= at(i+1, j)):
-				ins = append(ins, my[j])
-				j++
-			default:
+			case i < n && (j == m || at(i+1, j) >= at(i, j+1)):
 				add('-', mx[i])
 				i++
+			default:
+				ins = append(ins, my[j])
+				j++
 			}
 		}
 		flush()
