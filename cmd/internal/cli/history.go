@@ -160,14 +160,21 @@ func (a *App) printHistoryDiff(h *api.RecordHistory) error {
 			fmt.Fprintf(a.Stdout, ", run %s", run)
 		}
 		fmt.Fprintln(a.Stdout)
-		if len(ds) == 0 {
+		switch {
+		case api.Absent(newer.record) && !api.Absent(older.record):
+			fmt.Fprintln(a.Stdout, "  (the record is gone)")
+			continue
+		case len(ds) == 0:
 			fmt.Fprintln(a.Stdout, "  (no change)")
 		}
 		for _, d := range ds {
 			fmt.Fprintf(a.Stdout, "  %s: %s\n", d.Field, d.Text)
 		}
 	}
-	if len(rows) == 1 {
+	if last := rows[len(rows)-1]; last.made != nil {
+		c := madeCols(last.made)
+		fmt.Fprintf(a.Stdout, "%s: %s by %s at %s\n", last.version, c[1], c[2], c[0])
+	} else if len(rows) == 1 {
 		fmt.Fprintf(a.Stdout, "%s %s has no earlier version\n", h.Kind, h.ID)
 	}
 	return nil

@@ -67,8 +67,9 @@ func Chain(es []Entry, current []byte) (Current, []Version) {
 	return cur, vs
 }
 
-// created is the creation of rec as the record says (its provenance and
-// its first_seen, recorded_at or created_at), or nil for the absence.
+// created is the creation of rec as the record says (its provenance, and
+// the time its provenance, first_seen, recorded_at or created_at gives),
+// or nil for the absence.
 func created(rec []byte) *Made {
 	if IsAbsent(rec) {
 		return nil
@@ -80,8 +81,11 @@ func created(rec []byte) *Made {
 		CreatedAt  string            `json:"created_at"`
 	}
 	_ = json.Unmarshal(rec, &v) // a record that does not decode says nothing
-	m := &Made{Op: OpCreate, By: v.Provenance}
+	m := &Made{Op: OpCreate, By: v.Provenance, At: v.Provenance.At}
 	for _, s := range []string{v.FirstSeen, v.RecordedAt, v.CreatedAt} {
+		if !m.At.IsZero() {
+			break
+		}
 		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 			m.At = t
 			break

@@ -134,6 +134,11 @@ func TestChain(t *testing.T) {
 	if len(vs) != 0 || *cur.Made != (Made{Op: OpCreate, At: t0, By: api}) {
 		t.Fatalf("no versions: current %+v", cur.Made)
 	}
+	// The provenance's time is the creation's when the record has one.
+	cur, _ = Chain(nil, []byte(`{"created_at":"2026-03-11","provenance":{"source":"manual","at":"2026-03-12T10:00:00Z"}}`))
+	if *cur.Made != (Made{Op: OpCreate, At: t0, By: engine.Provenance{Source: engine.SourceManual, At: t0}}) {
+		t.Fatalf("created with a provenance time: %+v", cur.Made)
+	}
 	b, err := json.Marshal(vs)
 	if err != nil || string(b) != "[]" {
 		t.Fatalf("no versions encode as %s, %v", b, err)
