@@ -15,12 +15,14 @@ import (
 )
 
 // Version is one kept version of any kind of record: the change that
-// replaced it (op, at, by) and the record as it was (null: an import
-// created the record, which did not exist before).
-type Version = history.Entry
+// replaced it (op, at, by), the record as it was (null: an import created
+// the record, which did not exist before) and the change that made it
+// (made).
+type Version = history.Version
 
-// RecordHistory is GET /v1/history/{id}'s answer: the kept versions of a
-// lesson, fact, selector or trajectory, newest first.
+// RecordHistory is GET /v1/history/{id}'s answer: the record in force
+// (current) and the kept versions of a lesson, fact, selector or
+// trajectory, newest first.
 type RecordHistory = memory.RecordHistory
 
 // RecordReverted is POST /v1/revert/{id}'s answer: the record as restored
@@ -72,7 +74,7 @@ func init() {
 
 func historyRoutes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/v1/history/{id}", Summary: "The kept versions of any record (lesson, fact_…, sel_…, traj_…), newest first: each as it was before a change, with the change and who made it",
+		{Method: http.MethodGet, Path: "/v1/history/{id}", Summary: "Any record's history (lesson, fact_…, sel_…, traj_…): the record in force and the change that made it (current), then the kept versions, newest first, each as it was before a change (op, at, by) with the change that made it (made)",
 			Response: RecordHistory{},
 			handle: func(c *call) (any, error) {
 				return c.m.History(c.ctx, c.r.PathValue("id"))

@@ -3,13 +3,18 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/history"
+	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
+	"github.com/engine-dev/engine/kv"
 )
 
 // The history of any record, whatever its kind: the id says which store
@@ -30,12 +35,15 @@ func KindOf(id string) string {
 	return history.Lesson
 }
 
-// RecordHistory is the kept versions of a lesson, fact, selector or
-// trajectory, newest first.
+// RecordHistory is a lesson, fact, selector or trajectory's history: the
+// record in force and the change that made it (Current), then its kept
+// versions, newest first, each with the change that made it and the one
+// that replaced it.
 type RecordHistory struct {
-	ID       string          `json:"id"`
-	Kind     string          `json:"kind"`
-	Versions []history.Entry `json:"versions"`
+	ID       string            `json:"id"`
+	Kind     string            `json:"kind"`
+	Current  history.Current   `json:"current"`
+	Versions []history.Version `json:"versions"`
 }
 
 // RecordReverted is a record as a revert restored it (null when the
@@ -60,48 +68,50 @@ type Retracted struct {
 	Trajectories []history.Retraction `json:"trajectories"`
 }
 
-// entries converts one kind's versions into history entries.
-func entries[V any](kind, id string, vs []V, err error) ([]history.Entry, error) {
-	if err != nil {
-		return nil, err
+// storedOf reads the record in force of one kind as stored.
+func storedOf(kind string) func(kv.Reader, string) ([]byte, error) {
+	switch kind {
+	case history.Trajectory:
+		return trajectory.Stored
+	case history.Fact:
+		return fact.Stored
+	case history.Selector:
+		return selector.Stored
 	}
-	out := make([]history.Entry, 0, len(vs))
-	for _, v := range vs {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		e, err := history.Decode(kind, id, b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return lesson.Stored
 }
 
-// History returns the kept versions of any record.
+// History returns any record's history: the record in force and its kept
+// versions, read in one transaction, each labelled with the change that
+// made it (history.Chain). A record neither stored nor with versions
+// kept (nor a retracted lesson) is not found.
 func (m *Memory) History(ctx context.Context, id string) (RecordHistory, error) {
-	h := RecordHistory{ID: id, Kind: KindOf(id)}
-	var err error
-	switch h.Kind {
-	case history.Trajectory:
-		vs, e := m.Trajectories.History(ctx, id)
-		h.Versions, err = entries(h.Kind, id, vs, e)
-	case history.Fact:
-		vs, e := m.Facts.History(ctx, id)
-		h.Versions, err = entries(h.Kind, id, vs, e)
-	case history.Selector:
-		vs, e := m.Selectors.History(ctx, id)
-		h.Versions, err = entries(h.Kind, id, vs, e)
-	default:
-		vs, e := m.Lessons.History(ctx, id)
-		h.Versions, err = entries(h.Kind, id, vs, e)
+	h := RecordHistory{ID: id, Kind: KindOf(id), Versions: []history.Version{}}
+	var (
+		es  []history.Entry
+		cur []byte
+	)
+	err := m.db.View(ctx, func(r kv.Reader) error {
+		var err error
+		if es, err = history.Entries(r, h.Kind, id); err != nil {
+			return err
+		}
+		cur, err = storedOf(h.Kind)(r, id)
+		if errors.Is(err, engine.ErrNotFound) && len(es) > 0 {
+			return nil // removed or retracted: its versions say how
+		}
+		if errors.Is(err, engine.ErrNotFound) && h.Kind == history.Lesson {
+			if _, rerr := r.Get(keyspace.RetractedLesson(id)); rerr == nil {
+				return nil
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return h, fmt.Errorf("%s: history %s: %w", h.Kind, id, err)
 	}
-	if h.Versions == nil {
-		h.Versions = []history.Entry{}
-	}
-	return h, err
+	h.Current, h.Versions = history.Chain(es, cur)
+	return h, nil
 }
 
 // Revert restores any record's version to (the newest when to < 0).

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
@@ -10,6 +11,8 @@ import (
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/lesson"
+	"github.com/engine-dev/engine/engine/memory/selector"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/kv/badger/badgertest"
 )
 
@@ -75,5 +78,105 @@ func TestHistoryOfAnyKind(t *testing.T) {
 	}
 	if _, err := m.RevertRun(ctx, " "); !engine.IsInvalid(err) {
 		t.Fatalf("revert of an empty run id: %v", err)
+	}
+}
+
+// A history starts with the record in force and the change that made it,
+// then each kept version with the change that made it, for every kind: a
+// lesson used then edited, a fact confirmed, a selector that failed, a
+// trajectory recorded again, and a retracted fact, whose record in force
+// is none.
+func TestHistoryCurrentAndMade(t *testing.T) {
+	ctx := context.Background()
+	m := memory.New(badgertest.Open(t), memory.Options{})
+	manual := m.WithProvenance(engine.Provenance{Source: engine.SourceManual})
+
+	l, _, err := manual.Lessons.Record(ctx, lesson.Lesson{Lesson: "Dismiss the cookie banner before clicking Search", Category: lesson.SiteSpecific, Domain: "shop.example"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Lessons.Use(ctx, l.ID, "shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manual.Lessons.Edit(ctx, l.ID, "Close the cookie banner before clicking Search"); err != nil {
+		t.Fatal(err)
+	}
+	obs := fact.Observation{Domain: "shop.example", Type: fact.Timing, Key: "search load", Value: "2s"}
+	for range 2 {
+		if _, err := m.Facts.Observe(ctx, obs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := m.Facts.Observe(ctx, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := selector.Observation{Domain: "shop.example", Role: "button", Name: "Search", Selector: "#go"}
+	sl, err := m.Selectors.Record(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel.Failed = true
+	if _, err := m.Selectors.Record(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	tr := trajectory.Trajectory{Domain: "shop.example", Goal: "search tennis balls", Steps: []trajectory.Step{{Action: "click", Name: "Search"}}}
+	first, err := m.Trajectories.Record(ctx, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Trajectories.Record(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		id, field string
+		current   string   // the change that made the record in force
+		made      []string // the change that made each kept version, newest first
+	}{
+		{l.ID, "lesson", "edit", []string{"use", "create"}},
+		{fact.IDOf(o.Fact), "sources", "observe", []string{"observe", "create"}},
+		{selector.IDOf(sl), "failures", "use", []string{"create"}},
+		{first.ID, "runs", "record", []string{"create"}},
+	} {
+		h, err := m.History(ctx, c.id)
+		if err != nil {
+			t.Fatalf("history of %s: %v", c.id, err)
+		}
+		if h.Current.Made == nil || h.Current.Made.Op != c.current || h.Current.Made.At.IsZero() || history.IsAbsent(h.Current.Record) {
+			t.Errorf("%s: current %s made by %+v, want %s", c.id, h.Current.Record, h.Current.Made, c.current)
+		}
+		var made []string
+		for _, v := range h.Versions {
+			made = append(made, v.Made.Op)
+		}
+		if strings.Join(made, " ") != strings.Join(c.made, " ") {
+			t.Errorf("%s: versions made by %q, want %q", c.id, made, c.made)
+		}
+		// The newest change shows in the diff of the record in force
+		// against the newest version.
+		ds, err := history.Diff(h.Versions[0].Record, h.Current.Record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range ds {
+			found = found || d.Field == c.field
+		}
+		if !found {
+			t.Errorf("%s: the diff of the last change has no %s: %+v", c.id, c.field, ds)
+		}
+	}
+	h, _ := m.History(ctx, l.ID)
+	if v := h.Versions[len(h.Versions)-1]; v.Made.By.Source != engine.SourceManual {
+		t.Errorf("the lesson was created by %+v, want manual", v.Made.By)
+	}
+
+	if _, err := manual.Retract(ctx, fact.IDOf(o.Fact), "measured on a slow link"); err != nil {
+		t.Fatal(err)
+	}
+	h, err = m.History(ctx, fact.IDOf(o.Fact))
+	if err != nil || !history.IsAbsent(h.Current.Record) || h.Current.Made.Op != history.OpRetract || h.Versions[0].Made.Op != "observe" {
+		t.Fatalf("history of a retracted fact: %+v, %v", h, err)
 	}
 }

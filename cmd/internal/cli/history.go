@@ -10,6 +10,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory/fact"
+	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/selector"
 	"github.com/engine-dev/engine/engine/memory/trajectory"
@@ -27,55 +28,156 @@ func init() {
 }
 
 func (a *App) historyCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, diff bool
 	c := &cobra.Command{
-		Use:   "history ID",
-		Short: "Show a record's kept versions (lesson, fact_…, sel_…, traj_…), newest first: what changed it, when, and who",
-		Long: `Show the versions kept of a lesson, fact, selector or trajectory (the id
-says which: fact_… from engine query facts, sel_… from engine query
-selectors, traj_… a trajectory, anything else a lesson), newest first.
-Each is the record as it was before one change (OP: for lessons use,
-helped, dedup, approve, edit, retract, revert, remove, import, prune; for
-the others observe, contradict, use, record, set, import, approve,
-attribute, edit, revert, remove, prune), when, and who made it (the
-source, and the run or import file when known). The last 20 are kept.
-engine revert ID --to VERSION restores one.`,
+		Use:   "history ID [--diff]",
+		Short: "Show a record's history (lesson, fact_…, sel_…, traj_…): the version in force, then the kept ones, newest first, each with the change that made it",
+		Long: `Show the history of a lesson, fact, selector or trajectory (the id says
+which: fact_… from engine query facts, sel_… from engine query selectors,
+traj_… a trajectory, anything else a lesson). The first row is the
+version in force (VERSION current; none when the record was removed or
+retracted), then each kept version, newest first. Each row names the
+change that made that version (OP: create for the first one; for lessons
+use, helped, dedup, approve, edit, retract, revert, remove, import,
+prune; for the others observe, contradict, use, record, set, import,
+approve, attribute, edit, revert, remove, prune; - when that change is
+no longer kept), when, and who made it (the source, and the run or
+import file when known). The last 20 versions are kept.
+engine revert ID --to VERSION restores one.
+
+With --diff, show what each change changed instead: for each pair of
+consecutive versions, newest first, the fields that differ, with their
+words removed as [-…-] and added as {+…+}. With --json, print the whole
+answer: {id, kind, current: {record, made}, versions: [{version, at, by,
+op, record, made}]}, where op, at and by are the change that replaced
+the version and made the one that made it.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if asJSON && diff {
+				return Usagef("--diff and --json go separately")
+			}
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
-				if api.KindOf(args[0]) != api.KindLesson {
-					h, err := m.History(cmd.Context(), args[0])
-					if err != nil {
-						return err
-					}
-					if asJSON {
-						return PrintJSON(a.Stdout, h.Versions)
-					}
-					t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", strings.ToUpper(h.Kind))
-					for _, v := range h.Versions {
-						t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(byOf(v.By)), Dash(v.By.Run), Truncate(summary(h.Kind, v.Record), 70))
-					}
-					return t.Flush()
-				}
-				h, err := m.LessonHistory(cmd.Context(), args[0])
+				h, err := m.History(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return PrintJSON(a.Stdout, h.Versions)
+				switch {
+				case asJSON:
+					return PrintJSON(a.Stdout, h)
+				case diff:
+					return a.printHistoryDiff(h)
 				}
-				t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", "TRUST", "USES", "LESSON")
-				for _, v := range h.Versions {
-					by := byOf(v.By)
-					t.Row(v.Version, v.At.Format("2006-01-02 15:04:05"), v.Op, Dash(by), Dash(v.By.Run), Dash(string(v.Lesson.Trust)),
-						v.Lesson.UseCount, Truncate(v.Lesson.Lesson, 60))
-				}
-				return t.Flush()
+				return a.printHistory(h)
 			})
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the whole answer as JSON (current and versions)")
+	c.Flags().BoolVar(&diff, "diff", false, "show the word differences between consecutive versions")
 	return c
+}
+
+// historyRow is one state of a record as the history table shows it: its
+// version ("current" for the one in force), the change that made it and
+// the record.
+type historyRow struct {
+	version string
+	made    *history.Made
+	record  json.RawMessage
+}
+
+// historyRows is the record in force, then each kept version, newest
+// first.
+func historyRows(h *api.RecordHistory) []historyRow {
+	rows := []historyRow{{version: "current", made: h.Current.Made, record: h.Current.Record}}
+	for _, v := range h.Versions {
+		rows = append(rows, historyRow{version: fmt.Sprint(v.Version), made: v.Made, record: v.Record})
+	}
+	return rows
+}
+
+// summary is one line saying what the row's record holds; the version in
+// force is none when the record was removed or retracted.
+func (r historyRow) summary(kind string) string {
+	if r.version == "current" && api.Absent(r.record) {
+		if r.made != nil {
+			return "(none: " + r.made.Op + ")"
+		}
+		return "(none)"
+	}
+	return summary(kind, r.record)
+}
+
+// madeCols are the AT, OP, BY and RUN columns of the change that made a
+// version (dashes for one no longer kept, and for a time unknown).
+func madeCols(m *history.Made) []any {
+	if m == nil {
+		return []any{"-", "-", "-", "-"}
+	}
+	at := "-"
+	if !m.At.IsZero() {
+		at = m.At.UTC().Format("2006-01-02 15:04:05")
+	}
+	return []any{at, m.Op, Dash(byOf(m.By)), Dash(m.By.Run)}
+}
+
+// printHistory prints a record's history as a table, the version in
+// force first.
+func (a *App) printHistory(h *api.RecordHistory) error {
+	if h.Kind == api.KindLesson {
+		t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", "TRUST", "USES", "LESSON")
+		for _, r := range historyRows(h) {
+			cols := append([]any{r.version}, madeCols(r.made)...)
+			var l lesson.Lesson
+			if api.Absent(r.record) || json.Unmarshal(r.record, &l) != nil {
+				t.Row(append(cols, "-", "-", Truncate(r.summary(h.Kind), 60))...)
+				continue
+			}
+			t.Row(append(cols, Dash(string(l.Trust)), l.UseCount, Truncate(l.Lesson, 60))...)
+		}
+		return t.Flush()
+	}
+	t := NewTable(a.Stdout, "VERSION", "AT", "OP", "BY", "RUN", strings.ToUpper(h.Kind))
+	for _, r := range historyRows(h) {
+		t.Row(append(append([]any{r.version}, madeCols(r.made)...), Truncate(r.summary(h.Kind), 70))...)
+	}
+	return t.Flush()
+}
+
+// printHistoryDiff prints, for each pair of consecutive versions (newest
+// first), the change between them and the fields it changed, word by
+// word (history.Diff).
+func (a *App) printHistoryDiff(h *api.RecordHistory) error {
+	rows := historyRows(h)
+	for i := 0; i+1 < len(rows); i++ {
+		newer, older := rows[i], rows[i+1]
+		ds, err := history.Diff(older.record, newer.record)
+		if err != nil {
+			return fmt.Errorf("%s %s: version %s: %w", h.Kind, h.ID, newer.version, err)
+		}
+		c := madeCols(newer.made)
+		fmt.Fprintf(a.Stdout, "%s -> %s: %s by %s at %s", older.version, newer.version, c[1], c[2], c[0])
+		if run := c[3]; run != "-" {
+			fmt.Fprintf(a.Stdout, ", run %s", run)
+		}
+		fmt.Fprintln(a.Stdout)
+		switch {
+		case api.Absent(newer.record) && !api.Absent(older.record):
+			fmt.Fprintln(a.Stdout, "  (the record is gone)")
+			continue
+		case len(ds) == 0:
+			fmt.Fprintln(a.Stdout, "  (no change)")
+		}
+		for _, d := range ds {
+			fmt.Fprintf(a.Stdout, "  %s: %s\n", d.Field, d.Text)
+		}
+	}
+	if last := rows[len(rows)-1]; last.made != nil {
+		c := madeCols(last.made)
+		fmt.Fprintf(a.Stdout, "%s: %s by %s at %s\n", last.version, c[1], c[2], c[0])
+	} else if len(rows) == 1 {
+		fmt.Fprintf(a.Stdout, "%s %s has no earlier version\n", h.Kind, h.ID)
+	}
+	return nil
 }
 
 func (a *App) retractCommand() *cobra.Command {

@@ -138,7 +138,7 @@ func (a *App) lessonsEditCommand() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "edit ID --lesson TEXT",
-		Short: "Change a lesson's text, keeping its id and counts (engine history shows the old text)",
+		Short: "Change a lesson's text, keeping its id and counts (engine history shows the old text and the new)",
 		Long: `Change a lesson's text. Its id, counts and trust stay; the previous version
 is kept (engine history ID, engine revert ID). Text that fails the screen
 (instructions aimed at the model, links to other sites, ...) is refused

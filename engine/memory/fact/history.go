@@ -294,3 +294,10 @@ func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err er
 func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
 	return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 }
+
+// Stored returns fact id as it is stored, or an error wrapping
+// ErrNotFound: the record in force that its history leads to.
+func Stored(r kv.Reader, id string) ([]byte, error) {
+	_, raw, _, err := locate(r, id, nil)
+	return raw, err
+}

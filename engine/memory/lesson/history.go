@@ -387,3 +387,14 @@ func (s *Store) RevertImport(ctx context.Context, sha string) (*history.Reverted
 		return s.db.Update(ctx, func(tx kv.Txn) error { return s.restore(tx, id, l, OpRevert) })
 	})
 }
+
+// Stored returns lesson id as stored (decoded and encoded again, as its
+// versions are kept), or an error wrapping ErrNotFound: the record in
+// force that its history leads to.
+func Stored(r kv.Reader, id string) ([]byte, error) {
+	l, err := load(r, id)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(l)
+}

@@ -232,3 +232,10 @@ func (s *Store) Retracted(ctx context.Context) (out []history.Retraction, err er
 func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
 	return s.db.Update(ctx, func(tx kv.Txn) error { _, err := s.restore(tx, id, rec, history.OpRevert); return err })
 }
+
+// Stored returns selector id as it is stored, or an error wrapping
+// ErrNotFound: the record in force that its history leads to.
+func Stored(r kv.Reader, id string) ([]byte, error) {
+	_, raw, err := locate(r, id)
+	return raw, err
+}

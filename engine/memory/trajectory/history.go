@@ -245,3 +245,13 @@ func (s *Store) revertOne(ctx context.Context, id string, rec []byte) error {
 	}
 	return err
 }
+
+// Stored returns trajectory id as it is stored, or an error wrapping
+// ErrNotFound: the record in force that its history leads to.
+func Stored(r kv.Reader, id string) ([]byte, error) {
+	key, err := locate(r, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Get(key)
+}
