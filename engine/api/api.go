@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -279,6 +280,10 @@ type call struct {
 func (h *handler) serve(rt Route) http.Handler {
 	name := rt.Method + " " + rt.Path // who holds the lock, in a busy answer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.checkContentType(r); err != nil {
+			writeProblem(w, http.StatusUnsupportedMediaType, err.Error())
+			return
+		}
 		m := h.m
 		if v := r.Header.Get(HeaderNamespace); v != "" {
 			nm, err := m.WithNamespace(r.Context(), v)
@@ -423,6 +428,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v) // a failed write is the client gone; nothing to tell it
+}
+
+// checkContentType refuses a state-changing request (POST, PUT, PATCH,
+// DELETE; bodiless ones too) whose Content-Type is not application/json or
+// the route's own BodyType. A browser page on another origin can send a
+// request without a CORS preflight only as text/plain, a form or
+// multipart, so this shuts out forged requests whatever credentials they
+// carry.
+func (rt Route) checkContentType(r *http.Request) error {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return nil
+	}
+	want := "application/json"
+	if rt.BodyType != "" {
+		want = rt.BodyType
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return fmt.Errorf("%s %s needs Content-Type: %s (bodiless requests too)", r.Method, r.URL.Path, want)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != want && mt != "application/json") {
+		return fmt.Errorf("Content-Type %q: %s %s takes %s", ct, r.Method, r.URL.Path, want)
+	}
+	return nil
 }
 
 // decode reads the request body as exactly one JSON value into v: unknown

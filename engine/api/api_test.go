@@ -135,7 +135,7 @@ func TestBadRequestsAreProblems(t *testing.T) {
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click", "eror": "x"}`), 400, `unknown field "eror"`)
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"} {}`), 400, "more than one JSON value")
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", ``), 400, "the body is empty")
-	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 400, "Content-Type")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 415, "takes application/json")
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " "}`), 400, "the command is empty")
 	big := `{"command": "` + strings.Repeat("x", api.MaxBody) + `"}`
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", big), 413, "over")
@@ -151,6 +151,7 @@ func TestClockHeaderNeedsAFixedClockServer(t *testing.T) {
 	req := func(h http.Handler) *http.Response {
 		r := httptest.NewRequest("POST", "/v1/lessons", strings.NewReader(`{"lesson": "wait for it", "category": "best_practice"}`))
 		r.Header.Set(api.HeaderNow, "2026-03-12T10:00:00Z")
+		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		return w.Result()

@@ -316,8 +316,8 @@ func TestForget(t *testing.T) {
 		t.Fatalf("forget http://: %v; want bad input", err)
 	}
 	h := api.Handler(open(t), api.Options{})
-	wantProblem(t, do(t, h, "POST", "/v1/forget?domain=example.com&dry_run=maybe", "", ""), 400, `dry_run="maybe": want true or false`)
-	wantProblem(t, do(t, h, "POST", "/v1/forget", "", ""), 400, "domain: ")
+	wantProblem(t, do(t, h, "POST", "/v1/forget?domain=example.com&dry_run=maybe", "application/json", ""), 400, `dry_run="maybe": want true or false`)
+	wantProblem(t, do(t, h, "POST", "/v1/forget", "application/json", ""), 400, "domain: ")
 }
 
 // TestImportRefreshesSiteCaches: a read that filled a site cache before an
@@ -359,7 +359,9 @@ func TestExclusiveRoutesPassRequestsStillSending(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/forget?domain=example.com", nil))
+	req := httptest.NewRequest("POST", "/v1/forget?domain=example.com", nil)
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(w, req)
 	if w.Code != 200 {
 		t.Fatalf("forget while a body is being sent: %d %s", w.Code, w.Body)
 	}

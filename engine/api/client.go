@@ -127,6 +127,10 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 		body, ctype = bytes.NewReader(req.raw), req.rawType
 	case req.body != nil:
 		body, ctype = req.body, req.rawType
+	case req.method != http.MethodGet && req.method != http.MethodHead:
+		// The server takes a state-changing request only with a JSON
+		// type, bodiless ones too.
+		ctype = "application/json"
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {

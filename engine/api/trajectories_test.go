@@ -126,9 +126,9 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 		t.Fatalf("no match: %s", b)
 	}
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1", "", ""), 400, "domain")
-	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "", ""), 400, "domain")
+	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "application/json", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
-	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
+	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1?domain=shop.example", "application/json", ""), 404, "no such trajectory")
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories?domain=http://", "", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?goal=x", "", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")

@@ -50,8 +50,12 @@ With --listen it also serves TCP. TCP requests need the bearer token in
 <data-dir>/serve.token (created on the first start with --listen, and printed
 once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
 ENGINE_TOKEN. It prints the inspector's URL with the token
-(http://HOST:PORT/?token=...): opening it in a browser keeps the token in a
-cookie, so every page and action works from then on.
+(http://HOST:PORT/?token=...): opening it in a browser starts a session (a
+cookie holding a random id, not the token, for 12 hours or until the server
+stops) that opens the inspector's pages and actions, and nothing else: /v1/,
+/mcp and /metrics take only the Authorization header. A POST, PUT, PATCH or
+DELETE to /v1/ needs Content-Type: application/json, and any state-changing
+request from another site or port (Sec-Fetch-Site, Origin) is refused.
 
 GET /metrics answers Prometheus metrics (requests by route and status and
 their latency, lock waits, recall index rebuilds, store size, open
@@ -184,7 +188,13 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	mux.Handle("/mcp", api.ReadBodyFirst(mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}), mcp.MaxBody, opts))
 	// Everything else is the web inspector, over the same API.
 	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}), api.MaxBody, opts))
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns})
+	// A browser session (the inspector's cookie) opens the inspector
+	// only: /v1/, /mcp and /metrics take the bearer header alone.
+	inspector := func(r *http.Request) bool {
+		_, pattern := mux.Handler(r)
+		return pattern == "/"
+	}
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector})
 	if err != nil {
 		return err
 	}

@@ -163,6 +163,10 @@ func TestDeleteLesson(t *testing.T) {
 		{"wrong token", url.Values{"csrf": {strings.Repeat("0", len(m[1]))}}, nil},
 		{"cross-site", url.Values{"csrf": {m[1]}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}},
 		{"other origin", url.Values{"csrf": {m[1]}}, http.Header{"Origin": {"http://evil.example"}}},
+		// A page on another port of the same host: same-site, not same-origin.
+		{"another port", url.Values{"csrf": {m[1]}, "back": {back}}, http.Header{"Sec-Fetch-Site": {"same-site"}}},
+		{"another port's origin", url.Values{"csrf": {m[1]}, "back": {back}}, http.Header{"Origin": {strings.TrimSuffix(w.srv.URL, w.srv.URL[strings.LastIndex(w.srv.URL, ":"):]) + ":1"}}},
+		{"opaque origin", url.Values{"csrf": {m[1]}, "back": {back}}, http.Header{"Origin": {"null"}}},
 	} {
 		if code, _, body := w.do(t, "POST", path, c.form, c.header); code != 403 {
 			t.Errorf("%s: %d\n%s", c.name, code, body)
@@ -175,7 +179,7 @@ func TestDeleteLesson(t *testing.T) {
 	if code, _, _ := w.get(t, path); code != 405 && code != 404 {
 		t.Errorf("GET %s: %d", path, code)
 	}
-	code, h, _ := w.do(t, "POST", path, url.Values{"csrf": {m[1]}, "back": {back}}, http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	code, h, _ := w.do(t, "POST", path, url.Values{"csrf": {m[1]}, "back": {back}}, http.Header{"Sec-Fetch-Site": {"same-origin"}, "Origin": {w.srv.URL}})
 	if code != 303 || h.Get("Location") != "/lessons?deleted="+w.siteLesson+"&domain=shop.example" {
 		t.Fatalf("delete: %d, Location %q", code, h.Get("Location"))
 	}

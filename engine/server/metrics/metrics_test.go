@@ -118,7 +118,7 @@ func (s *server) do(t *testing.T, method, path, tok, body string) (int, string) 
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	if body != "" {
+	if method != http.MethodGet && method != http.MethodHead {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -420,6 +420,7 @@ func TestTooLargeCloses(t *testing.T) {
 	big := `{"command":"x","error":"` + strings.Repeat("a", api.MaxBody) + `"}`
 	req, _ := http.NewRequest(http.MethodPost, s.base+"/v1/recall/error", strings.NewReader(big))
 	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api/problem"
@@ -94,41 +96,72 @@ func readToken(path string) (string, error) {
 	return tok, nil
 }
 
-// CookieName is the cookie that carries the token for a browser: opening
-// any page with ?token=<token> on TCP sets it (HttpOnly, SameSite=Strict)
-// and redirects to the same URL without the token.
-const CookieName = "engine_token"
+// CookieName is the browser session cookie. Opening a page the server's
+// Options.Sessions accepts with ?token=<token> on TCP starts a session: the
+// cookie (HttpOnly, SameSite=Strict, Path=/) holds a random session id the
+// server keeps in memory, never the token, and the server redirects to the
+// same URL without the token.
+const CookieName = "engine_session"
 
-// authHandler passes requests that came over the unix socket, and TCP
-// requests that carry the right token — in an Authorization: Bearer
-// header, or in the CookieName cookie a browser got from a ?token= URL;
-// other TCP requests get 401.
+// SessionTTL is how long a browser session lasts from its start; a
+// restarted server knows none (open the printed URL again).
+const SessionTTL = 12 * time.Hour
+
+// maxSessions bounds the sessions kept: starting one past it drops the
+// one that ends first.
+const maxSessions = 1024
+
+// authHandler refuses cross-origin state-changing requests on every
+// route, then passes requests that came over the unix socket, and TCP
+// requests that carry the right token in an Authorization: Bearer header
+// or, where Options.Sessions accepts it, a live session cookie; other TCP
+// requests get 401.
 type authHandler struct {
 	next http.Handler
 	run  *tracker          // the handlers running
 	want [sha256.Size]byte // sha256 of the token; zero: no TCP
 	set  bool
+	// browser says which requests a session cookie may authenticate
+	// (Options.Sessions); nil: none.
+	browser  func(*http.Request) bool
+	sessions sessions
 }
+
+// crossOrigin refuses a POST, PUT, PATCH or DELETE that a browser says
+// came from another site or another port of this one (Sec-Fetch-Site
+// cross-site or same-site), or whose Origin is not this server's.
+var crossOrigin = http.NewCrossOriginProtection()
 
 func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.run.add()
 	defer a.run.done()
+	if err := crossOrigin.Check(r); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		problem.Write(w, problem.New(http.StatusForbidden, "cross-origin request refused: a state-changing request must come from this server's own pages or from a program, not from another site or port"))
+		return
+	}
 	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
 		a.next.ServeHTTP(w, r)
 		return
 	}
-	if r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	browser := a.browser != nil && a.browser(r)
+	if browser && r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		a.openWithToken(w, r)
 		return
 	}
 	tok, ok := bearer(r.Header.Get("Authorization"))
 	if !ok {
 		c, err := r.Cookie(CookieName)
-		if err != nil || c.Value == "" {
+		if !browser || err != nil || c.Value == "" {
 			unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token (a browser: open the URL engine serve printed, with ?token=)")
 			return
 		}
-		tok = c.Value
+		if !a.sessions.valid(c.Value, time.Now()) {
+			unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the browser session is unknown or has ended: open the URL engine serve printed, with ?token=, again")
+			return
+		}
+		a.next.ServeHTTP(w, r)
+		return
 	}
 	if !a.valid(tok) {
 		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token is not this server's (see the data dir's serve.token)")
@@ -145,15 +178,21 @@ func (a *authHandler) valid(tok string) bool {
 }
 
 // openWithToken answers a browser opening a URL with ?token=: the right
-// token sets the cookie and redirects to the URL without the token (so it
-// leaves the address bar and the history); a wrong one is 401.
+// token starts a session, sets its cookie and redirects to the URL
+// without the token (so it leaves the address bar and the history); a
+// wrong one is 401.
 func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if !a.valid(q.Get("token")) {
 		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token in the URL is not this server's (see the data dir's serve.token)")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: q.Get("token"), Path: "/",
+	id, err := a.sessions.start(time.Now())
+	if err != nil {
+		problem.Write(w, problem.New(http.StatusInternalServerError, err.Error()))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	q.Del("token")
 	u := *r.URL
@@ -166,6 +205,55 @@ func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+// sessions are the live browser sessions, by the SHA-256 of their id (a
+// map lookup then reveals nothing about an id through its timing).
+type sessions struct {
+	mu   sync.Mutex
+	ends map[[sha256.Size]byte]time.Time
+}
+
+// start makes a session lasting SessionTTL from now and returns its id:
+// 32 random bytes, hex (the token's shape, but never equal to it, and
+// never accepted where the token is).
+func (s *sessions) start(now time.Time) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("memory server: session: %w", err)
+	}
+	id := hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ends == nil {
+		s.ends = map[[sha256.Size]byte]time.Time{}
+	}
+	for k, end := range s.ends {
+		if !now.Before(end) {
+			delete(s.ends, k)
+		}
+	}
+	if len(s.ends) >= maxSessions {
+		var first [sha256.Size]byte
+		var firstEnd time.Time
+		for k, end := range s.ends {
+			if firstEnd.IsZero() || end.Before(firstEnd) {
+				first, firstEnd = k, end
+			}
+		}
+		delete(s.ends, first)
+	}
+	s.ends[sha256.Sum256([]byte(id))] = now.Add(SessionTTL)
+	return id, nil
+}
+
+// valid reports whether id is a session that has not ended at now.
+func (s *sessions) valid(id string, now time.Time) bool {
+	k := sha256.Sum256([]byte(id))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end, ok := s.ends[k]
+	return ok && now.Before(end)
 }
 
 func (a *authHandler) setToken(tok string) {

@@ -96,6 +96,11 @@ type Options struct {
 	// logs). The request it passes on must be the one it got (not a
 	// copy): net/http's ServeMux records the matched pattern on it.
 	Middleware func(http.Handler) http.Handler
+	// Sessions, when set, says which TCP requests a browser session may
+	// authenticate (the inspector's pages): only there does ?token= start
+	// a session and the session cookie count. Every other request needs
+	// the bearer header (or the socket). nil: no request.
+	Sessions func(*http.Request) bool
 	// ConnState, when set, is told of every connection's state changes
 	// (http.Server.ConnState), as a count of open connections needs.
 	ConnState func(net.Conn, http.ConnState)
@@ -180,7 +185,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
-	auth := &authHandler{next: h, run: &s.handlers}
+	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions}
 	var served http.Handler = auth
 	if opts.Middleware != nil {
 		served = opts.Middleware(auth)

@@ -606,16 +606,24 @@ func TestGracefulStopServesQueuedConnections(t *testing.T) {
 	}
 }
 
-func TestBrowserTokenCookie(t *testing.T) {
+// TestBrowserSession: ?token= on a path Options.Sessions accepts starts a
+// session whose cookie is a random id, not the token; the cookie opens
+// those paths only, never works as a bearer, and a cross-origin
+// state-changing request is refused on every path, the socket's too.
+func TestBrowserSession(t *testing.T) {
 	dir := t.TempDir()
-	r := serve(t, dir, hello, service.Options{Listen: "127.0.0.1:0"})
+	pages := func(r *http.Request) bool { return !strings.HasPrefix(r.URL.Path, "/v1/") }
+	r := serve(t, dir, hello, service.Options{Listen: "127.0.0.1:0", Sessions: pages})
 	base := "http://" + r.Addr().String()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	do := func(method, path string, cookie *http.Cookie) *http.Response {
+	do := func(method, path string, cookie *http.Cookie, h ...string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, nil)
 		if cookie != nil {
 			req.AddCookie(cookie)
+		}
+		for i := 0; i+1 < len(h); i += 2 {
+			req.Header.Set(h[i], h[i+1])
 		}
 		resp, err := noRedirect.Do(req)
 		if err != nil {
@@ -626,7 +634,7 @@ func TestBrowserTokenCookie(t *testing.T) {
 		return resp
 	}
 
-	// Opening the printed URL sets the cookie and drops the token from the URL.
+	// Opening the printed URL starts a session and drops the token from the URL.
 	resp := do("GET", "/lessons?tier=1&token="+r.Token(), nil)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/lessons?tier=1" {
 		t.Fatalf("open with token: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
@@ -637,18 +645,36 @@ func TestBrowserTokenCookie(t *testing.T) {
 			cookie = c
 		}
 	}
-	if cookie == nil || cookie.Value != r.Token() || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
-		t.Fatalf("cookie: %+v", cookie)
+	if cookie == nil || cookie.Value == "" || strings.Contains(cookie.Value, r.Token()) || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
+		t.Fatalf("cookie: %+v (token %s)", cookie, r.Token())
 	}
-	// With the cookie, every method works; with a wrong one, 401.
+	session := &http.Cookie{Name: service.CookieName, Value: cookie.Value}
+	// With the cookie, pages work by every method; with a wrong one, 401.
 	for _, m := range []string{"GET", "POST"} {
-		if resp := do(m, "/x", &http.Cookie{Name: service.CookieName, Value: cookie.Value}); resp.StatusCode != 200 {
+		if resp := do(m, "/x", session); resp.StatusCode != 200 {
 			t.Errorf("%s with the cookie: %d", m, resp.StatusCode)
 		}
-		resp := do(m, "/x", &http.Cookie{Name: service.CookieName, Value: strings.Repeat("0", 64)})
-		if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "invalid_token") {
-			t.Errorf("%s with a wrong cookie: %d %q", m, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		for _, v := range []string{strings.Repeat("0", 64), r.Token()} {
+			resp := do(m, "/x", &http.Cookie{Name: service.CookieName, Value: v})
+			if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "invalid_token") {
+				t.Errorf("%s with cookie %s: %d %q", m, v, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
 		}
+		// Paths Sessions refuses take the bearer header only.
+		if resp := do(m, "/v1/x", session); resp.StatusCode != 401 {
+			t.Errorf("%s /v1/x with the cookie: %d", m, resp.StatusCode)
+		}
+		if resp := do(m, "/v1/x", nil, "Authorization", "Bearer "+r.Token()); resp.StatusCode != 200 {
+			t.Errorf("%s /v1/x with the token: %d", m, resp.StatusCode)
+		}
+		// The session id is no bearer token.
+		if resp := do(m, "/x", nil, "Authorization", "Bearer "+cookie.Value); resp.StatusCode != 401 {
+			t.Errorf("%s with the session as bearer: %d", m, resp.StatusCode)
+		}
+	}
+	// ?token= on a path Sessions refuses starts nothing.
+	if resp := do("GET", "/v1/x?token="+r.Token(), nil); resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
+		t.Errorf("/v1/x?token=: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 	// A wrong token in the URL sets nothing.
 	resp = do("GET", "/?token="+strings.Repeat("1", 64), nil)
@@ -662,8 +688,59 @@ func TestBrowserTokenCookie(t *testing.T) {
 			t.Errorf("%s: %d, Location %q", p, resp.StatusCode, loc)
 		}
 	}
-	// The socket needs neither.
-	if code, _ := get(t, dial(t, dir), "/x"); code != 200 {
+	// Cross-origin state-changing requests are 403 whatever they carry;
+	// reads and same-origin ones pass.
+	other := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		method string
+		auth   *http.Cookie
+		h      []string
+		want   int
+	}{
+		{"POST", session, []string{"Sec-Fetch-Site", "same-site"}, 403},
+		{"POST", session, []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"DELETE", session, []string{"Origin", other}, 403},
+		{"PUT", nil, []string{"Origin", other, "Authorization", "Bearer " + r.Token()}, 403},
+		{"PATCH", session, []string{"Origin", "null"}, 403},
+		{"POST", session, []string{"Sec-Fetch-Site", "same-origin", "Origin", base}, 200},
+		{"POST", session, []string{"Origin", base}, 200},
+		{"GET", session, []string{"Sec-Fetch-Site", "cross-site"}, 200},
+	} {
+		resp := do(tc.method, "/x", tc.auth, tc.h...)
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %v: %d, want %d", tc.method, tc.h, resp.StatusCode, tc.want)
+		}
+		if tc.want == 403 && resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s %v: Content-Type %q", tc.method, tc.h, resp.Header.Get("Content-Type"))
+		}
+	}
+	// The socket needs neither, but refuses cross-origin writes too.
+	c := dial(t, dir)
+	if code, _ := get(t, c, "/x"); code != 200 {
 		t.Fatalf("unix: %d", code)
+	}
+	req, _ := http.NewRequest("POST", c.BaseURL+"/x", nil)
+	req.Header.Set("Sec-Fetch-Site", "same-site")
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("unix, cross-origin POST: %d", resp.StatusCode)
+	}
+}
+
+// Without Options.Sessions no request takes a cookie and ?token= starts
+// nothing.
+func TestNoSessionsWithoutOption(t *testing.T) {
+	r := serve(t, t.TempDir(), hello, service.Options{Listen: "127.0.0.1:0"})
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get("http://" + r.Addr().String() + "/?token=" + r.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
+		t.Fatalf("?token= without Sessions: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 }
