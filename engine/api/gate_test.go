@@ -43,13 +43,16 @@ func busyServer(t *testing.T) (*handler, *service.Client) {
 	return h, sc
 }
 
-// call sends method path and returns the status, the Retry-After header
+// send sends method path and returns the status, the Retry-After header
 // and the problem's detail (or the body).
 func send(t *testing.T, sc *service.Client, method, path string) (int, string, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, sc.BaseURL+path, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json") // a write, bodiless too
 	}
 	resp, err := sc.HTTP.Do(req)
 	if err != nil {
