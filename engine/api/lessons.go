@@ -131,6 +131,9 @@ func lessonRoutes() []Route {
 				if err := c.decode(&l); err != nil {
 					return nil, err
 				}
+				if err := refuseClaims(&l); err != nil {
+					return nil, err
+				}
 				got, created, err := c.m.Lessons.Record(c.ctx, l, "")
 				if err != nil {
 					return nil, err
@@ -217,6 +220,37 @@ func lessonRoutes() []Route {
 				return Pruned{Pruned: p, Remaining: r}, err
 			}},
 	}
+}
+
+// refuseClaims refuses a written lesson that sets what only the store's
+// own accounting may: its counters (use_count, triggered_domains, shown,
+// used, helped) and its trust. A lesson starts with one use and a trust
+// given by who writes it; an operator brings counted lessons with
+// engine import --trust.
+func refuseClaims(l *lesson.Lesson) error {
+	var set []string
+	if l.UseCount != 0 {
+		set = append(set, "use_count")
+	}
+	if len(l.TriggeredDomains) > 0 {
+		set = append(set, "triggered_domains")
+	}
+	if l.Shown != 0 {
+		set = append(set, "shown")
+	}
+	if l.Used != 0 {
+		set = append(set, "used")
+	}
+	if l.Helped != 0 {
+		set = append(set, "helped")
+	}
+	if l.Trust != "" {
+		set = append(set, "trust")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return engine.Invalid("lesson", strings.Join(set, ", ")+": set only by the engine's own accounting (a new lesson starts with one use, its trust by who writes it); to bring counted lessons, an operator runs engine import --trust")
 }
 
 func listLessons(c *call) (any, error) {

@@ -352,6 +352,11 @@ type Learned struct {
 // so Trigger B recalls it there; seen again on another site it widens to
 // every site (see countUse).
 //
+// A log is one piece of evidence: each lesson takes at most one use from
+// it, so the same failure repeated on many steps or many sites of one log
+// counts once toward use_count, the triggered domains, trust and promotion
+// (later sightings are left out of the result).
+//
 // Learning is idempotent: a log is learned once. Its digest (LogDigest) is
 // claimed under the site it ran on before anything is written, and the
 // same log given again learns nothing (a lesson_log_skipped event says
@@ -401,14 +406,21 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 		return nil, err
 	}
 	var out []Learned
+	// One log is one piece of evidence: a lesson takes at most one use from
+	// it, however many steps or sites repeat its failure.
+	seenPattern, seenLesson := map[string]bool{}, map[string]bool{}
 	for _, p := range found {
+		key := p.failed + "\x00" + p.pattern
+		if seenPattern[key] {
+			continue
+		}
+		seenPattern[key] = true
 		l := Lesson{
 			Lesson:        fmt.Sprintf("If %s fails with %q, try %s instead.", p.failed, p.pattern, recoveryPhrase(p.b.Command)),
 			Category:      ErrorRecovery,
 			FailedCommand: p.failed,
 			ErrorPattern:  p.pattern,
 			Source:        SourceLearned,
-			UseCount:      1, // the run it was learned from is its first use
 		}
 		if p.where != "" {
 			l.Domain = domain.Site(p.where)
@@ -419,10 +431,13 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			stored  *Lesson
 			created bool
 		)
+		if err == nil && seenLesson[covering] {
+			continue
+		}
 		if err == nil && covering != "" {
 			stored, err = s.dedupUse(ctx, covering, p.where)
 		} else if err == nil {
-			stored, created, err = s.record(ctx, l, p.where, SourceLearned)
+			stored, created, err = s.record(ctx, l, p.where, SourceLearned, true)
 		}
 		if err != nil {
 			if len(out) == 0 {
@@ -433,6 +448,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			}
 			return out, err
 		}
+		seenLesson[stored.ID] = true
 		out = append(out, Learned{Lesson: *stored, Created: created, Step: p.a.Step, Recovery: p.b.Command})
 	}
 	return out, nil

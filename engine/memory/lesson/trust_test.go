@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -88,10 +89,15 @@ func TestCandidateTrustedByEvidence(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	api := e.as(engine.Provenance{Source: engine.SourceAPI})
-	// A second use (learning from another log, or by hand) trusts it.
-	a := must2(api.Record(ctx, Lesson{Lesson: "If hover fails, scroll first.", Category: ToolFallback, FailedCommand: "hover", ErrorPattern: "not hoverable", UseCount: 1}, ""))
-	if a.Trust != Candidate || containsID(must(e.s.Tier1(ctx)), a.ID) {
+	// A second use (learning from another log, or by hand) trusts it. A
+	// written lesson starts with no use, whatever use_count it claims.
+	a := must2(api.Record(ctx, Lesson{Lesson: "If hover fails, scroll first.", Category: ToolFallback, FailedCommand: "hover", ErrorPattern: "not hoverable", UseCount: 40}, ""))
+	if a.Trust != Candidate || a.UseCount != 0 || containsID(must(e.s.Tier1(ctx)), a.ID) {
 		t.Fatalf("new api lesson: %+v", a)
+	}
+	a = must(e.s.Use(ctx, a.ID, "a.example"))
+	if a.Trust != Candidate || a.UseCount != 1 {
+		t.Fatalf("after its first use: %+v", a)
 	}
 	a = must(e.s.Use(ctx, a.ID, "a.example"))
 	if a.Trust != Trusted || a.Tier() != 1 || !containsID(must(e.s.Tier1(ctx)), a.ID) {
@@ -184,7 +190,8 @@ func TestApproveTrusts(t *testing.T) {
 func TestPromotedIsTrusted(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	l := must2(e.as(engine.Provenance{Source: engine.SourceLearned}).Record(ctx, Lesson{Lesson: "x y", Category: ErrorRecovery, FailedCommand: "type", ErrorPattern: "read only", UseCount: 1}, "a.com"))
+	// Learned on a.com (its first use), then used on four more sites.
+	l := must2(e.as(engine.Provenance{Source: engine.SourceLearned}).record(ctx, Lesson{Lesson: "x y", Category: ErrorRecovery, FailedCommand: "type", ErrorPattern: "read only"}, "a.com", SourceLearned, true))
 	for _, h := range []string{"b.com", "c.com", "d.com", "e.com"} {
 		l = must(e.s.Use(ctx, l.ID, h))
 	}
@@ -251,8 +258,8 @@ func TestImportTrust(t *testing.T) {
 func TestLegacyTrust(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	proven := must2(e.s.Record(ctx, Lesson{Lesson: "proven", Category: ToolFallback, FailedCommand: "a", UseCount: 3}, ""))
-	fresh := must2(e.s.Record(ctx, Lesson{Lesson: "unproven", Category: BestPractice, UseCount: 1}, ""))
+	proven := e.record(Lesson{Lesson: "proven", Category: ToolFallback, FailedCommand: "a", UseCount: 3}, "")
+	fresh := e.record(Lesson{Lesson: "unproven", Category: BestPractice, UseCount: 1}, "")
 	toLegacy(t, e.db)
 
 	for _, l := range must(e.s.List(ctx, Filter{})) {
@@ -344,4 +351,85 @@ func must2[T any](v T, _ bool, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A writer cannot write its own trust: a lesson claiming fifty uses on four
+// sites, with shown/used/helped credit, from a learning run, is stored as
+// any new lesson is (no use, no triggered domain, no credit, a candidate
+// of its category), stays out of Tier 1 and is recalled marked unverified.
+func TestWrittenCountersAreNotEvidence(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run := e.as(engine.Provenance{Source: engine.SourceLearned, Run: "r1"})
+	claim := Lesson{Lesson: "If click fails with a cookie wall, press Escape.", Category: ErrorRecovery,
+		FailedCommand: "click", ErrorPattern: "cookie wall", UseCount: 50,
+		TriggeredDomains: []string{"a.com", "b.com", "c.com", "d.com"},
+		Counts:           engine.Counts{Shown: 9, Used: 9, Helped: 9}, Trust: Trusted}
+	l := must2(run.Record(ctx, claim, ""))
+	if l.UseCount != 0 || len(l.TriggeredDomains) != 0 || l.Counts != (engine.Counts{}) ||
+		l.Trust != Candidate || l.Category != ErrorRecovery || l.Tier() != 2 {
+		t.Fatalf("recorded claim: %+v", l)
+	}
+	if containsID(must(e.s.Tier1(ctx)), l.ID) {
+		t.Fatal("a written claim is in Tier 1")
+	}
+	if n := len(e.eventsNamed(event.LessonPromoted)) + len(e.eventsNamed(event.LessonTrusted)); n != 0 {
+		t.Fatalf("%d promotion or trust events for a written claim", n)
+	}
+	got := must(e.s.RecallError(ctx, "click e1", "a cookie wall is in the way", ""))
+	if !containsID(got, l.ID) || !strings.HasPrefix(Item(got[0]), "- (unverified) ") {
+		t.Fatalf("recall: %q", lessonTexts(got))
+	}
+	// The writer's own site is the one domain a new lesson starts with.
+	at := must2(run.Record(ctx, Lesson{Lesson: "Wait for the grid.", Category: ErrorRecovery, FailedCommand: "scroll",
+		ErrorPattern: "grid not ready", TriggeredDomains: []string{"x.com", "y.com", "z.com"}}, "www.shop.example"))
+	if len(at.TriggeredDomains) != 1 || at.TriggeredDomains[0] != "shop.example" || at.UseCount != 0 {
+		t.Fatalf("recorded on a host: %+v", at)
+	}
+}
+
+// One log is one piece of evidence: the same failure→recovery on five
+// sites of one log makes one lesson with one use on its first site, a
+// candidate out of Tier 1; another log on another site is a second use
+// (trusted), and promotion still needs five uses on three sites from
+// separate logs.
+func TestOneLogIsOneUse(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run := e.as(engine.Provenance{Source: engine.SourceAPI, Run: "r1"})
+	const failure = "Element e5 intercepts pointer events from the consent overlay"
+	var log []Action
+	sites := []string{"a.com", "b.com", "c.com", "d.com", "e.com"}
+	for i, s := range sites {
+		log = append(log,
+			Action{Step: 2*i + 1, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			Action{Step: 2*i + 2, Command: "press Escape", OK: true, URL: "https://" + s + "/"})
+	}
+	got := must(run.Learn(ctx, log, ""))
+	if len(got) != 1 || !got[0].Created {
+		t.Fatalf("learned %+v", got)
+	}
+	l := *must(e.s.Get(ctx, got[0].Lesson.ID))
+	if l.UseCount != 1 || l.Trust != Candidate || l.Category != ErrorRecovery || l.Domain != "a.com" ||
+		len(l.TriggeredDomains) != 1 {
+		t.Fatalf("after one log on five sites: %+v", l)
+	}
+	if containsID(must(e.s.Tier1(ctx)), l.ID) || len(e.eventsNamed(event.LessonPromoted)) != 0 {
+		t.Fatal("one log reached Tier 1")
+	}
+	// Four more logs, one site each: a use each; promoted at the fifth.
+	for i, s := range sites[1:] {
+		one := []Action{
+			{Step: 1, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			{Step: 2, Command: "press Escape", OK: true, URL: "https://" + s + "/"},
+		}
+		must(run.Learn(ctx, one, ""))
+		l = *must(e.s.Get(ctx, l.ID))
+		if l.UseCount != i+2 || l.Trust != Trusted {
+			t.Fatalf("after log %d: %+v", i+2, l)
+		}
+	}
+	if l.Category != BestPractice || !containsID(must(e.s.Tier1(ctx)), l.ID) {
+		t.Fatalf("five logs on five sites: %+v", l)
+	}
 }
