@@ -250,7 +250,7 @@ func refuseClaims(l *lesson.Lesson) error {
 	if len(set) == 0 {
 		return nil
 	}
-	return engine.Invalid("lesson", strings.Join(set, ", ")+": set only by the engine's own accounting (a new lesson starts with one use, its trust by who writes it); to bring counted lessons, an operator runs engine import --trust")
+	return engine.Invalid("lesson", strings.Join(set, ", ")+" cannot be written: counters and trust come only from the engine's own accounting (an operator brings counted lessons with engine import --trust)")
 }
 
 func listLessons(c *call) (any, error) {
