@@ -114,3 +114,24 @@ func TestOneLearnCallCannotReachTier1(t *testing.T) {
 		t.Fatal("one learning call reached Tier 1")
 	}
 }
+
+// A trajectory's run count and shown/used/helped counts are the engine's
+// accounting too: POST /v1/trajectories that sets them is refused, naming
+// them; the same trajectory without them is stored with one run.
+func TestTrajectoryCountsCannotBeWritten(t *testing.T) {
+	srv := httptest.NewServer(api.Handler(open(t), api.Options{}))
+	defer srv.Close()
+	steps, err := json.Marshal(searchSteps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := `"domain": "www.shop.example", "goal": "search padel rackets", "steps": ` + string(steps)
+	code, body := post(t, srv, "/v1/trajectories", "application/json", `{`+base+`, "runs": 40, "helped": 7, "used": 7, "shown": 7}`)
+	if code != http.StatusBadRequest || !strings.Contains(body, "runs, shown, used, helped cannot be written") {
+		t.Fatalf("counted trajectory: %d %s", code, body)
+	}
+	code, body = post(t, srv, "/v1/trajectories", "application/json", `{`+base+`}`)
+	if code != http.StatusOK || !strings.Contains(body, `"runs":1`) {
+		t.Fatalf("plain trajectory: %d %s", code, body)
+	}
+}

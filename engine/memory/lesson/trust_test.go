@@ -433,3 +433,34 @@ func TestOneLogIsOneUse(t *testing.T) {
 		t.Fatalf("five logs on five sites: %+v", l)
 	}
 }
+
+// A plain import's counts are claims: its lessons start with no use, no
+// triggered domain and no credit; engine import --trust (an operator's
+// act) keeps the file's counts.
+func TestPlainImportDropsCounts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	claim := Lesson{Lesson: "Dismiss the consent overlay first.", Category: ErrorRecovery, FailedCommand: "click",
+		ErrorPattern: "consent overlay", UseCount: 50, TriggeredDomains: []string{"a.com", "b.com", "c.com"},
+		Counts: engine.Counts{Shown: 4, Used: 3, Helped: 2}, CreatedAt: "2026-03-01", LastUsed: "2026-03-01"}
+	plain := must(e.s.Prepare([]Lesson{claim}, ImportOptions{}))
+	if l := plain[0]; l.UseCount != 0 || len(l.TriggeredDomains) != 0 || l.Counts != (engine.Counts{}) || l.Trust != Candidate {
+		t.Fatalf("plain import: %+v", l)
+	}
+	must0(t, e.s.Import(ctx, plain))
+	l := must(e.s.Use(ctx, plain[0].ID, "d.com"))
+	if l.UseCount != 1 || l.Trust != Candidate || l.Category != ErrorRecovery {
+		t.Fatalf("one use after a plain import: %+v", l)
+	}
+	kept := must(e.s.Prepare([]Lesson{claim}, ImportOptions{KeepTrust: true}))
+	if l := kept[0]; l.UseCount != 50 || len(l.TriggeredDomains) != 3 || l.Helped != 2 {
+		t.Fatalf("import --trust: %+v", l)
+	}
+}
+
+func must0(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
