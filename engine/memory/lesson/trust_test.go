@@ -3,6 +3,7 @@ package lesson
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,10 +149,16 @@ func TestLearnedCandidateTrustedBySecondLog(t *testing.T) {
 	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Candidate || l.UseCount != 1 {
 		t.Fatalf("after the same log: %+v", l)
 	}
-	// Another log (another run) with the same failure→recovery.
+	// Another log of the same run: the run is one piece of evidence.
 	must(run.Learn(ctx, log("https://a.example/y"), ""))
+	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Candidate || l.UseCount != 1 {
+		t.Fatalf("after a second log of the same run: %+v", l)
+	}
+	// A log of another run with the same failure→recovery.
+	run2 := e.as(engine.Provenance{Source: engine.SourceAPI, Run: "run-2", Model: "scripted"})
+	must(run2.Learn(ctx, log("https://a.example/z"), ""))
 	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Trusted || l.UseCount != 2 {
-		t.Fatalf("after a second log: %+v", l)
+		t.Fatalf("after a log of another run: %+v", l)
 	}
 	if l.Provenance.Run != "run-1" {
 		t.Fatalf("a use changed the provenance: %+v", l.Provenance)
@@ -388,11 +395,11 @@ func TestWrittenCountersAreNotEvidence(t *testing.T) {
 	}
 }
 
-// One log is one piece of evidence: the same failure→recovery on five
-// sites of one log makes one lesson with one use on its first site, a
-// candidate out of Tier 1; another log on another site is a second use
-// (trusted), and promotion still needs five uses on three sites from
-// separate logs.
+// One log, and one run, is one piece of evidence: the same
+// failure→recovery on five sites of one log makes one lesson with one use
+// on its first site, a candidate out of Tier 1; more logs of the same run
+// add nothing; a log of another run is a second use (trusted), and
+// promotion still needs five uses on three sites from separate runs.
 func TestOneLogIsOneUse(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -417,11 +424,23 @@ func TestOneLogIsOneUse(t *testing.T) {
 	if containsID(must(e.s.Tier1(ctx)), l.ID) || len(e.eventsNamed(event.LessonPromoted)) != 0 {
 		t.Fatal("one log reached Tier 1")
 	}
-	// Four more logs, one site each: a use each; promoted at the fifth.
-	for i, s := range sites[1:] {
+	// Four more logs of the same run: no use.
+	for _, s := range sites[1:] {
 		one := []Action{
 			{Step: 1, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
 			{Step: 2, Command: "press Escape", OK: true, URL: "https://" + s + "/"},
+		}
+		must(run.Learn(ctx, one, ""))
+	}
+	if l = *must(e.s.Get(ctx, l.ID)); l.UseCount != 1 || l.Trust != Candidate {
+		t.Fatalf("after more logs of the same run: %+v", l)
+	}
+	// Four more runs, one site each: a use each; promoted at the fifth.
+	for i, s := range sites[1:] {
+		run := e.as(engine.Provenance{Source: engine.SourceAPI, Run: fmt.Sprintf("r%d", i+2)})
+		one := []Action{
+			{Step: 3, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			{Step: 4, Command: "press Escape", OK: true, URL: "https://" + s + "/"},
 		}
 		must(run.Learn(ctx, one, ""))
 		l = *must(e.s.Get(ctx, l.ID))
