@@ -230,7 +230,7 @@ func TestLessonPages(t *testing.T) {
 	defer c.Close()
 	for i := range 7 {
 		if _, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "tip " + string(rune('a'+i)), Category: "site_specific",
-			FailedCommand: "click", ErrorPattern: "pattern " + string(rune('a'+i)), Domain: "shop.example", UseCount: i}); err != nil {
+			FailedCommand: "click", ErrorPattern: "pattern " + string(rune('a'+i)), Domain: "shop.example"}); err != nil {
 			t.Fatal(err)
 		}
 	}

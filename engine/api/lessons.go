@@ -131,6 +131,9 @@ func lessonRoutes() []Route {
 				if err := c.decode(&l); err != nil {
 					return nil, err
 				}
+				if err := refuseClaims(&l); err != nil {
+					return nil, err
+				}
 				got, created, err := c.m.Lessons.Record(c.ctx, l, "")
 				if err != nil {
 					return nil, err
@@ -217,6 +220,36 @@ func lessonRoutes() []Route {
 				return Pruned{Pruned: p, Remaining: r}, err
 			}},
 	}
+}
+
+// refuseClaims refuses a written lesson that sets what only the store's
+// own accounting may: its counters (use_count, triggered_domains, shown,
+// used, helped) and its trust. A lesson starts with the store's counters
+// and a trust given by who writes it; an operator brings counted lessons
+// with engine import --trust.
+func refuseClaims(l *lesson.Lesson) error {
+	set := map[string]int{"use_count": l.UseCount, "triggered_domains": len(l.TriggeredDomains),
+		"shown": l.Shown, "used": l.Used, "helped": l.Helped}
+	if l.Trust != "" {
+		set["trust"] = 1
+	}
+	return refuseCounts("lesson", set)
+}
+
+// refuseCounts is the error naming, in order, the fields of what that a
+// request set (non-zero) although only the engine's accounting may: nil
+// when none is set.
+func refuseCounts(what string, fields map[string]int) error {
+	var set []string
+	for _, f := range []string{"use_count", "triggered_domains", "runs", "shown", "used", "helped", "trust"} {
+		if fields[f] != 0 {
+			set = append(set, f)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return engine.Invalid(what, strings.Join(set, ", ")+" cannot be written: counters and trust come only from the engine's own accounting (an operator brings counted records with engine import --trust)")
 }
 
 func listLessons(c *call) (any, error) {

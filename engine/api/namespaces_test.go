@@ -79,7 +79,7 @@ func TestNamespacesAreIsolated(t *testing.T) {
 	}
 	r1, err := a.RecordLesson(ctx, lesson.Lesson{Lesson: "Close the padel cookie banner first.", Category: lesson.SiteSpecific, Domain: "www.shop.example", FailedCommand: "click", ErrorPattern: "would receive the click"})
 	must("lesson", r1, err)
-	r2, err := a.RecordLesson(ctx, lesson.Lesson{Lesson: "Wait for the padel spinner.", Category: lesson.BestPractice, UseCount: 9})
+	r2, err := a.RecordLesson(ctx, lesson.Lesson{Lesson: "Wait for the padel spinner.", Category: lesson.BestPractice})
 	must("tier 1 lesson", r2, err)
 	o, err := a.ObserveFact(ctx, api.ObserveFact{Domain: "www.shop.example", Type: fact.Quirk, Key: "banner", Value: "a padel banner covers Search"})
 	must("fact", o, err)

@@ -71,6 +71,9 @@ func trajectoryRoutes() []Route {
 				if err := c.decode(&in); err != nil {
 					return nil, err
 				}
+				if err := refuseCounts("trajectory", map[string]int{"runs": in.Runs, "shown": in.Shown, "used": in.Used, "helped": in.Helped}); err != nil {
+					return nil, err
+				}
 				// Only a successful run records (or replaces) a trajectory:
 				// a run the registry holds as finished without success
 				// cannot.

@@ -22,7 +22,7 @@ func TestLessonTrustOverTheAPI(t *testing.T) {
 	c := api.Local(api.Handler(open(t), api.Options{}), api.ClientOptions{})
 	defer c.Close()
 	run := c.WithProvenance(engine.Provenance{Run: "run-7", Model: "scripted/demo"})
-	rec, err := run.RecordLesson(ctx, lesson.Lesson{Lesson: "Press Enter to submit.", Category: lesson.BestPractice, Source: lesson.SourceSeed, Trust: lesson.Trusted})
+	rec, err := run.RecordLesson(ctx, lesson.Lesson{Lesson: "Press Enter to submit.", Category: lesson.BestPractice, Source: lesson.SourceSeed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,6 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 		l        lesson.Lesson
 		category string
 		lastUsed string
-		domains  []string
 		source   string
 		asJSON   bool
 	)
@@ -69,12 +68,6 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 					l.CreatedAt = l.LastUsed
 				}
 			}
-			l.TriggeredDomains = []string{}
-			for _, d := range domains {
-				if d = strings.TrimSpace(d); d != "" {
-					l.TriggeredDomains = append(l.TriggeredDomains, d)
-				}
-			}
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
 				// A person writes it: manual, so trusted from the start.
 				got, err := m.WithProvenance(manual).RecordLesson(cmd.Context(), l)
@@ -98,9 +91,7 @@ func (a *App) lessonsAddCommand() *cobra.Command {
 	f.StringVar(&l.FailedCommand, "failed-command", "", "the command that failed, e.g. fill")
 	f.StringVar(&l.ErrorPattern, "error-pattern", "", "a key phrase of the error, e.g. \"too many arguments\"")
 	f.StringVar(&l.Domain, "domain", "", "bind the lesson to this site (and its subdomains)")
-	f.IntVar(&l.UseCount, "use-count", 0, "start with this many uses")
 	f.StringVar(&lastUsed, "last-used", "", "the day it was last used (YYYY-MM-DD)")
-	f.StringSliceVar(&domains, "triggered-domains", nil, "comma-separated domains it was useful on")
 	f.StringVar(&source, "source", "", "seed declares a seed (never pruned); default: manual (written by a person, trusted)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("lesson")

@@ -145,7 +145,10 @@ func (s *Store) importTrust(l *Lesson, opts ImportOptions, seed bool) error {
 			stamp(SourceImported)
 		}
 	default:
+		// The file's counts are claims: a plain import starts the lesson
+		// as any written lesson starts (startCounts), with no site.
 		l.Source, l.Trust = SourceImported, Candidate
+		startCounts(l, false, "")
 		stamp(SourceImported)
 	}
 	if l.Quarantine != "" {

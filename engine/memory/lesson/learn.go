@@ -352,6 +352,13 @@ type Learned struct {
 // so Trigger B recalls it there; seen again on another site it widens to
 // every site (see countUse).
 //
+// A log is one piece of evidence: each lesson takes at most one use from
+// it, so the same failure repeated on many steps or many sites of one log
+// counts once toward use_count, the triggered domains, trust and promotion
+// (later sightings are left out of the result). So is a run: with a run id
+// in Options.Provenance, a lesson takes at most one use from all the logs
+// of that run (claimRunUse).
+//
 // Learning is idempotent: a log is learned once. Its digest (LogDigest) is
 // claimed under the site it ran on before anything is written, and the
 // same log given again learns nothing (a lesson_log_skipped event says
@@ -401,14 +408,21 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 		return nil, err
 	}
 	var out []Learned
+	// One log is one piece of evidence: a lesson takes at most one use from
+	// it, however many steps or sites repeat its failure.
+	seenPattern, seenLesson := map[string]bool{}, map[string]bool{}
 	for _, p := range found {
+		key := p.failed + "\x00" + p.pattern
+		if seenPattern[key] {
+			continue
+		}
+		seenPattern[key] = true
 		l := Lesson{
 			Lesson:        fmt.Sprintf("If %s fails with %q, try %s instead.", p.failed, p.pattern, recoveryPhrase(p.b.Command)),
 			Category:      ErrorRecovery,
 			FailedCommand: p.failed,
 			ErrorPattern:  p.pattern,
 			Source:        SourceLearned,
-			UseCount:      1, // the run it was learned from is its first use
 		}
 		if p.where != "" {
 			l.Domain = domain.Site(p.where)
@@ -419,10 +433,26 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			stored  *Lesson
 			created bool
 		)
+		// The lesson the use goes to: the covering one, else the one of
+		// this failure's identity (new, or bound to another site).
+		target := covering
+		if target == "" {
+			target = idFor(&l)
+		}
+		if err == nil && seenLesson[target] {
+			continue
+		}
+		if err == nil {
+			var first bool
+			if first, err = s.claimRunUse(ctx, target); err == nil && !first {
+				seenLesson[target] = true
+				continue
+			}
+		}
 		if err == nil && covering != "" {
 			stored, err = s.dedupUse(ctx, covering, p.where)
 		} else if err == nil {
-			stored, created, err = s.record(ctx, l, p.where, SourceLearned)
+			stored, created, err = s.record(ctx, l, p.where, SourceLearned, true)
 		}
 		if err != nil {
 			if len(out) == 0 {
@@ -433,6 +463,7 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			}
 			return out, err
 		}
+		seenLesson[stored.ID] = true
 		out = append(out, Learned{Lesson: *stored, Created: created, Step: p.a.Step, Recovery: p.b.Command})
 	}
 	return out, nil
@@ -474,6 +505,37 @@ func (s *Store) claimLog(ctx context.Context, site, digest string) (bool, error)
 		s.opts.Events.Emit(event.LessonLogSkipped, map[string]any{"digest": digest, "learned_at": when})
 	}
 	return fresh, nil
+}
+
+// claimRunUse claims the use of lesson id by the run learning writes for
+// (Options.Provenance.Run); false means that run counted a use of it
+// already, from another log: one run is one piece of evidence. Without a
+// run id every log is its own evidence and the claim always succeeds. The
+// claim is a marker named by a digest of the run and the lesson, under the
+// global site (it names no site).
+func (s *Store) claimRunUse(ctx context.Context, id string) (bool, error) {
+	run := s.opts.Provenance.Run
+	if run == "" {
+		return true, nil
+	}
+	sum := sha256.Sum256([]byte("run-use\x00" + run + "\x00" + id))
+	key := keyspace.LearnedLog(keyspace.Global, "run-"+hex.EncodeToString(sum[:16]))
+	first := false
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		_, err := tx.Get(key)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, kv.ErrNotFound):
+			return err
+		}
+		first = true
+		return tx.Set(key, []byte(s.opts.Now().UTC().Format(time.RFC3339)), 0)
+	})
+	if err != nil {
+		return false, fmt.Errorf("lesson: learn: %w", err)
+	}
+	return first, nil
 }
 
 // covering returns the id of the best lesson whose failed_command is verb

@@ -50,6 +50,31 @@ func (e *env) record(l Lesson, host string) *Lesson {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if l.UseCount > out.UseCount {
+		out = e.setUses(out.ID, l.UseCount)
+	}
+	return out
+}
+
+// setUses gives lesson id n uses, as an operator's import --trust of a
+// counted lesson would (Record starts every lesson with the store's own
+// count): the state ranking and pruning tests start from.
+func (e *env) setUses(id string, n int) *Lesson {
+	e.t.Helper()
+	var out *Lesson
+	err := e.db.Update(context.Background(), func(tx kv.Txn) error {
+		old, err := load(tx, id)
+		if err != nil {
+			return err
+		}
+		l := *old
+		l.UseCount = n
+		out = &l
+		return put(tx, old, &l)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	return out
 }
 
@@ -236,7 +261,7 @@ func TestRecordDedupWidenAndPromote(t *testing.T) {
 		Category: ErrorRecovery, FailedCommand: "click", ErrorPattern: "intercepts pointer events", Source: SourceLearned}
 	// Learned on google.com: bound to it by the learner.
 	first, created, err := e.s.record(ctx, Lesson{Lesson: l.Lesson, Category: l.Category, FailedCommand: l.FailedCommand,
-		ErrorPattern: l.ErrorPattern, Domain: "google.com"}, "www.google.com", SourceLearned)
+		ErrorPattern: l.ErrorPattern, Domain: "google.com"}, "www.google.com", SourceLearned, false)
 	if err != nil || !created || first.Domain != "google.com" || first.UseCount != 0 {
 		t.Fatalf("first record: %+v created=%v err=%v", first, created, err)
 	}

@@ -394,7 +394,7 @@ func checkText(l *Lesson) error {
 // the others: it is held in quarantine, returned with Quarantine set to the
 // reason, and shown to no model until approved (Approve).
 func (s *Store) Record(ctx context.Context, l Lesson, host string) (*Lesson, bool, error) {
-	return s.record(ctx, l, host, s.source())
+	return s.record(ctx, l, host, s.source(), false)
 }
 
 // source is who writes through this store (api when the options say not).
@@ -423,7 +423,9 @@ func (s *Store) stamp(l *Lesson, src Source, host string) {
 	l.Provenance = l.Provenance.Stamp(s.opts.Now(), site)
 }
 
-func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (*Lesson, bool, error) {
+// record is Record as written by src; firstUse says the writing is itself
+// the lesson's first use (learning: the run it was learned from).
+func (s *Store) record(ctx context.Context, l Lesson, host string, src Source, firstUse bool) (*Lesson, bool, error) {
 	if host != "" {
 		if h, err := domain.Host(host); err == nil {
 			host = h
@@ -438,6 +440,7 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 	if err := s.normalize(&l); err != nil {
 		return nil, false, err
 	}
+	startCounts(&l, firstUse, host)
 	if l.Quarantine == "" {
 		l.Quarantine = screenOf(&l)
 	}
@@ -466,9 +469,6 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 		switch {
 		case errors.Is(err, ErrNotFound):
 			n := l
-			if host != "" && !slices.Contains(n.TriggeredDomains, domain.Site(host)) {
-				n.TriggeredDomains = append(n.TriggeredDomains, domain.Site(host))
-			}
 			ch = change{promoted: promote(&n)}
 			out, created = &n, true
 			return putOwn(tx, nil, &n, &w)
@@ -498,6 +498,24 @@ func (s *Store) record(ctx context.Context, l Lesson, host string, src Source) (
 	}
 	s.emitChange(out, ch)
 	return out, created, nil
+}
+
+// startCounts gives a new lesson written on host the counters the store
+// starts every lesson with, whatever the writer sent: no use (one when the
+// writing is its first use: the run learning found it in), the writer's
+// own site as its only triggered domain (none when host is ""), and no
+// shown, used or helped credit. Counters are evidence the store accounts
+// for; a count a writer sends is a claim (see docs/design/trust.md).
+func startCounts(l *Lesson, firstUse bool, host string) {
+	l.UseCount = 0
+	if firstUse {
+		l.UseCount = 1
+	}
+	l.TriggeredDomains = []string{}
+	if host != "" {
+		l.TriggeredDomains = append(l.TriggeredDomains, domain.Site(host))
+	}
+	l.Counts = engine.Counts{}
 }
 
 // Use counts one use of lesson id on host: the pattern held again there.

@@ -3,10 +3,12 @@ package lesson
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/event"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
 	"github.com/engine-dev/engine/kv"
 )
@@ -88,10 +90,15 @@ func TestCandidateTrustedByEvidence(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	api := e.as(engine.Provenance{Source: engine.SourceAPI})
-	// A second use (learning from another log, or by hand) trusts it.
-	a := must2(api.Record(ctx, Lesson{Lesson: "If hover fails, scroll first.", Category: ToolFallback, FailedCommand: "hover", ErrorPattern: "not hoverable", UseCount: 1}, ""))
-	if a.Trust != Candidate || containsID(must(e.s.Tier1(ctx)), a.ID) {
+	// A second use (learning from another log, or by hand) trusts it. A
+	// written lesson starts with no use, whatever use_count it claims.
+	a := must2(api.Record(ctx, Lesson{Lesson: "If hover fails, scroll first.", Category: ToolFallback, FailedCommand: "hover", ErrorPattern: "not hoverable", UseCount: 40}, ""))
+	if a.Trust != Candidate || a.UseCount != 0 || containsID(must(e.s.Tier1(ctx)), a.ID) {
 		t.Fatalf("new api lesson: %+v", a)
+	}
+	a = must(e.s.Use(ctx, a.ID, "a.example"))
+	if a.Trust != Candidate || a.UseCount != 1 {
+		t.Fatalf("after its first use: %+v", a)
 	}
 	a = must(e.s.Use(ctx, a.ID, "a.example"))
 	if a.Trust != Trusted || a.Tier() != 1 || !containsID(must(e.s.Tier1(ctx)), a.ID) {
@@ -142,10 +149,16 @@ func TestLearnedCandidateTrustedBySecondLog(t *testing.T) {
 	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Candidate || l.UseCount != 1 {
 		t.Fatalf("after the same log: %+v", l)
 	}
-	// Another log (another run) with the same failure→recovery.
+	// Another log of the same run: the run is one piece of evidence.
 	must(run.Learn(ctx, log("https://a.example/y"), ""))
+	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Candidate || l.UseCount != 1 {
+		t.Fatalf("after a second log of the same run: %+v", l)
+	}
+	// A log of another run with the same failure→recovery.
+	run2 := e.as(engine.Provenance{Source: engine.SourceAPI, Run: "run-2", Model: "scripted"})
+	must(run2.Learn(ctx, log("https://a.example/z"), ""))
 	if l = *must(e.s.Get(ctx, l.ID)); l.Trust != Trusted || l.UseCount != 2 {
-		t.Fatalf("after a second log: %+v", l)
+		t.Fatalf("after a log of another run: %+v", l)
 	}
 	if l.Provenance.Run != "run-1" {
 		t.Fatalf("a use changed the provenance: %+v", l.Provenance)
@@ -184,7 +197,8 @@ func TestApproveTrusts(t *testing.T) {
 func TestPromotedIsTrusted(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	l := must2(e.as(engine.Provenance{Source: engine.SourceLearned}).Record(ctx, Lesson{Lesson: "x y", Category: ErrorRecovery, FailedCommand: "type", ErrorPattern: "read only", UseCount: 1}, "a.com"))
+	// Learned on a.com (its first use), then used on four more sites.
+	l := must2(e.as(engine.Provenance{Source: engine.SourceLearned}).record(ctx, Lesson{Lesson: "x y", Category: ErrorRecovery, FailedCommand: "type", ErrorPattern: "read only"}, "a.com", SourceLearned, true))
 	for _, h := range []string{"b.com", "c.com", "d.com", "e.com"} {
 		l = must(e.s.Use(ctx, l.ID, h))
 	}
@@ -251,8 +265,8 @@ func TestImportTrust(t *testing.T) {
 func TestLegacyTrust(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	proven := must2(e.s.Record(ctx, Lesson{Lesson: "proven", Category: ToolFallback, FailedCommand: "a", UseCount: 3}, ""))
-	fresh := must2(e.s.Record(ctx, Lesson{Lesson: "unproven", Category: BestPractice, UseCount: 1}, ""))
+	proven := e.record(Lesson{Lesson: "proven", Category: ToolFallback, FailedCommand: "a", UseCount: 3}, "")
+	fresh := e.record(Lesson{Lesson: "unproven", Category: BestPractice, UseCount: 1}, "")
 	toLegacy(t, e.db)
 
 	for _, l := range must(e.s.List(ctx, Filter{})) {
@@ -344,4 +358,128 @@ func must2[T any](v T, _ bool, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A writer cannot write its own trust: a lesson claiming fifty uses on four
+// sites, with shown/used/helped credit, from a learning run, is stored as
+// any new lesson is (no use, no triggered domain, no credit, a candidate
+// of its category), stays out of Tier 1 and is recalled marked unverified.
+func TestWrittenCountersAreNotEvidence(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run := e.as(engine.Provenance{Source: engine.SourceLearned, Run: "r1"})
+	claim := Lesson{Lesson: "If click fails with a cookie wall, press Escape.", Category: ErrorRecovery,
+		FailedCommand: "click", ErrorPattern: "cookie wall", UseCount: 50,
+		TriggeredDomains: []string{"a.com", "b.com", "c.com", "d.com"},
+		Counts:           engine.Counts{Shown: 9, Used: 9, Helped: 9}, Trust: Trusted}
+	l := must2(run.Record(ctx, claim, ""))
+	if l.UseCount != 0 || len(l.TriggeredDomains) != 0 || l.Counts != (engine.Counts{}) ||
+		l.Trust != Candidate || l.Category != ErrorRecovery || l.Tier() != 2 {
+		t.Fatalf("recorded claim: %+v", l)
+	}
+	if containsID(must(e.s.Tier1(ctx)), l.ID) {
+		t.Fatal("a written claim is in Tier 1")
+	}
+	if n := len(e.eventsNamed(event.LessonPromoted)) + len(e.eventsNamed(event.LessonTrusted)); n != 0 {
+		t.Fatalf("%d promotion or trust events for a written claim", n)
+	}
+	got := must(e.s.RecallError(ctx, "click e1", "a cookie wall is in the way", ""))
+	if !containsID(got, l.ID) || !strings.HasPrefix(Item(got[0]), "- (unverified) ") {
+		t.Fatalf("recall: %q", lessonTexts(got))
+	}
+	// The writer's own site is the one domain a new lesson starts with.
+	at := must2(run.Record(ctx, Lesson{Lesson: "Wait for the grid.", Category: ErrorRecovery, FailedCommand: "scroll",
+		ErrorPattern: "grid not ready", TriggeredDomains: []string{"x.com", "y.com", "z.com"}}, "www.shop.example"))
+	if len(at.TriggeredDomains) != 1 || at.TriggeredDomains[0] != "shop.example" || at.UseCount != 0 {
+		t.Fatalf("recorded on a host: %+v", at)
+	}
+}
+
+// One log, and one run, is one piece of evidence: the same
+// failure→recovery on five sites of one log makes one lesson with one use
+// on its first site, a candidate out of Tier 1; more logs of the same run
+// add nothing; a log of another run is a second use (trusted), and
+// promotion still needs five uses on three sites from separate runs.
+func TestOneLogIsOneUse(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run := e.as(engine.Provenance{Source: engine.SourceAPI, Run: "r1"})
+	const failure = "Element e5 intercepts pointer events from the consent overlay"
+	var log []Action
+	sites := []string{"a.com", "b.com", "c.com", "d.com", "e.com"}
+	for i, s := range sites {
+		log = append(log,
+			Action{Step: 2*i + 1, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			Action{Step: 2*i + 2, Command: "press Escape", OK: true, URL: "https://" + s + "/"})
+	}
+	got := must(run.Learn(ctx, log, ""))
+	if len(got) != 1 || !got[0].Created {
+		t.Fatalf("learned %+v", got)
+	}
+	l := *must(e.s.Get(ctx, got[0].Lesson.ID))
+	if l.UseCount != 1 || l.Trust != Candidate || l.Category != ErrorRecovery || l.Domain != "a.com" ||
+		len(l.TriggeredDomains) != 1 {
+		t.Fatalf("after one log on five sites: %+v", l)
+	}
+	if containsID(must(e.s.Tier1(ctx)), l.ID) || len(e.eventsNamed(event.LessonPromoted)) != 0 {
+		t.Fatal("one log reached Tier 1")
+	}
+	// Four more logs of the same run: no use.
+	for _, s := range sites[1:] {
+		one := []Action{
+			{Step: 1, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			{Step: 2, Command: "press Escape", OK: true, URL: "https://" + s + "/"},
+		}
+		must(run.Learn(ctx, one, ""))
+	}
+	if l = *must(e.s.Get(ctx, l.ID)); l.UseCount != 1 || l.Trust != Candidate {
+		t.Fatalf("after more logs of the same run: %+v", l)
+	}
+	// Four more runs, one site each: a use each; promoted at the fifth.
+	for i, s := range sites[1:] {
+		run := e.as(engine.Provenance{Source: engine.SourceAPI, Run: fmt.Sprintf("r%d", i+2)})
+		one := []Action{
+			{Step: 3, Command: "click e5", Error: failure, URL: "https://" + s + "/", Origin: OriginBrowser},
+			{Step: 4, Command: "press Escape", OK: true, URL: "https://" + s + "/"},
+		}
+		must(run.Learn(ctx, one, ""))
+		l = *must(e.s.Get(ctx, l.ID))
+		if l.UseCount != i+2 || l.Trust != Trusted {
+			t.Fatalf("after log %d: %+v", i+2, l)
+		}
+	}
+	if l.Category != BestPractice || !containsID(must(e.s.Tier1(ctx)), l.ID) {
+		t.Fatalf("five logs on five sites: %+v", l)
+	}
+}
+
+// A plain import's counts are claims: its lessons start with no use, no
+// triggered domain and no credit; engine import --trust (an operator's
+// act) keeps the file's counts.
+func TestPlainImportDropsCounts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	claim := Lesson{Lesson: "Dismiss the consent overlay first.", Category: ErrorRecovery, FailedCommand: "click",
+		ErrorPattern: "consent overlay", UseCount: 50, TriggeredDomains: []string{"a.com", "b.com", "c.com"},
+		Counts: engine.Counts{Shown: 4, Used: 3, Helped: 2}, CreatedAt: "2026-03-01", LastUsed: "2026-03-01"}
+	plain := must(e.s.Prepare([]Lesson{claim}, ImportOptions{}))
+	if l := plain[0]; l.UseCount != 0 || len(l.TriggeredDomains) != 0 || l.Counts != (engine.Counts{}) || l.Trust != Candidate {
+		t.Fatalf("plain import: %+v", l)
+	}
+	must0(t, e.s.Import(ctx, plain))
+	l := must(e.s.Use(ctx, plain[0].ID, "d.com"))
+	if l.UseCount != 1 || l.Trust != Candidate || l.Category != ErrorRecovery {
+		t.Fatalf("one use after a plain import: %+v", l)
+	}
+	kept := must(e.s.Prepare([]Lesson{claim}, ImportOptions{KeepTrust: true}))
+	if l := kept[0]; l.UseCount != 50 || len(l.TriggeredDomains) != 3 || l.Helped != 2 {
+		t.Fatalf("import --trust: %+v", l)
+	}
+}
+
+func must0(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
