@@ -139,27 +139,21 @@ type Outcome struct {
 // the agent failed, which is an Outcome.
 type RunFunc func(ctx context.Context, r Run) (Outcome, error)
 
-// Record is one run in the log of record (runs.jsonl) and the report.
+// Record is one run in the log of record (runs.jsonl): the run as the
+// report shows it, its arm, and what it was made with.
 type Record struct {
-	Case     string `json:"case"`
-	Arm      Arm    `json:"arm"`
-	Repeat   int    `json:"repeat"`
-	Index    int    `json:"index"`
-	Status   string `json:"status"`
-	Success  bool   `json:"success"`
-	Steps    int    `json:"steps"`
-	Errors   int    `json:"errors"`
-	LLMCalls int    `json:"llm_calls"`
-	Tokens   int    `json:"tokens"`
-	WallMS   int64  `json:"wall_ms"`
-	Reason   string `json:"reason,omitempty"`
-	RunID    string `json:"run_id,omitempty"`
-	DataDir  string `json:"data_dir"` // relative to the output dir
+	Arm Arm `json:"arm"`
+	RunReport
 	// What the run was made with, so a resumed evaluation uses only runs
 	// of the same cases, model and browser.
 	CaseSHA string `json:"case_sha"`
 	LLM     string `json:"llm"`
 	Browser string `json:"browser"`
+}
+
+// logKey is a record holding only what keys it in the log: case, arm, repeat, index.
+func logKey(cs string, arm Arm, repeat, index int) Record {
+	return Record{Arm: arm, RunReport: RunReport{Case: cs, Repeat: repeat, Index: index}}
 }
 
 func (r Record) key() string {
@@ -331,7 +325,7 @@ sequences:
 				r := Run{Case: cs, Arm: st.arm, Repeat: rep, Index: st.index,
 					DataDir:  filepath.Join(c.Out, seqDir(cs.Name, rep), st.stage),
 					NoMemory: st.arm == NoMemory, Replay: st.arm == Replay}
-				rec := Record{Case: cs.Name, Arm: st.arm, Repeat: rep, Index: st.index}
+				rec := logKey(cs.Name, st.arm, rep, st.index)
 				if old, ok := done[rec.key()]; ok {
 					count++
 					if c.Progress != nil {
@@ -398,7 +392,7 @@ func (c *Config) checkLog(done map[string]Record, shas map[string]string) error 
 		found := false
 		for _, cs := range c.Cases {
 			for _, st := range c.plan() {
-				r, ok := done[Record{Case: cs.Name, Arm: st.arm, Repeat: rep, Index: st.index}.key()]
+				r, ok := done[logKey(cs.Name, st.arm, rep, st.index).key()]
 				if !ok {
 					continue
 				}

@@ -75,7 +75,7 @@ type RunReport struct {
 	WallMS   int64  `json:"wall_ms"`
 	Reason   string `json:"reason,omitempty"`
 	RunID    string `json:"run_id,omitempty"`
-	DataDir  string `json:"data_dir"`
+	DataDir  string `json:"data_dir"` // relative to the output dir
 }
 
 // Stat is a metric's mean over cases and its 95 % bootstrap interval.
@@ -161,13 +161,11 @@ func (c *Config) report(done map[string]Record) *Report {
 					if st.arm != a {
 						continue
 					}
-					r, ok := done[Record{Case: cs.Name, Arm: a, Repeat: rep, Index: st.index}.key()]
+					r, ok := done[logKey(cs.Name, a, rep, st.index).key()]
 					if !ok {
 						continue
 					}
-					ar.Runs = append(ar.Runs, RunReport{Case: r.Case, Repeat: r.Repeat, Index: r.Index, Status: r.Status,
-						Success: r.Success, Steps: r.Steps, Errors: r.Errors, LLMCalls: r.LLMCalls, Tokens: r.Tokens,
-						WallMS: r.WallMS, Reason: r.Reason, RunID: r.RunID, DataDir: r.DataDir})
+					ar.Runs = append(ar.Runs, r.RunReport)
 					perCase[a][cs.Name] = append(perCase[a][cs.Name], r)
 				}
 			}
