@@ -72,15 +72,15 @@ type loggedText struct {
 func ArtifactDir(runsDir, id string) (string, error) { return runfiles.Dir(runsDir, id) }
 
 func openArtifacts(dir string) (*artifacts, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	a := &artifacts{dir: dir, manifest: replacer{path: filepath.Join(dir, ManifestFile)}}
 	var err error
-	if a.actions, err = os.OpenFile(filepath.Join(dir, ActionsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+	if a.actions, err = os.OpenFile(filepath.Join(dir, ActionsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, err
 	}
-	if a.llmf, err = os.OpenFile(filepath.Join(dir, LLMFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+	if a.llmf, err = os.OpenFile(filepath.Join(dir, LLMFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		a.actions.Close()
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (a *artifacts) rewrite(red *redact.Redactor) {
 		}
 		if out := red.String(string(b)); out != string(b) {
 			tmp := p + ".tmp"
-			if os.WriteFile(tmp, []byte(out), 0o644) == nil {
+			if os.WriteFile(tmp, []byte(out), 0o600) == nil {
 				_ = os.Rename(tmp, p)
 			}
 		}
@@ -218,7 +218,7 @@ func (a *artifacts) screenshot(name string, png []byte) string {
 		return ""
 	}
 	p := filepath.Join(a.dir, name)
-	if os.WriteFile(p, png, 0o644) != nil {
+	if os.WriteFile(p, png, 0o600) != nil {
 		return ""
 	}
 	a.mu.Lock()

@@ -29,7 +29,7 @@ func (r *replacer) write(b []byte) error {
 	tmp := r.path + ".tmp"
 	if !r.spare || overwrite(tmp, b) != nil {
 		r.spare = false
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		if err := os.WriteFile(tmp, b, 0o600); err != nil {
 			return err
 		}
 	}

@@ -306,7 +306,7 @@ func (h *handler) serve(rt Route) http.Handler {
 			m = m.WithClock(func() time.Time { return t })
 		}
 		if r.Header.Get(HeaderRun) != "" || r.Header.Get(HeaderModel) != "" || r.Header.Get(HeaderSource) != "" {
-			p, err := provenanceOf(r.Header)
+			p, err := provenanceOf(r.Header, h.red)
 			if err != nil {
 				writeProblem(w, http.StatusBadRequest, err.Error())
 				return
@@ -378,9 +378,10 @@ func (h *handler) serve(rt Route) http.Handler {
 // it is a person (manual) or a program (api, the default), or, naming its
 // run, an agent's run (learned: what a run writes as it goes); never that
 // it is the engine's own seeding or an import (the routes that do those set
-// them).
-func provenanceOf(h http.Header) (engine.Provenance, error) {
-	p := engine.Provenance{Run: h.Get(HeaderRun), Model: h.Get(HeaderModel), Source: engine.SourceAPI}
+// them). The run and model pass through red as a body does: they are
+// stored with every record and a key pasted into them must not be.
+func provenanceOf(h http.Header, red *redact.Redactor) (engine.Provenance, error) {
+	p := engine.Provenance{Run: red.String(h.Get(HeaderRun)), Model: red.String(h.Get(HeaderModel)), Source: engine.SourceAPI}
 	if v := h.Get(HeaderSource); v != "" {
 		src, err := engine.ParseSource(v)
 		if err != nil {

@@ -116,7 +116,7 @@ func NewJSONL(w io.Writer) *JSONL { return &JSONL{w: w} }
 
 // AppendFile opens path for appending events, creating it if needed.
 func AppendFile(path string) (*JSONL, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("events file: %w", err)
 	}

@@ -150,6 +150,12 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !opts.ReadOnly {
+		if err := privateDirs(dataDir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("memory: data dir: %w", err)
+		}
+	}
 	if opts.ReadOnly {
 		var current bool
 		current, err = keyspace.Check(ctx, db)
@@ -177,6 +183,29 @@ func Open(ctx context.Context, dataDir string, opts Options) (*Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// privateDirs tightens the data dir and its run folders' parents (runs/,
+// ns/) to 0700 when an older engine made them looser: the dir then admits
+// no other user to any file under it. New files are made private where
+// they are written (badger's by kv/badger, a run's by the agent).
+func privateDirs(dataDir string) error {
+	for _, d := range []string{dataDir, filepath.Join(dataDir, "runs"), filepath.Join(dataDir, "ns")} {
+		fi, err := os.Lstat(d)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()&0o700); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // settled returns ErrOpenDue unless the schema is current and the seeds

@@ -63,6 +63,7 @@ type store struct {
 	gcDone   sync.WaitGroup
 	isClosed atomic.Bool
 	closed   sync.Once
+	readOnly bool
 }
 
 // Open opens (creating if needed) the store in dir. It holds an exclusive
@@ -120,9 +121,14 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		}
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
-	s := &store{db: db, dir: dir, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0)}
+	s := &store{db: db, dir: dir, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0), readOnly: opts.ReadOnly}
 	if !opts.ReadOnly {
 		s.space = newSpaceGuard(dir, opts.MinFree)
+		if err := Private(dir); err != nil {
+			db.Close()
+			lock.release()
+			return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+		}
 	}
 	// Finish an atomic write (Apply) that a crash interrupted.
 	if _, err := kv.Recover(ctx, s); err != nil {
@@ -176,6 +182,11 @@ func (s *store) gcLoop(every time.Duration) {
 		case <-t.C:
 			for s.db.RunValueLogGC(0.5) == nil {
 			}
+			// Tables and logs made since the last tick become private
+			// (the directory, 0700, admits no one else meanwhile).
+			if s.dir != "" {
+				_ = Private(s.dir)
+			}
 		}
 	}
 }
@@ -219,6 +230,13 @@ func (s *store) Close() error {
 		s.gcDone.Wait()
 		if cerr := s.db.Close(); cerr != nil {
 			err = fmt.Errorf("kv: close: %w", cerr)
+		}
+		// Files badger made while open are private at rest whatever the
+		// process's umask was.
+		if !s.readOnly && s.dir != "" {
+			if perr := Private(s.dir); perr != nil && err == nil {
+				err = fmt.Errorf("kv: close: %w", perr)
+			}
 		}
 		if s.lock != nil {
 			s.lock.release()

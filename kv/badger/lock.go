@@ -51,11 +51,11 @@ type dirLock struct{ f *os.File }
 // retrying until timeout. The kernel drops the flock when the process dies,
 // so a kill -9 never leaves a stale lock behind.
 func acquireDirLock(ctx context.Context, dir string, timeout time.Duration) (*dirLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("kv: create data dir: %w", err)
 	}
 	path := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("kv: open lock file: %w", err)
 	}
@@ -108,4 +108,49 @@ func commandLine() string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// Private makes dir readable by its owner only: the directory 0700 and
+// every regular file directly in it 0600, when looser. Badger creates its
+// files with the process's umask (often 0644), so Open and Close apply it
+// after badger has made or changed its files, and a dir an older engine
+// created 0755 is tightened on its next open.
+func Private(dir string) error {
+	if err := tighten(dir, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := tighten(filepath.Join(dir, e.Name()), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tighten removes from path's mode every permission bit that max lacks;
+// a mode already within max, or a file gone, is left alone.
+func tighten(path string, max os.FileMode) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	perm := fi.Mode().Perm()
+	if perm&^max == 0 {
+		return nil
+	}
+	// Badger may remove a file meanwhile (a compaction): nothing to do.
+	if err := os.Chmod(path, perm&max); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("make %s private: %w", path, err)
+	}
+	return nil
 }

@@ -349,7 +349,7 @@ sequences:
 						runErr = fmt.Errorf("case %s, repeat %d, %s: copying the memory of %s: %w", cs.Name, rep, st.stage, st.from, err)
 						break sequences
 					}
-				} else if err := os.MkdirAll(r.DataDir, 0o755); err != nil {
+				} else if err := os.MkdirAll(r.DataDir, 0o700); err != nil {
 					runErr = err
 					break sequences
 				}
