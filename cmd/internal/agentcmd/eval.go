@@ -150,7 +150,6 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 	f.llm = spec
 	provider, _, _ := loader.ParseSpec(spec)
 	scripted := provider == "scripted"
-	var ecases []eval.Case
 	for _, c := range cases {
 		cf := f.forCase(c)
 		if scripted && cf.rules == "" && os.Getenv("ENGINE_LLM_RULES") == "" {
@@ -159,14 +158,13 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 		if err := cf.check(); err != nil {
 			return fmt.Errorf("--cases %s: case %s: %w", f.cases, c.Name, err)
 		}
-		ecases = append(ecases, eval.Case{Name: c.Name, Goal: c.Goal, URL: c.URL, Rules: c.Rules, MaxSteps: c.MaxSteps})
 	}
 	cfg := eval.Config{
-		Cases: ecases, Arms: arms, Repeats: ef.repeats, WarmRuns: ef.warmRuns, Out: ef.out,
+		Cases: cases, Arms: arms, Repeats: ef.repeats, WarmRuns: ef.warmRuns, Out: ef.out,
 		LLM: spec, Browser: f.browser, EngineVersion: strings.TrimPrefix(cli.ReadBuildInfo().String(), "engine "),
 		Scripted: scripted,
 		Run: func(ctx context.Context, r eval.Run) (eval.Outcome, error) {
-			rf := f.forCase(suiteCase{Name: r.Case.Name, Goal: r.Case.Goal, URL: r.Case.URL, Rules: r.Case.Rules, MaxSteps: r.Case.MaxSteps})
+			rf := f.forCase(r.Case)
 			rf.noMemory, rf.replay, rf.quiet = r.NoMemory, r.Replay, true
 			res, err := a.runOnce(ctx, rf, r.DataDir)
 			if err != nil {
@@ -209,20 +207,6 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 		return fmt.Errorf("%w: --fail-if holds: %s", cli.ErrCheck, strings.Join(held, "; "))
 	}
 	return nil
-}
-
-// forCase is the run flags of case c: its goal, url, rules and max_steps
-// over the evaluation's.
-func (f runFlags) forCase(c suiteCase) runFlags {
-	cf := f
-	cf.cases, cf.goal, cf.url = "", c.Goal, c.URL
-	if c.Rules != "" {
-		cf.rules = c.Rules
-	}
-	if c.MaxSteps > 0 {
-		cf.maxSteps = c.MaxSteps
-	}
-	return cf
 }
 
 // evalProgress shows each run: a bar with the ETA on a terminal, a line a

@@ -421,6 +421,20 @@ func (a *app) approver() agent.Approver {
 // suiteCase is one case of a --cases file.
 type suiteCase = suite.Case
 
+// forCase is the run flags of case c: its goal, url, rules and max_steps
+// over the command's.
+func (f runFlags) forCase(c suiteCase) runFlags {
+	cf := f
+	cf.cases, cf.goal, cf.url = "", c.Goal, c.URL
+	if c.Rules != "" {
+		cf.rules = c.Rules
+	}
+	if c.MaxSteps > 0 {
+		cf.maxSteps = c.MaxSteps
+	}
+	return cf
+}
+
 func readCases(path string) ([]suiteCase, error) {
 	b, err := engine.ReadInputFile(path, engine.MaxInputFile)
 	if err != nil {
@@ -461,14 +475,7 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 	var rows []row
 	failed := 0
 	for i, c := range cases {
-		cf := f
-		cf.cases, cf.goal, cf.url = "", c.Goal, c.URL
-		if c.Rules != "" {
-			cf.rules = c.Rules
-		}
-		if c.MaxSteps > 0 {
-			cf.maxSteps = c.MaxSteps
-		}
+		cf := f.forCase(c)
 		cf.quiet = true
 		dir := base
 		if f.isolation == "per-run" {

@@ -8,16 +8,12 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engine-dev/engine/engine/agent/eval"
 )
 
-// Case is one case of a --cases file.
-type Case struct {
-	Name     string `json:"name"`
-	Goal     string `json:"goal"`
-	URL      string `json:"url"`
-	Rules    string `json:"rules,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty"`
-}
+// Case is one case of a --cases file: the task engine eval runs too.
+type Case = eval.Case
 
 // MaxName bounds a case's name, which names its data dir under
 // --memory-isolation per-run.
