@@ -32,6 +32,7 @@ import (
 
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/server/service"
 )
 
 // Unmatched is the route of a request no pattern matched: a made-up path,
@@ -140,22 +141,12 @@ func (m *Metrics) LockWait(exclusive bool, waited time.Duration) {
 func (m *Metrics) ConnState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
-		l := listenerOf(c)
+		l := service.Listener(c)
 		m.accepted.WithLabelValues(l).Inc()
 		m.conns.WithLabelValues(l).Inc()
 	case http.StateClosed, http.StateHijacked:
-		m.conns.WithLabelValues(listenerOf(c)).Dec()
+		m.conns.WithLabelValues(service.Listener(c)).Dec()
 	}
-}
-
-// listenerOf is "unix" or "tcp": the network c was accepted on, told by
-// its address so a connection the server wraps (its connection cap) is
-// told right too.
-func listenerOf(c net.Conn) string {
-	if a := c.LocalAddr(); a != nil && a.Network() == "unix" {
-		return "unix"
-	}
-	return "tcp"
 }
 
 // Middleware counts and times every request and writes its access log line

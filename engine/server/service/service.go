@@ -476,13 +476,22 @@ type connKey struct{}
 // token (the socket's mode is their authentication).
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	ctx = context.WithValue(ctx, connKey{}, c)
+	if Listener(c) == "unix" {
+		return context.WithValue(ctx, viaUnixKey{}, true)
+	}
+	return ctx
+}
+
+// Listener is "unix" or "tcp": which of a server's listeners accepted c
+// (a connection it wraps, under the connection cap, included).
+func Listener(c net.Conn) string {
 	if lc, ok := c.(*limitConn); ok {
 		c = lc.Conn
 	}
 	if _, ok := c.(*net.UnixConn); ok {
-		return context.WithValue(ctx, viaUnixKey{}, true)
+		return "unix"
 	}
-	return ctx
+	return "tcp"
 }
 
 type viaUnixKey struct{}
