@@ -26,6 +26,10 @@ func TestStringShapes(t *testing.T) {
 		{"ANTHROPIC_API_KEY is " + anth, "ANTHROPIC_API_KEY is [redacted]"},
 		{"stripe sk_live_51H7xQ2LkT9Zr3 and rk_live_51H7xQ2LkT9Zr3 and pk_live_51H7xQ2LkT9Zr3", "stripe [redacted] and [redacted] and [redacted]"},
 		{"aws AKIAIOSFODNN7EXAMPLE.", "aws [redacted]."},
+		{"id#xAKIAIOSFODNN7EXAMPLE", "id#x[redacted]"}, // glued to the text before it
+		{"fooASIAIOSFODNN7EXAMPLE bar", "foo[redacted] bar"},
+		{"https://x.test/login?pw=hunter2secret&x=1", "https://x.test/login?pw=[redacted]&x=1"},
+		{"https://x.test/?user=bob&passcode=998877&pin=4321", "https://x.test/?user=bob&passcode=[redacted]&pin=[redacted]"},
 		{"gh ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R end", "gh [redacted] end"},
 		{"gh github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "gh [redacted]"},
 		{"slack xoxb-123456789012-abcdefghijkl", "slack [redacted]"},

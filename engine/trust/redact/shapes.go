@@ -51,7 +51,10 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			any:  bitDash | bitUnder | bitA,
 			gate: keyGate,
-			re:   lazy(`\b(?:sk-[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,})`),
+			// An AWS key id has a fixed length and an upper-case prefix of its
+			// own, so it is found glued to the text before it ("#xAKIA…");
+			// the others need a word boundary before them.
+			re: lazy(`\b(?:sk-[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,})|(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
 			repl: func(s string, m []int) string {
 				if !hasDigit(s[m[0]:m[1]]) { // sk-learn-for-beginners-tutorial is a slug
 					return s[m[0]:m[1]]
@@ -90,7 +93,7 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			all:  bitEq | bitQuery,
 			at:   queryAt,
-			re:   lazy(`^(?i)([?&#;](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key|password|passwd|pwd|pass|secret|client_secret|sig|signature|auth|session|sessionid|session_id|sid|code|otp|jwt|x-amz-signature|x-amz-credential|x-amz-security-token)=)([^&#\s"'<>\[\]\\]+)`),
+			re:   lazy(`^(?i)([?&#;](?:` + strings.Join(queryNameList, "|") + `)=)([^&#\s"'<>\[\]\\]+)`),
 			repl: keep1,
 		},
 		// Assignments: password=x, "api_key": "x", X-Api-Key: x, ssn: x,
@@ -220,10 +223,14 @@ func queryAt(s string, i int) int {
 	}
 }
 
+// queryNameList are the URL parameters whose values are secret, as the
+// rule's expression and queryAt both read them.
+var queryNameList = strings.Fields("access_token refresh_token id_token auth_token token api_key apikey api-key key password passwd pwd pw pass passcode passphrase pin secret client_secret sig signature auth session sessionid session_id sid code otp jwt x-amz-signature x-amz-credential x-amz-security-token")
+
 // queryNames are the parameters whose values queryAt's rule removes.
 var queryNames = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range strings.Fields("access_token refresh_token id_token auth_token token api_key apikey api-key key password passwd pwd pass secret client_secret sig signature auth session sessionid session_id sid code otp jwt x-amz-signature x-amz-credential x-amz-security-token") {
+	for _, n := range queryNameList {
 		m[n] = true
 	}
 	return m
