@@ -49,7 +49,8 @@ there and go through it instead of opening the data dir themselves.
 With --listen it also serves TCP. TCP requests need the bearer token in
 <data-dir>/serve.token (created on the first start with --listen, and printed
 once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
-ENGINE_TOKEN. It prints the inspector's URL with the token
+ENGINE_TOKEN. An address other hosts reach (0.0.0.0, a LAN address) also
+needs --allow-remote: the token travels in clear, so put TLS in front. It prints the inspector's URL with the token
 (http://HOST:PORT/?token=...): opening it in a browser starts a session (a
 cookie holding a random id, not the token, for 12 hours or until the server
 stops) that opens the inspector's pages and actions, and nothing else: /v1/,
@@ -83,6 +84,7 @@ is closed and the socket removed. --events logs every request's memory events.`,
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
+	c.Flags().BoolVar(&limits.allowRemote, "allow-remote", false, "allow --listen on an address other hosts reach (put TLS in front: the token travels in clear)")
 	c.Flags().StringVar(&logFormat, "log-format", "text", "write the server's log lines (one per request) as `FORMAT`: text or json")
 	c.Flags().IntVar(&limits.maxConns, "max-conns", service.DefaultMaxConns, "serve at most `N` connections at once; more wait until one closes")
 	c.Flags().DurationVar(&limits.bodyIdle, "body-idle-timeout", api.DefaultBodyIdleTimeout, "answer 408 to a request whose body pauses this `long`")
@@ -109,6 +111,8 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 type serveLimits struct {
 	maxConns                      int
 	bodyIdle, body, request, lock time.Duration
+	// allowRemote lets --listen take a non-loopback address.
+	allowRemote bool
 }
 
 // defaultServeLimits are the limits of a server started without the flags
@@ -194,7 +198,7 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 		_, pattern := mux.Handler(r)
 		return pattern == "/"
 	}
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector})
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector, AllowRemote: limits.allowRemote})
 	if err != nil {
 		return err
 	}

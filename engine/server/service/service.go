@@ -80,8 +80,10 @@ var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 type Options struct {
 	// Listen, when set, also serves TCP on this address (127.0.0.1:PORT;
 	// port 0 picks one, see Server.Addr). TCP requests need the bearer
-	// token.
+	// token. A non-loopback address is refused unless AllowRemote.
 	Listen string
+	// AllowRemote allows Listen on an address other hosts reach.
+	AllowRemote bool
 	// Logger receives the server's lines (socket replaced or re-created,
 	// forced shutdown, http.Server errors); nil discards them.
 	Logger *slog.Logger
@@ -202,6 +204,15 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		ConnContext:       s.connContext,
 		ConnState:         s.connState,
 	}
+	if opts.Listen != "" && !opts.AllowRemote {
+		// Refused before the token is made: bad input writes nothing.
+		if host, _, err := net.SplitHostPort(opts.Listen); err == nil {
+			if ip := net.ParseIP(host); host == "" || ip != nil && !ip.IsLoopback() {
+				cancel()
+				return nil, remoteErr(opts.Listen, ip)
+			}
+		}
+	}
 	if opts.Listen != "" {
 		tok, created, err := EnsureToken(dataDir)
 		if err != nil {
@@ -210,15 +221,20 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		}
 		s.token, s.tokenCreated = tok, created
 		auth.setToken(tok)
-		ln, err := net.Listen("tcp", opts.Listen)
+		ln, err := net.Listen(listenNetwork(opts.Listen), opts.Listen)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("memory server: listen on %s: %w", opts.Listen, err)
 		}
-		s.tcp = ln
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			if !opts.AllowRemote { // a host name that resolved to a remote address
+				ln.Close()
+				cancel()
+				return nil, remoteErr(opts.Listen, ta.IP)
+			}
 			log.Warn("memory server listens on a non-loopback address without TLS: the bearer token travels in clear", "addr", ln.Addr().String())
 		}
+		s.tcp = ln
 	}
 	ln, id, err := s.listenUnix()
 	if err != nil {
@@ -230,6 +246,30 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	s.unix, s.unixID = ln, id
 	return s, nil
+}
+
+// remoteErr refuses to listen on a non-loopback address without
+// Options.AllowRemote.
+func remoteErr(addr string, ip net.IP) error {
+	what := "every address"
+	if ip != nil && !ip.IsUnspecified() {
+		what = ip.String()
+	}
+	return engine.Invalidf("memory server", "--listen %s serves %s, not only loopback: anyone who reaches it may try the token, which travels in clear. "+
+		"Serve 127.0.0.1:PORT behind a TLS reverse proxy, or pass --allow-remote", addr, what)
+}
+
+// listenNetwork is "tcp4" for an IPv4 address (0.0.0.0 binds IPv4 only,
+// not every IPv6 address too), else "tcp".
+func listenNetwork(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "tcp"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
+		return "tcp4"
+	}
+	return "tcp"
 }
 
 // SocketPath is the unix socket the server listens on.

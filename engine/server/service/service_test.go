@@ -239,6 +239,30 @@ func TestTokenFileOthersCanReadIsRefused(t *testing.T) {
 	}
 }
 
+// TestRemoteListenNeedsAllowRemote checks that an address other hosts
+// reach is refused, before anything is written, unless AllowRemote; and
+// that 0.0.0.0 then binds IPv4 only.
+func TestRemoteListenNeedsAllowRemote(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		dir := t.TempDir()
+		_, err := service.Open(context.Background(), dir, hello, service.Options{Listen: addr})
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "--allow-remote") || !strings.Contains(err.Error(), "not only loopback") {
+			t.Fatalf("listen %s: %v", addr, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("listen %s refused but wrote %v", addr, ents)
+		}
+	}
+	s, err := service.Open(context.Background(), t.TempDir(), hello, service.Options{Listen: "0.0.0.0:0", AllowRemote: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ta := s.Addr().(*net.TCPAddr); ta.IP.To4() == nil {
+		t.Fatalf("0.0.0.0 bound %s, not IPv4 only", ta)
+	}
+}
+
 func TestStaleSocketIsReplaced(t *testing.T) {
 	dir := t.TempDir()
 	staleSocket(t, service.SocketPath(dir))
