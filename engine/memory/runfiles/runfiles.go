@@ -43,6 +43,11 @@ func Dir(runsDir, id string) (string, error) {
 	if filepath.Dir(dir) != filepath.Clean(runsDir) || filepath.Base(dir) != id {
 		return "", fmt.Errorf("run id %q does not name a folder inside %s", id, runsDir)
 	}
+	// A link would lead readers (the inspector, engine runs) out of the
+	// data dir: a run's folder is a folder of its own, or nothing.
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("the folder of run %s is not a plain folder (%s): refused: %w", id, fi.Mode().Type(), os.ErrNotExist)
+	}
 	return dir, nil
 }
 
@@ -142,7 +147,7 @@ type Retry struct {
 // skipped. A run that left no log gives an error satisfying
 // errors.Is(err, os.ErrNotExist).
 func Records(dir string, max int) (steps []Record, more bool, err error) {
-	err = eachLine(filepath.Join(dir, ActionsFile), func(b []byte) bool {
+	err = eachLine(dir, ActionsFile, func(b []byte) bool {
 		var s Record
 		if json.Unmarshal(b, &s) != nil {
 			return true
@@ -161,7 +166,7 @@ func Records(dir string, max int) (steps []Record, more bool, err error) {
 // A run that left no llm.jsonl gives an error satisfying
 // errors.Is(err, os.ErrNotExist).
 func Calls(dir string, max int) (calls []Call, more bool, err error) {
-	err = eachLine(filepath.Join(dir, LLMFile), func(b []byte) bool {
+	err = eachLine(dir, LLMFile, func(b []byte) bool {
 		var c Call
 		if json.Unmarshal(b, &c) != nil {
 			return true
@@ -176,10 +181,11 @@ func Calls(dir string, max int) (calls []Call, more bool, err error) {
 	return calls, more, err
 }
 
-// eachLine calls fn with each line of the file at path until fn returns
-// false.
-func eachLine(path string, fn func([]byte) bool) error {
-	f, err := os.Open(path)
+// eachLine calls fn with each line of the file name of the run folder dir
+// until fn returns false. The file must be the folder's own (OpenFile).
+func eachLine(dir, name string, fn func([]byte) bool) error {
+	path := filepath.Join(dir, name)
+	f, _, err := OpenFile(dir, name)
 	if err != nil {
 		return err
 	}
@@ -255,7 +261,7 @@ func Summarize(dir string) (Summary, error) {
 		return s, err
 	}
 	s.count(steps)
-	err = eachLine(filepath.Join(dir, LLMFile), func(b []byte) bool {
+	err = eachLine(dir, LLMFile, func(b []byte) bool {
 		var c summaryOfCall
 		if json.Unmarshal(b, &c) != nil {
 			return true

@@ -258,6 +258,27 @@ func TestRunFilesStayInTheRunFolder(t *testing.T) {
 	}
 }
 
+// TestSymlinkedRunFolderIsNotFollowed checks that a run folder that is a
+// link (out of the data dir) is neither served nor read for the run page.
+func TestSymlinkedRunFolderIsNotFollowed(t *testing.T) {
+	w := newWorld(t)
+	w.fill(t)
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Rename(filepath.Join(w.runsDir, "run_cold"), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(w.runsDir, "run_cold")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := w.get(t, "/runs/run_cold/files/error-step-03.png"); code == 200 || strings.Contains(body, "PNG") {
+		t.Errorf("a file of a linked run folder: %d", code)
+	}
+	code, _, body := w.get(t, "/runs/run_cold")
+	if strings.Contains(body, "element is covered by another element") || strings.Contains(body, `id="step-1"`) {
+		t.Errorf("the run page read the linked folder's steps (%d)", code)
+	}
+}
+
 func TestRemoteInspectorSaysWhereRunFilesAre(t *testing.T) {
 	w := newWorld(t)
 	w.fill(t)
