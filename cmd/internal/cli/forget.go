@@ -26,8 +26,8 @@ trajectories, session history, runs and their planner histories. The site
 is the domain's registrable domain: forgetting www.example.com forgets
 example.com and every subdomain. Lessons bound to no site stay.
 
-Without --yes nothing is dropped: the command lists what would be and
-exits with status 2.`,
+Without --yes nothing is dropped: the command lists what would be (a dry
+run, exit status 0) and says to add --yes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
@@ -44,7 +44,8 @@ exits with status 2.`,
 					} else {
 						fmt.Fprintf(a.Stdout, "would forget %s (and its subdomains): %s\n", s.Site, s)
 					}
-					return Usagef("nothing forgotten: add --yes to forget %s", s.Site)
+					fmt.Fprintf(a.Stderr, "nothing forgotten: add --yes to forget %s\n", s.Site)
+					return nil
 				}
 				s, err := m.Forget(ctx, host, false)
 				if err != nil {
