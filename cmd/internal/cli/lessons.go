@@ -291,7 +291,8 @@ func (a *App) queryLessonsCommand() *cobra.Command {
 		Use:   "lessons",
 		Short: "List lessons (Tier 1 first, then by use)",
 		Long: `List lessons: Tier 1 first, then by use. With --max N, at most N, and when
-more remain the cursor of the rest goes to stderr (give it to --cursor).
+more remain the cursor of the rest goes to stderr (give it to --cursor); with
+--json a page (--max or --cursor) is {"items": [...], "next_cursor": ...}.
 The list is read a page at a time; --json prints it as it comes.
 
 --trust trusted lists the trusted lessons (seeds, a person's, approved, or
@@ -375,8 +376,14 @@ left out of recall until a run learns them again. It takes --domain only.`,
 				var next string
 				if asJSON {
 					out := newJSONArray(a.Stdout)
+					if max > 0 || f.Cursor != "" {
+						out = newJSONPage(a.Stdout)
+					}
 					if next, err = m.EachLesson(cmd.Context(), f, max, func(l lesson.Lesson) error { return out.add(l) }); err != nil {
 						return err
+					}
+					if out.paged {
+						return out.closePage(next) // the cursor is in the output
 					}
 					err = out.close()
 				} else {

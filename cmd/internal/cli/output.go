@@ -56,37 +56,69 @@ func Truncate(s string, n int) string {
 }
 
 // jsonArray streams a JSON array in PrintJSON's form, an item at a time,
-// so a long list is printed as its pages arrive instead of held whole.
+// so a long list is printed as its pages arrive instead of held whole. A
+// page (newJSONPage) is the array inside {"items": [...], "next_cursor"}.
 type jsonArray struct {
-	w io.Writer
-	n int
+	w     io.Writer
+	n     int
+	paged bool
 }
 
 func newJSONArray(w io.Writer) *jsonArray { return &jsonArray{w: w} }
 
+// newJSONPage streams {"items": [...], "next_cursor": ...}: the form of a
+// list asked for a page at a time (--max, --limit), so a program reads
+// the cursor of the rest from the same output.
+func newJSONPage(w io.Writer) *jsonArray { return &jsonArray{w: w, paged: true} }
+
 // add writes one item.
 func (a *jsonArray) add(v any) error {
+	indent := "  "
+	if a.paged {
+		indent = "    "
+	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
-	enc.SetIndent("  ", "  ")
+	enc.SetIndent(indent, "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	sep := ",\n  "
+	sep := ",\n" + indent
 	if a.n == 0 {
-		sep = "[\n  "
+		sep = "[\n" + indent
+		if a.paged {
+			sep = "{\n  \"items\": " + sep
+		}
 	}
 	a.n++
 	_, err := io.WriteString(a.w, sep+strings.TrimSuffix(b.String(), "\n"))
 	return err
 }
 
-// close ends the array.
-func (a *jsonArray) close() error {
+// close ends the array (a page without a cursor: nothing remains).
+func (a *jsonArray) close() error { return a.closePage("") }
+
+// closePage ends the array, and a page with next as its cursor ("": null,
+// nothing remains).
+func (a *jsonArray) closePage(next string) error {
 	end := "\n]\n"
+	if a.paged {
+		end = "\n  ]"
+	}
 	if a.n == 0 {
 		end = "[]\n"
+		if a.paged {
+			end = "{\n  \"items\": []"
+		}
+	}
+	if a.paged {
+		cur := "null"
+		if next != "" {
+			b, _ := json.Marshal(next)
+			cur = string(b)
+		}
+		end += ",\n  \"next_cursor\": " + cur + "\n}\n"
 	}
 	_, err := io.WriteString(a.w, end)
 	return err

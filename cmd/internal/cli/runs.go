@@ -31,7 +31,7 @@ func (f *runFilterFlags) add(c *cobra.Command) {
 	fl.StringVar(&f.domain, "domain", "", "runs on this domain and its subdomains")
 	fl.StringVar(&f.status, "status", "", "running, completed, failed or crashed (running, but its process is gone)")
 	fl.StringVar(&f.session, "session", "", "runs of this session id")
-	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first); the cursor of the rest goes to stderr")
+	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first); the cursor of the rest goes to stderr (with --json: {\"items\", \"next_cursor\"})")
 	fl.StringVar(&f.cursor, "cursor", "", "go on where a --limit list stopped")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }
@@ -52,8 +52,14 @@ func (a *App) listRuns(ctx context.Context, f runFilterFlags) (err error) {
 		var next string
 		if f.asJSON {
 			out := newJSONArray(a.Stdout)
+			if f.limit > 0 || f.cursor != "" {
+				out = newJSONPage(a.Stdout)
+			}
 			if next, err = k.EachRun(ctx, filter, f.cursor, f.limit, func(m run.Manifest) error { return out.add(m) }); err != nil {
 				return err
+			}
+			if out.paged {
+				return out.closePage(next) // the cursor is in the output
 			}
 			err = out.close()
 		} else {
