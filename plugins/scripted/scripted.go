@@ -72,6 +72,12 @@ func Parse(data []byte) (*Rules, error) {
 	dec.DisallowUnknownFields()
 	var r Rules
 	if err := dec.Decode(&r); err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, errors.New(`scripted rules: the file is empty: want {"rules": [...]}`)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("scripted rules: the JSON ends before it is whole (a file cut short?): %w", err)
+		}
 		return nil, fmt.Errorf("scripted rules: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {

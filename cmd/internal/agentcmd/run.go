@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +28,7 @@ import (
 	"github.com/engine-dev/engine/engine/trust/redact"
 	llmplugin "github.com/engine-dev/engine/plugins/llm"
 	"github.com/engine-dev/engine/plugins/loader"
+	"github.com/engine-dev/engine/plugins/scripted"
 )
 
 func init() {
@@ -198,10 +201,12 @@ func (f *runFlags) check() error {
 		}
 	}
 	if f.rules != "" {
-		// The scripted plugin reads it in another process; a missing file
-		// is the caller's mistake, said here rather than as a plugin failure.
-		if _, err := os.Stat(f.rules); err != nil {
-			return cli.Usagef("--rules: %v", err)
+		// The scripted plugin reads it in another process; a missing,
+		// empty or malformed file is the caller's mistake, said here
+		// (exit 2, before a run is registered) rather than as a plugin
+		// failure.
+		if _, err := scripted.Load(f.rules); err != nil {
+			return cli.Usagef("--rules %s: %v", f.rules, strings.TrimPrefix(err.Error(), "scripted rules: "))
 		}
 	}
 	return nil
@@ -229,6 +234,11 @@ func checkURL(u string) error {
 		scheme, rest, ok := strings.Cut(u, ":")
 		if !ok || scheme == "" || strings.ContainsAny(scheme, "./") || (rest != "" && rest[0] >= '0' && rest[0] <= '9') {
 			return cli.Usagef("--url %q: give a full URL, such as https://%s", u, u)
+		}
+	}
+	if pu, err := url.Parse(u); err == nil && pu.Port() != "" {
+		if n, err := strconv.Atoi(pu.Port()); err != nil || n < 1 || n > 65535 {
+			return cli.Usagef("--url %s: port %s is not a port (1 to 65535)", u, pu.Port())
 		}
 	}
 	return nil
