@@ -482,6 +482,14 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 		err error
 		dir string
 	}
+	// Every case is checked before the first runs: a bad rules file or
+	// start URL in the tenth case is exit 2 with nothing run.
+	for _, c := range cases {
+		cf := f.forCase(c)
+		if err := cf.check(); err != nil {
+			return fmt.Errorf("--cases %s: case %s: %w", f.cases, c.Name, err)
+		}
+	}
 	var rows []row
 	failed := 0
 	for i, c := range cases {
