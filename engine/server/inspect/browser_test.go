@@ -144,11 +144,31 @@ func TestInBrowser(t *testing.T) {
 	b := newBrowser(t)
 
 	// Every page loads without a console error; each is saved as a picture.
+	// On a 1280 px wide screen no page is wider than the screen: a wide
+	// table scrolls inside its box instead of pushing its last columns off
+	// the page.
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []struct{ path, name string }{
 		{"/", "runs"}, {"/lessons", "lessons"}, {"/facts", "facts"}, {"/selectors", "selectors"},
 		{"/trajectories", "trajectories"}, {"/sessions", "sessions"}, {"/runs/run_cold", "run"}, {"/runs/run_fork", "run-planner"},
 	} {
 		b.open(t, w.srv.URL+p.path)
+		over, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over > 0 {
+			t.Errorf("%s is %d px wider than a 1280 px screen", p.path, over)
+		}
+		outside, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("table")].filter(t => !t.parentElement.classList.contains("wide")).length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if outside > 0 {
+			t.Errorf("%s: %d tables outside a scrolling box", p.path, outside)
+		}
 		b.shot(t, p.name)
 	}
 

@@ -230,6 +230,24 @@ func TestRunPage(t *testing.T) {
 	}
 }
 
+// TestStepsCountedAsTheCLICountsThem checks that the inspector's step
+// count is the run's turn count (what engine run, engine demo and engine
+// runs print), the finishing turn included, not the turns that acted.
+func TestStepsCountedAsTheCLICountsThem(t *testing.T) {
+	w := newWorld(t)
+	w.fill(t)
+	_, _, body := w.get(t, "/runs")
+	row := body[strings.Index(body, `<tr data-id="run_cold">`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, `<td class="num">10</td>`) {
+		t.Errorf("run_cold's row (10 turns, 9 that acted) does not say 10 steps:\n%s", row)
+	}
+	_, _, body = w.get(t, "/runs/run_cold")
+	if !strings.Contains(body, "<dt>Steps</dt><dd>10 (") {
+		t.Errorf("run_cold's page does not say 10 steps")
+	}
+}
+
 func TestRunFilesStayInTheRunFolder(t *testing.T) {
 	w := newWorld(t)
 	w.fill(t)
