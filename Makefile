@@ -5,7 +5,7 @@ BIN     := bin/engine
 AGENT   := bin/engine-agent
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench bench-check stress fuzz clean
+.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench bench-check stress fuzz load clean
 
 STATICCHECK_VERSION := v0.8.2
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
@@ -74,6 +74,13 @@ bench-check:
 ## stress: the timing-exposed tests, 20 rounds, with every core kept busy (STRESS_COUNT, STRESS_RUN, STRESS_PKGS)
 stress: deps
 	sh scripts/stress.sh
+
+## load: a served memory under 20 clients' mixed load (half writes) at LOAD_LESSONS stored lessons, killed LOAD_KILLS times with SIGKILL and started again; fails if an acknowledged write is missing (scripts/load)
+LOAD_LESSONS ?= 1000,100000
+LOAD_REQUESTS ?= 20000
+LOAD_KILLS ?= 1
+load: build
+	$(GO) run ./scripts/load -engine $(BIN) -lessons $(LOAD_LESSONS) -requests $(LOAD_REQUESTS) -kills $(LOAD_KILLS)
 
 ## fuzz: every fuzz target for FUZZTIME each (default 10s), one after another (scripts/fuzz.sh)
 FUZZTIME ?= 10s
