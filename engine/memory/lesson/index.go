@@ -105,6 +105,98 @@ type hostRef struct {
 	lesson  atomic.Pointer[Lesson]
 }
 
+// hostList is one host range's domain-recall entries in key order (the
+// order a recall takes them in): base, compiled and shared by every copy
+// of the index, and this process's own writes since as an overlay, as a
+// bucket keeps them: gone holds the base keys since replaced or removed,
+// added the entries written since, in key order. A write copies only the
+// overlay, and once the overlay outgrows overlayMax(len(base)) it is
+// folded into a fresh base, so a write costs O(√n) amortised, not the
+// O(n) of copying the list. Never changed once shared: with and without
+// return a new list. A nil *hostList is empty.
+type hostList struct {
+	base  []*hostRef
+	gone  map[string]struct{}
+	added []*hostRef
+}
+
+func keyCmp(h *hostRef, k string) int { return strings.Compare(h.key, k) }
+
+// each calls fn with the entries in key order until fn returns false.
+func (h *hostList) each(fn func(*hostRef) bool) {
+	if h == nil {
+		return
+	}
+	i, j := 0, 0
+	for i < len(h.base) || j < len(h.added) {
+		var ref *hostRef
+		if j == len(h.added) || i < len(h.base) && h.base[i].key < h.added[j].key {
+			ref = h.base[i]
+			i++
+			if _, gone := h.gone[ref.key]; gone {
+				continue
+			}
+		} else {
+			ref = h.added[j]
+			j++
+		}
+		if !fn(ref) {
+			return
+		}
+	}
+}
+
+// overlay is a copy of h whose overlay the caller may change.
+func (h *hostList) overlay() *hostList {
+	if h == nil {
+		return &hostList{}
+	}
+	return &hostList{base: h.base, gone: maps.Clone(h.gone), added: slices.Clone(h.added)}
+}
+
+// drop takes key out of h (a copy the caller owns).
+func (h *hostList) drop(key string) {
+	if i, ok := slices.BinarySearchFunc(h.added, key, keyCmp); ok {
+		h.added = slices.Delete(h.added, i, i+1)
+		return // a base entry of the same key, if any, is gone already
+	}
+	if _, ok := slices.BinarySearchFunc(h.base, key, keyCmp); ok {
+		if h.gone == nil {
+			h.gone = map[string]struct{}{}
+		}
+		h.gone[key] = struct{}{}
+	}
+}
+
+// without is h with the entry of key removed.
+func (h *hostList) without(key string) *hostList {
+	c := h.overlay()
+	c.drop(key)
+	return c.folded()
+}
+
+// with is h with ref in place of any entry of its key.
+func (h *hostList) with(ref *hostRef) *hostList {
+	c := h.overlay()
+	c.drop(ref.key)
+	i, _ := slices.BinarySearchFunc(c.added, ref.key, keyCmp)
+	c.added = slices.Insert(c.added, i, ref)
+	return c.folded()
+}
+
+// folded is h (a copy the caller owns), its overlay folded into a fresh
+// base when it has outgrown overlayMax.
+func (h *hostList) folded() *hostList {
+	if len(h.gone)+len(h.added) <= overlayMax(len(h.base)) {
+		return h
+	}
+	since := time.Now()
+	base := make([]*hostRef, 0, len(h.base)-len(h.gone)+len(h.added))
+	h.each(func(ref *hostRef) bool { base = append(base, ref); return true })
+	countFold(since)
+	return &hostList{base: base}
+}
+
 // copyOf is a copy of the cached lesson l that its caller may change.
 func copyOf(l *Lesson) Lesson {
 	c := *l
@@ -117,7 +209,7 @@ type siteIndex struct {
 	n       int // entries, for the cache's budget
 	gen     string
 	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
-	hosts   map[string][]*hostRef // keyspace.LessonsByHost range → its entries, key order
+	hosts   map[string]*hostList  // keyspace.LessonsByHost range → its entries
 }
 
 // weight is ix's weight in the cache's budget: its entries.
@@ -162,12 +254,11 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 // belongs to is compared rather than made a string for each, and a small
 // bucket's patterns are checked one by one rather than filed by word.
 func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
-	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string][]*hostRef{}}
+	ix := &siteIndex{gen: gen, buckets: map[string]*bucket{}, hosts: map[string]*hostList{}}
 	if part == partHosts {
 		hostRange := keyspace.LessonHostIndex(site)
 		var rng []byte
-		var rngS string
-		var refs []*hostRef
+		var list *hostList
 		var slab []hostRef
 		err := r.Scan(hostRange, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 			if rng == nil || !bytes.HasPrefix(k, rng) {
@@ -175,14 +266,17 @@ func buildIndex(r kv.Reader, site, gen string, part int) (*siteIndex, error) {
 				if !ok {
 					return nil
 				}
-				rngS = string(k[:n]) // k is only valid during the call
-				rng, refs = []byte(rngS), ix.hosts[rngS]
+				rngS := string(k[:n]) // k is only valid during the call
+				rng, list = []byte(rngS), ix.hosts[rngS]
+				if list == nil {
+					list = &hostList{}
+					ix.hosts[rngS] = list
+				}
 			}
 			slab = grow(slab)
 			key := string(k)
 			slab = append(slab, hostRef{key: key, id: idOf(key, k)})
-			refs = append(refs, &slab[len(slab)-1])
-			ix.hosts[rngS] = refs
+			list.base = append(list.base, &slab[len(slab)-1])
 			ix.n++
 			return nil
 		})
@@ -869,23 +963,31 @@ func (s *Store) recallDomain(r kv.Reader, h, site string, dmg *damage) ([]Lesson
 	}
 	var out, late []Lesson // late: unhelpful ones (rankedAppend)
 	for _, d := range domainsOf(h, site) {
-		for _, ref := range ix.hosts[string(keyspace.LessonsByHost(site, d))] {
+		var err error
+		full := false
+		ix.hosts[string(keyspace.LessonsByHost(site, d))].each(func(ref *hostRef) bool {
 			if len(out) == s.opts.MaxRecall {
-				return out, nil
+				full = true
+				return false
 			}
 			if l := ref.lesson.Load(); l != nil {
 				out, late = rankedAppend(out, late, copyOf(l))
-				continue
+				return true
 			}
-			l, err := loadAt(r, site, ref.id)
-			if err != nil {
-				if err := dmg.skip([]byte(ref.key), err); err != nil {
-					return nil, err
-				}
-				continue
+			l, lerr := loadAt(r, site, ref.id)
+			if lerr != nil {
+				err = dmg.skip([]byte(ref.key), lerr)
+				return err == nil
 			}
 			ref.lesson.Store(l)
 			out, late = rankedAppend(out, late, copyOf(l))
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if full {
+			return out, nil
 		}
 	}
 	return withLate(out, late, s.opts.MaxRecall), nil
@@ -973,16 +1075,14 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 		if old != nil && old.Domain != "" {
 			key := string(keyspace.LessonByHost(site, old.Domain, old.UseCount, old.ID))
 			rng := string(keyspace.LessonsByHost(site, old.Domain))
-			out.hosts[rng] = slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
+			out.hosts[rng] = out.hosts[rng].without(key)
 		}
 		if n != nil && n.Domain != "" {
 			key := string(keyspace.LessonByHost(site, n.Domain, n.UseCount, n.ID))
 			rng := string(keyspace.LessonsByHost(site, n.Domain))
-			hs := slices.DeleteFunc(slices.Clone(out.hosts[rng]), func(h *hostRef) bool { return h.key == key })
-			i, _ := slices.BinarySearchFunc(hs, key, func(h *hostRef, k string) int { return strings.Compare(h.key, k) })
 			ref := &hostRef{key: key, id: n.ID}
 			ref.lesson.Store(written(n))
-			out.hosts[rng] = slices.Insert(hs, i, ref)
+			out.hosts[rng] = out.hosts[rng].with(ref)
 		}
 		return out
 	}
