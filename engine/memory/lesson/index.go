@@ -208,8 +208,8 @@ func copyOf(l *Lesson) Lesson {
 type siteIndex struct {
 	n       int // entries, for the cache's budget
 	gen     string
-	buckets map[string]*bucket    // keyspace.LessonsByCommand range → its entries
-	hosts   map[string]*hostList  // keyspace.LessonsByHost range → its entries
+	buckets map[string]*bucket   // keyspace.LessonsByCommand range → its entries
+	hosts   map[string]*hostList // keyspace.LessonsByHost range → its entries
 }
 
 // weight is ix's weight in the cache's budget: its entries.
