@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/engine-dev/engine/engine/domain"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
@@ -238,15 +240,31 @@ func siteIndexAt(r kv.Reader, site string, part int) (*siteIndex, error) {
 	if ix, ok := indexes[part].Get(site, gen); ok {
 		return ix, nil
 	}
-	since := time.Now()
-	ix, err := buildIndex(r, site, gen, part)
-	countBuild(since)
+	// Concurrent misses of one site at one generation share one build:
+	// the generation names the content, so every caller's snapshot holds
+	// the same entries, and a fleet's first recalls of a big site after a
+	// start or another process's write do not each compile it.
+	v, err, _ := builds.Do(strconv.Itoa(part)+"\x00"+site+"\x00"+gen, func() (any, error) {
+		if ix, ok := indexes[part].Get(site, gen); ok {
+			return ix, nil // built while this caller was on its way
+		}
+		since := time.Now()
+		ix, err := buildIndex(r, site, gen, part)
+		countBuild(since)
+		if err != nil {
+			return nil, err
+		}
+		indexes[part].Put(site, gen, ix)
+		return ix, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	indexes[part].Put(site, gen, ix)
-	return ix, nil
+	return v.(*siteIndex), nil
 }
+
+// builds runs one build of a site's index part at a generation at a time.
+var builds singleflight.Group
 
 // buildIndex reads site's error-recall or domain-recall range once. A
 // miss costs this build, so it allocates little per entry: an entry's

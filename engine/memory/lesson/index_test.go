@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -925,5 +928,81 @@ func TestWarmRecallOnBadger(t *testing.T) {
 	}
 	if n := db.Views() - before; n != 0 {
 		t.Errorf("the recall after a use opened %d Views, want 0", n)
+	}
+}
+
+// gatedReader counts reads of a site's generation token and blocks scans
+// until release is closed, so a test holds a build open.
+type gatedReader struct {
+	kv.Reader
+	gens    *atomic.Int64
+	scans   *atomic.Int64
+	scanned chan struct{} // one send per scan begun
+	release chan struct{}
+}
+
+func (g gatedReader) Get(key []byte) ([]byte, error) {
+	v, err := g.Reader.Get(key)
+	if bytes.Equal(key, keyspace.LessonGen(keyspace.Global)) {
+		g.gens.Add(1)
+	}
+	return v, err
+}
+
+func (g gatedReader) Scan(prefix []byte, opts kv.ScanOptions, fn func(k, v []byte) error) error {
+	g.scans.Add(1)
+	g.scanned <- struct{}{}
+	<-g.release
+	return g.Reader.Scan(prefix, opts, fn)
+}
+
+// TestConcurrentMissesShareOneBuild checks that callers that miss one
+// site's index at one generation at the same time share one build
+// instead of each compiling the site: a fleet's first recalls of a big
+// site must not stampede.
+func TestConcurrentMissesShareOneBuild(t *testing.T) {
+	db := badgertest.Open(t)
+	s := New(db, Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	ctx := context.Background()
+	if _, _, err := s.Record(ctx, Lesson{Lesson: "Wait for the spinner.", Category: ErrorRecovery, FailedCommand: "click",
+		ErrorPattern: "spinner still there", Source: SourceLearned, CreatedAt: "2026-03-01"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	indexes[partErrors].Clear()
+	const callers = 6
+	g := gatedReader{gens: new(atomic.Int64), scans: new(atomic.Int64), scanned: make(chan struct{}, callers), release: make(chan struct{})}
+	var wg sync.WaitGroup
+	got := make([]*siteIndex, callers)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := db.View(ctx, func(r kv.Reader) error {
+				rd := g
+				rd.Reader = r
+				var err error
+				got[i], err = siteIndexAt(rd, keyspace.Global, partErrors)
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// Every caller has read the token (and so missed: the one build is
+	// held at its scan) before the build may go on.
+	<-g.scanned
+	for g.gens.Load() < callers {
+		runtime.Gosched()
+	}
+	close(g.release)
+	wg.Wait()
+	if n := g.scans.Load(); n != 1 {
+		t.Fatalf("%d callers missing at once made %d builds, want 1", callers, n)
+	}
+	for i := range got {
+		if got[i] == nil || got[i] != got[0] {
+			t.Fatalf("caller %d got another index", i)
+		}
 	}
 }
