@@ -90,6 +90,7 @@ Environment:
 		root.CompletionOptions.DisableDefaultCmd = true
 	}
 	strictUsage(root)
+	a.addCompletions(root)
 	return root
 }
 
