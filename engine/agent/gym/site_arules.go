@@ -15,14 +15,12 @@ type rulebook struct {
 }
 
 // rbRule is one rule: conditions (substrings of the last message, of the
-// prompt, of the system prompt; how often it may fire) and one tool call.
+// prompt, of the system prompt) and one tool call.
 type rbRule struct {
 	Name      string   `json:"name"`
 	Last      string   `json:"last_contains,omitempty"`
 	Prompt    string   `json:"prompt_contains,omitempty"`
 	System    string   `json:"system_contains,omitempty"`
-	Times     int      `json:"times,omitempty"`
-	Text      string   `json:"text,omitempty"`
 	ToolCalls []rbCall `json:"tool_calls"`
 }
 
