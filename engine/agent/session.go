@@ -223,18 +223,19 @@ func (s *Session) Act(ctx context.Context, st Step) (*Answer, error) {
 	if s.closed {
 		return nil, errClosed
 	}
-	if err := s.openBrowser(ctx); err != nil {
-		return nil, err
-	}
 	start := s.page.URL
 	if st.Kind == engine.ActNavigate {
 		if s.r == nil {
-			// Refused before it opens a run that starts there.
+			// Refused before it starts a browser or opens a run that starts
+			// there.
 			if err := s.cfg.Navigation.Check(ctx, st.Value); err != nil {
 				return nil, err
 			}
 		}
 		start = st.Value
+	}
+	if err := s.openBrowser(ctx); err != nil {
+		return nil, err
 	}
 	r := s.r
 	if r == nil {
