@@ -366,3 +366,94 @@ func waitGone(t *testing.T, pid int) {
 		return
 	}
 }
+
+// bearer adds the token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeMCPBrowser is the same host over /mcp on engine serve
+// --browser chromedp --listen, behind the bearer token: a task with a
+// failed action and its tips, a second session refused a browser by
+// --max-browsers 1, a client without the token refused, and SIGTERM
+// ending the open session's run and browser.
+func TestServeMCPBrowser(t *testing.T) {
+	if !haveChromium() {
+		t.Skip("no chromium")
+	}
+	ctx := context.Background()
+	site := shopSite(t)
+	data := filepath.Join(t.TempDir(), "data")
+	cmd := agentCmd(t, nil, "serve", "--browser", "chromedp", "--allow-private", "--max-browsers", "1", "--listen", "127.0.0.1:0", "--data-dir", data)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var addr, token string
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for addr == "" || token == "" {
+		if !sc.Scan() {
+			t.Fatalf("engine serve ended before serving:\n%s", log.String())
+		}
+		l := sc.Text()
+		log.WriteString(l + "\n")
+		if _, a, ok := strings.Cut(l, " and http://"); ok && addr == "" {
+			addr, _, _ = strings.Cut(a, " ")
+		}
+		if strings.HasPrefix(l, "engine: TCP clients need this token") {
+			if !sc.Scan() {
+				t.Fatal("no token")
+			}
+			token = sc.Text()
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	endpoint := "http://" + addr + "/mcp"
+	connect := func(tok string) (*sdk.ClientSession, error) {
+		hc := &http.Client{Transport: bearer{tok}}
+		return sdk.NewClient(&sdk.Implementation{Name: "http-host"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	}
+	if _, err := connect("wrong"); err == nil {
+		t.Fatal("a client with a wrong token connected")
+	}
+	cs, err := connect(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mcpProc{cs: cs, stderr: &bytes.Buffer{}}
+	out := p.call(t, ctx, "memory_task_start", map[string]any{"goal": demosite.Goal, "url": site}, false)
+	run := runIDOf(t, out)
+	p.call(t, ctx, "browser_navigate", map[string]any{"url": site}, false)
+	out = p.call(t, ctx, "browser_click", map[string]any{"element": "Search products"}, true)
+	mustContain(t, "covered click", out, "another element would receive the click: div#cookie-banner", lesson.ErrorTipsHeading)
+
+	cs2, err := connect(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := &mcpProc{cs: cs2, stderr: &bytes.Buffer{}}
+	out = p2.call(t, ctx, "browser_navigate", map[string]any{"url": site}, true)
+	mustContain(t, "second browser", out, "1 browsers are open, the most this server runs at once")
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("engine serve after SIGTERM: %v", err)
+	}
+	var show, errb strings.Builder
+	if code := agentMain([]string{"runs", "show", run, "--data-dir", data}, strings.NewReader(""), &show, &errb); code != 0 {
+		t.Fatalf("engine runs show: %d %s", code, errb.String())
+	}
+	mustContain(t, "the run", show.String(), "failed", "session_ended: the session ended before memory_task_end")
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,7 @@ type Server struct {
 	c    *api.Client
 	opts Options
 
+	srv      *sdk.Server // the MCP server whose sessions Close ends; nil on stdio
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]*agent.Session
 	browsers int // open, for MaxBrowsers
@@ -79,7 +81,24 @@ func New(ctx context.Context, c *api.Client, opts Options) (*Server, *sdk.Server
 	}
 	s := &Server{c: c, opts: opts, sessions: map[*sdk.ServerSession]*agent.Session{}}
 	srv := mcp.New(c, s.mcpOptions(in))
+	s.srv = srv
 	return s, srv, nil
+}
+
+// Handler serves the memory and browser tools over streamable HTTP with
+// sessions (each MCP session, told by its Mcp-Session-Id, drives a browser
+// of its own; stateless MCP cannot hold one): a session ends, its run and
+// browser with it, when the host deletes it, when it is idle for idle (0:
+// never), or when the Server closes. A caller mounts it behind its own
+// authentication (engine serve: the bearer token on TCP).
+func Handler(ctx context.Context, c *api.Client, opts Options, idle time.Duration) (http.Handler, *Server, error) {
+	s, srv, err := New(ctx, c, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{JSONResponse: true, SessionTimeout: idle})
+	return h, s, nil
 }
 
 func (s *Server) mcpOptions(instructions string) mcp.Options {
@@ -118,8 +137,14 @@ func ServeStdio(ctx context.Context, c *api.Client, opts Options, r io.Reader, w
 }
 
 // Close ends every session (each run ended failed unless its task was
-// ended, each browser closed) and refuses new ones.
+// ended, each browser closed) and refuses new ones; over HTTP it closes
+// the MCP sessions too, so no event stream holds a shutdown open.
 func (s *Server) Close() error {
+	if s.srv != nil {
+		for ss := range s.srv.Sessions() {
+			_ = ss.Close()
+		}
+	}
 	s.mu.Lock()
 	s.closed = true
 	var all []*agent.Session
