@@ -551,3 +551,127 @@ func (goneBrowser) Snapshot(context.Context) (*engine.Snapshot, error) { return 
 func (goneBrowser) Act(context.Context, engine.Action) error           { return errNoBrowser }
 func (goneBrowser) Screenshot(context.Context) ([]byte, error)         { return nil, errNoBrowser }
 func (goneBrowser) Close() error                                       { return nil }
+
+// Replayed is Replay's answer.
+type Replayed struct {
+	RunID      string
+	Trajectory string // the trajectory replayed, "" when none could be
+	Steps      int    // its steps that ran
+	Total      int    // its steps, the finish included
+	// Finished says every step ran, the finish included: Answer is the
+	// recorded run's answer, for memory_task_end to confirm.
+	Finished bool
+	Answer   string
+	// Stopped says where and why replay stopped short ("" when Finished):
+	// the outside model takes over from there.
+	Stopped string
+	Tips    string // memory's tips when a step failed on the page
+	Page    *Answer
+}
+
+// Replay replays the trajectory memory holds for goal on the site of
+// startURL ("" for the page the browser shows) with no model: each step's
+// element is found by the selectors memory holds, else by its recorded
+// role and name; replay stops at the first step whose page, element or
+// action does not hold, marks the trajectory stale where the site
+// diverged, and answers with where it stopped and the page, for the
+// outside model to go on from. It runs in the open task, or opens one for
+// goal.
+func (s *Session) Replay(ctx context.Context, goal, startURL string) (*Replayed, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if strings.TrimSpace(goal) == "" {
+		return nil, engine.Invalid("replay", "the goal is empty")
+	}
+	if startURL == "" {
+		startURL = s.page.URL
+	}
+	if !run.WebURL(startURL) {
+		return nil, engine.Invalid("replay", "give the task's url: the browser shows no site yet")
+	}
+	if err := s.cfg.Navigation.Check(ctx, startURL); err != nil {
+		return nil, engine.Invalidf("replay", "%v", err)
+	}
+	if err := s.openBrowser(ctx); err != nil {
+		return nil, err
+	}
+	r := s.r
+	if r == nil || !s.stated {
+		if r != nil {
+			s.end(ctx, false, "", ReasonSessionEnded+": no task was stated")
+		}
+		var err error
+		if r, err = s.open(ctx, goal, startURL, true); err != nil {
+			return nil, err
+		}
+	}
+	out := &Replayed{RunID: r.res.RunID}
+	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{URL: r.red.String(startURL), Goal: r.red.String(goal), Step: r.res.Steps + 1, SkipDomainTips: true}})
+	if err != nil {
+		return nil, err
+	}
+	if mc.Match == nil {
+		out.Stopped = "memory holds no recorded run of this task on this site"
+		return out, nil
+	}
+	out.Trajectory, out.Total = mc.Match.Trajectory.ID, len(mc.Match.Steps)
+	if why := r.startReplay(mc.Match); why != "" {
+		out.Stopped = "not replayed: " + why
+		return out, nil
+	}
+	r.shownTrajectory, r.shownSteps = mc.Match.Trajectory.ID, mc.Match.Steps
+	if !run.WebURL(r.page.URL) && mc.Match.Steps[0].Action != string(engine.ActNavigate) {
+		// The recorded run started on its start page: load it.
+		if err := r.cfg.Browser.Navigate(ctx, startURL); err != nil {
+			return nil, err
+		}
+	}
+	before := r.res.Replayed
+	for r.replay != nil {
+		ok := r.snapshot(ctx)
+		if stopped := s.unstop(r); !ok {
+			return nil, errors.New(cmpOr(stopped, "the page could not be read"))
+		}
+		s.page = r.page
+		if err := r.replayLookup(ctx); err != nil {
+			return nil, fmt.Errorf("memory: %w", err)
+		}
+		step := r.res.Steps + 1
+		r.res.Steps = step
+		logged := len(r.logged)
+		r.replayStep(ctx, step, nil)
+		finished := r.stopped && r.res.Success
+		s.unstop(r) // a replay with no model stops the run at a hand-over; the outside model goes on
+		if len(r.logged) == logged {
+			r.res.Steps-- // no action ran: the finish (the outside model's to confirm) or a hand-over before acting
+		}
+		if finished {
+			out.Finished, out.Answer = true, r.res.Answer
+			break
+		}
+		if _, err := r.hostPhase(ctx, step); err != nil {
+			return nil, fmt.Errorf("memory: %w", err)
+		}
+	}
+	out.Steps = r.res.Replayed - before
+	if !out.Finished {
+		for _, n := range r.notes {
+			if strings.HasPrefix(n, "Replay of the reference trajectory stopped") {
+				out.Stopped = n
+			}
+		}
+		if r.lastErr != "" && r.lastCommand != "" {
+			out.Tips = r.lastTips
+		}
+	}
+	r.notes = nil
+	a, err := s.snapshotLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Page = a
+	return out, nil
+}

@@ -184,6 +184,14 @@ func TestMCPBrowserLearns(t *testing.T) {
 	// The lesson the first process learned, recalled for this failure.
 	mustContain(t, "warm fill on the widget", out, "element is not an input", lesson.ErrorTipsHeading, `try click instead`)
 	p.call(t, ctx, "memory_task_end", map[string]any{"success": false, "answer": "stopped after the tips"}, false)
+	// A fresh browser (the cookie banner back), and the recorded run
+	// replayed with no model, to its end.
+	p.call(t, ctx, "browser_close", nil, false)
+	out = p.call(t, ctx, "browser_replay", map[string]any{"goal": demosite.Goal, "url": site}, false)
+	mustContain(t, "replay", out, "Replayed all 8 steps of traj_", `The recorded answer: "Opened Padel Racket Pro 3000"`, "Title: Padel Racket Pro 3000")
+	run3 := runIDOf(t, out)
+	out = p.call(t, ctx, "memory_task_end", map[string]any{"success": true, "answer": "Opened Padel Racket Pro 3000"}, false)
+	mustContain(t, "replayed task end", out, "Task ended: run "+run3+" completed")
 	if err := p.cs.Close(); err != nil {
 		t.Fatalf("engine mcp: %v\n%s", err, p.stderr.String())
 	}
@@ -193,8 +201,8 @@ func TestMCPBrowserLearns(t *testing.T) {
 		t.Fatalf("engine runs: %d %s", code, errb.String())
 	}
 	mustContain(t, "engine runs", runs.String(), run1, run2, "completed", "failed")
-	if n := strings.Count(runs.String(), "\nrun_"); n != 3 {
-		t.Fatalf("engine runs lists %d runs, want 3 (two tasks and the sign-in with no task):\n%s", n, runs.String())
+	if n := strings.Count(runs.String(), "\nrun_"); n != 4 {
+		t.Fatalf("engine runs lists %d runs, want 4 (three tasks and the sign-in with no task):\n%s", n, runs.String())
 	}
 	if hits, files := grepDir(t, data, scenarioPassword); len(hits) > 0 || files < 10 {
 		t.Fatalf("the password is stored (%d files searched): %v", files, hits)

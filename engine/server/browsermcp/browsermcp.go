@@ -372,6 +372,9 @@ func (s *Server) add(srv *sdk.Server) {
 			}
 			return "The browser is closed.", Page{RunID: sess.RunID()}, nil
 		})
+	mcp.AddTool(srv, &sdk.Tool{Name: "browser_replay", Annotations: act("Replay a recorded run"),
+		Description: "Replay the run memory recorded for this task on this site, with no model: each step's element is found by its recorded selector. Replay stops at the first step that does not hold (the page, the element or the action differs) and answers with where it stopped and the page: go on from there yourself. Then end the task with memory_task_end."},
+		s.replay)
 	srv.AddTool(&sdk.Tool{Name: "browser_take_screenshot", Annotations: look("Take a screenshot"),
 		Description: "Take a screenshot of the current page (PNG; secret fields masked). You can't perform actions based on the screenshot, use browser_snapshot for actions.",
 		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
@@ -408,6 +411,54 @@ func (s *Server) taskStart(ctx context.Context, in TaskStartInput) (string, *Tas
 		text += " Memory holds no recorded run of this task on this site."
 	}
 	return text, out, nil
+}
+
+// ReplayInput is browser_replay's input.
+type ReplayInput struct {
+	Goal string `json:"goal" jsonschema:"the task, as for memory_task_start"`
+	URL  string `json:"url,omitempty" jsonschema:"the site (its start URL); default: the page the browser shows"`
+}
+
+// ReplayResult is browser_replay's structured answer.
+type ReplayResult struct {
+	RunID      string `json:"run_id"`
+	Trajectory string `json:"trajectory,omitempty" jsonschema:"the recorded run replayed"`
+	Steps      int    `json:"steps" jsonschema:"its steps that ran"`
+	Total      int    `json:"total,omitempty" jsonschema:"its steps, the finish included"`
+	Finished   bool   `json:"finished" jsonschema:"every step ran: confirm with memory_task_end"`
+	Answer     string `json:"answer,omitempty" jsonschema:"the recorded run's answer, when finished"`
+	Stopped    string `json:"stopped,omitempty" jsonschema:"where and why replay stopped short"`
+	URL        string `json:"url,omitempty"`
+}
+
+func (s *Server) replay(ctx context.Context, in ReplayInput) (string, *ReplayResult, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	rp, err := sess.Replay(ctx, in.Goal, strings.TrimSpace(in.URL))
+	if err != nil {
+		return "", nil, err
+	}
+	out := &ReplayResult{RunID: rp.RunID, Trajectory: rp.Trajectory, Steps: rp.Steps, Total: rp.Total, Finished: rp.Finished, Answer: rp.Answer, Stopped: rp.Stopped}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task run %s. ", rp.RunID)
+	switch {
+	case rp.Finished:
+		fmt.Fprintf(&b, "Replayed all %d steps of %s. The recorded answer: %q. Check the page, then end the task with memory_task_end.", rp.Steps, rp.Trajectory, rp.Answer)
+	case rp.Trajectory == "":
+		b.WriteString("Nothing replayed: " + rp.Stopped + ".")
+	default:
+		fmt.Fprintf(&b, "Replayed %d steps of %s. %s", rp.Steps, rp.Trajectory, rp.Stopped)
+	}
+	if rp.Tips != "" {
+		b.WriteString("\n\n" + rp.Tips)
+	}
+	if rp.Page != nil {
+		out.URL = rp.Page.URL
+		b.WriteString("\n\n" + render(rp.Page))
+	}
+	return b.String(), out, nil
 }
 
 func (s *Server) taskEnd(ctx context.Context, in TaskEndInput) (string, *agent.Result, error) {
