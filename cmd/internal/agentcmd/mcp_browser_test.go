@@ -308,8 +308,15 @@ func TestMCPBrowserHostKilled(t *testing.T) {
 	if _, err := fmt.Sscanf(line, "ready %s %d", &run, &pid); err != nil {
 		t.Fatalf("host said %q: %v", line, err)
 	}
-	if len(marked(t, mark)) < 3 {
-		t.Fatalf("the marked processes (engine-agent, the plugin, chromium) are not all running: %v", marked(t, mark))
+	var running string
+	for _, p := range marked(t, mark) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		running += string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})) + "\n"
+	}
+	for _, want := range []string{"engine-agent mcp --browser chromedp", "engine-agent __plugin browser chromedp", "chromium"} {
+		if !strings.Contains(running, want) {
+			t.Fatalf("no marked process runs %q before the kill:\n%s", want, running)
+		}
 	}
 	host.Process.Signal(syscall.SIGKILL)
 	host.Wait()
