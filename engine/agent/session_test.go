@@ -114,3 +114,35 @@ func TestSessionReplayStops(t *testing.T) {
 		t.Fatal("a second EndTask ended something")
 	}
 }
+
+// BenchmarkSessionAct is one browser tool call's engine work in a session
+// (the browser free): the loop's perform, the page read and rendered, the
+// memory phase (the run's progress; no context request, since the page
+// stays on its site and the action worked), on a site with memory.
+func BenchmarkSessionAct(b *testing.B) {
+	ctx := context.Background()
+	mem := memOf(b, openDisk(b))
+	seedSite(b, mem)
+	p := newPager()
+	s, err := NewSession(SessionConfig{Open: func(context.Context) (engine.Browser, error) { return p, nil }, Memory: mem, RunsDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.StartTask(ctx, goal, "http://shop.test/"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Act(ctx, Step{Kind: engine.ActNavigate, Value: "http://shop.test/"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Act(ctx, Step{Kind: engine.ActClick, Element: "Next"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if _, err := s.EndTask(ctx, true, "done"); err != nil {
+		b.Fatal(err)
+	}
+}
