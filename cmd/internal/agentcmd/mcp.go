@@ -111,6 +111,8 @@ func (a *app) browserMCP(f runFlags) (browsermcp.Options, error) {
 	if err != nil {
 		return browsermcp.Options{}, err
 	}
+	// The model picks every URL here: no start URL lifts the guard.
+	nav.PrivateHint = "private addresses are allowed only with --allow-private"
 	if f.browser == "" {
 		return browsermcp.Options{}, cli.Usagef("--browser is empty")
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/agent/demosite"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/memctx"
@@ -471,4 +473,28 @@ func TestServeMCPBrowser(t *testing.T) {
 		t.Fatalf("engine runs show: %d %s", code, errb.String())
 	}
 	mustContain(t, "the run", show.String(), "failed", "session_ended: the session ended before memory_task_end")
+}
+
+// engine mcp --browser's policy: a private address only with
+// --allow-private, and the refusal says so (no start URL lifts it here).
+func TestBrowserMCPPolicy(t *testing.T) {
+	a := &app{&cli.App{Stderr: io.Discard}}
+	bo, err := a.browserMCP(runFlags{browser: "static"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bo.Navigation.Check(context.Background(), "http://127.0.0.1:8080/")
+	if err == nil || !strings.HasSuffix(err.Error(), "(private addresses are allowed only with --allow-private)") {
+		t.Fatalf("refusal: %v", err)
+	}
+	bo, err = a.browserMCP(runFlags{browser: "static", allowPrivate: true, allowDomains: "shop.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bo.Navigation.Check(context.Background(), "http://127.0.0.1:8080/"); err == nil || !strings.Contains(err.Error(), "not within the allowed domains") {
+		t.Fatalf("outside --allow-domains: %v", err)
+	}
+	if err := bo.Navigation.Check(context.Background(), "https://www.shop.example/"); err != nil {
+		t.Fatal(err)
+	}
 }
