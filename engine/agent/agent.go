@@ -333,6 +333,9 @@ type runner struct {
 	// external is a run whose actions an outside model chooses through a
 	// Session (an MCP host): start registers it and loads nothing.
 	external bool
+	// siteShown is what the site's memory showed an outside model on
+	// entering the site (hostPhase).
+	siteShown siteShown
 }
 
 func (r *runner) emit(name string, fields map[string]any) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -475,8 +476,10 @@ func (s *Session) look(ctx context.Context, r *runner, step int) (*Answer, error
 // entered a site (Trigger B, with the facts, selectors and a matching
 // trajectory), the tips for a failure on the page's side (Trigger A). It
 // returns the site's memory block ("" when the page did not enter a site);
-// the tips are kept in r.lastTips. What was shown is what the next
-// action is attributed with.
+// the tips are kept in r.lastTips. What was shown is what the next action
+// is attributed with: the site's memory for as long as the page stays on
+// the site (the model keeps it in its context, as the loop's model sees it
+// at every step), and a failure's tips for the action after it.
 func (r *runner) hostPhase(ctx context.Context, step int) (string, error) {
 	host, _ := domain.Host(r.page.URL)
 	entered := host != "" && host != r.lastHost
@@ -487,7 +490,10 @@ func (r *runner) hostPhase(ctx context.Context, step int) (string, error) {
 	}
 	r.art.writeManifest(m, r.red)
 	r.lastTips = ""
-	r.shownLessons, r.shownSelectors, r.shownFacts = nil, nil, nil
+	if host == "" || entered {
+		r.siteShown = siteShown{}
+	}
+	r.shownLessons, r.shownSelectors, r.shownFacts = r.siteShown.lessons, r.siteShown.selectors, r.siteShown.facts
 	if r.cfg.NoMemory || host == "" {
 		return "", nil
 	}
@@ -502,9 +508,16 @@ func (r *runner) hostPhase(ctx context.Context, step int) (string, error) {
 	}
 	traj, steps := r.shownTrajectory, r.shownSteps
 	r.keepShown(mc)
-	if !entered {
-		// Only the tips were shown.
-		r.shownSelectors, r.shownFacts = nil, nil
+	if entered {
+		r.siteShown = siteShown{lessons: mc.Lessons, selectors: mc.Selectors, facts: mc.Facts}
+	} else {
+		// The failure's tips, beside what the site's memory showed.
+		r.shownSelectors, r.shownFacts = r.siteShown.selectors, r.siteShown.facts
+		for _, id := range r.siteShown.lessons {
+			if !slices.Contains(r.shownLessons, id) {
+				r.shownLessons = append(r.shownLessons, id)
+			}
+		}
 	}
 	if !entered || mc.Match == nil {
 		// The task's reference trajectory stays the one the model was shown.
@@ -514,6 +527,14 @@ func (r *runner) hostPhase(ctx context.Context, step int) (string, error) {
 		return "", nil
 	}
 	return mc.Text, nil
+}
+
+// siteShown is what a site's memory showed the outside model when its
+// page entered the site.
+type siteShown struct {
+	lessons   []string
+	selectors []memctx.Shown
+	facts     []memctx.ShownFact
 }
 
 // openBrowser starts the session's browser when it has none.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/memory/memctx"
 	"github.com/engine-dev/engine/engine/memory/run"
@@ -54,6 +55,27 @@ func TestSessionShowsMemory(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "IMPORTANT - Last action failed:\n"+failed.Message+"\n\n"+lesson.ErrorTipsHeading) {
 		t.Fatalf("the failure as the loop shows it:\n%s", err)
+	}
+	// A later failure on an element memory knows a selector for (shown on
+	// entering the site, still in the model's context) marks it failed.
+	if _, err := s.Act(ctx, Step{Kind: engine.ActClick, Element: "Accept cookies"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = s.Act(ctx, Step{Kind: engine.ActFill, Element: "Search products", Value: "padel rackets"}); !errors.As(err, &failed) || !strings.Contains(failed.Message, "not an input") {
+		t.Fatalf("fill on the widget: %v", err)
+	}
+	sels, err := cfg.Memory.Selectors(ctx, api.SelectorFilter{Domain: "shop.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failures int
+	for _, sel := range sels.Selectors {
+		if sel.Name == "Search products" {
+			failures += sel.Failures
+		}
+	}
+	if failures != 2 { // the covered click just after entering the site, and this one
+		t.Fatalf("the failures of the known selector of \"Search products\" are not both recorded: %+v", sels.Selectors)
 	}
 	// A name the page lacks is the model's mistake: no tips.
 	_, err = s.Act(ctx, Step{Kind: engine.ActClick, Element: "No such button"})
