@@ -456,6 +456,16 @@ func TestServeMCPBrowser(t *testing.T) {
 	out = p.call(t, ctx, "browser_click", map[string]any{"element": "Search products"}, true)
 	mustContain(t, "covered click", out, "another element would receive the click: div#cookie-banner", lesson.ErrorTipsHeading)
 
+	// The task's run in the inspector, its failed click on its timeline.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/runs/"+run, nil)
+	resp, err := (&http.Client{Transport: bearer{token}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	mustContain(t, "the inspector's run page", string(page), run, "div#cookie-banner")
+
 	cs2, err := connect(token)
 	if err != nil {
 		t.Fatal(err)
