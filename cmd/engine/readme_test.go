@@ -732,28 +732,45 @@ var toolName = regexp.MustCompile("`(memory_[a-z0-9_]+)`")
 // checkMCPConfig starts each server of an MCP host's configuration over
 // stdio and wants the tools the section names, no more and no fewer.
 func (r *readmeRunner) checkMCPConfig(t *testing.T, w *readmeWork, sec mdSection, b mdBlock) {
+	type server struct {
+		Type    string            `json:"type"` // VS Code's: stdio
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+	}
 	var conf struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-		} `json:"mcpServers"`
+		MCPServers map[string]server `json:"mcpServers"`
+		Servers    map[string]server `json:"servers"` // VS Code's form
 	}
 	dec := json.NewDecoder(strings.NewReader(b.body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&conf); err != nil || len(conf.MCPServers) == 0 {
+	if err := dec.Decode(&conf); err != nil || len(conf.MCPServers)+len(conf.Servers) == 0 {
 		t.Fatalf("README.md:%d: not an MCP host configuration: %v", b.line, err)
+	}
+	for name, s := range conf.Servers {
+		if s.Type != "stdio" {
+			t.Fatalf("README.md:%d: %s: type %q, want stdio", b.line, name, s.Type)
+		}
+		if conf.MCPServers == nil {
+			conf.MCPServers = map[string]server{}
+		}
+		conf.MCPServers[name] = s
 	}
 	var named []string
 	for _, m := range toolName.FindAllStringSubmatch(sec.prose, -1) {
 		named = append(named, m[1])
 	}
 	slices.Sort(named)
+	named = slices.Compact(named) // named twice is named
 	if len(named) == 0 {
 		t.Fatalf("the %s section names no memory_ tool", sec.title)
 	}
 	for name, s := range conf.MCPServers {
 		exe, err := exec.LookPath(s.Command) // the test's PATH has engine on it
+		if err != nil && filepath.IsAbs(s.Command) {
+			// The reader's install path: the test's engine is on its PATH.
+			exe, err = exec.LookPath(filepath.Base(s.Command))
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -775,7 +792,9 @@ func (r *readmeRunner) checkMCPConfig(t *testing.T, w *readmeWork, sec mdSection
 		}
 		var got []string
 		for _, tl := range tools.Tools {
-			got = append(got, tl.Name)
+			if strings.HasPrefix(tl.Name, "memory_") { // the browser tools are named in prose too, but not counted
+				got = append(got, tl.Name)
+			}
 		}
 		slices.Sort(got)
 		if !slices.Equal(got, named) {

@@ -329,6 +329,13 @@ type runner struct {
 	lessonFails []lesson.PageFailure
 
 	nav navGuard
+
+	// external is a run whose actions an outside model chooses through a
+	// Session (an MCP host): start registers it and loads nothing.
+	external bool
+	// siteShown is what the site's memory showed an outside model on
+	// entering the site (hostPhase).
+	siteShown siteShown
 }
 
 func (r *runner) emit(name string, fields map[string]any) {
@@ -451,6 +458,9 @@ func (r *runner) start(ctx context.Context) error {
 		return nil
 	}
 	r.system = systemPrompt(r.cfg.Goal, tier1, r.cfg.Mode)
+	if r.external {
+		return nil // the host drives the browser: nothing is loaded for it
+	}
 	if err := r.cfg.Browser.Navigate(ctx, r.cfg.StartURL); err != nil {
 		if isActionError(err) {
 			r.stopFailed(ctx, fmt.Sprintf("%s: %s: %v", ReasonUnreachable, r.cfg.StartURL, err))
@@ -844,12 +854,7 @@ func describe(kind engine.ActionKind, target, value string) string {
 // actually sees".
 func (r *runner) stepMessage(step int, mc *memctx.Result) string {
 	var b strings.Builder
-	p := &r.page
-	fmt.Fprintf(&b, "Current page:\nURL: %s\nTitle: %s\nType: %s\n\nPage summary:\n%s\n\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
-	p.renderElements(&b)
-	if t := strings.TrimSpace(p.Text); t != "" {
-		b.WriteString("\nVisible text:\n" + clip(t, maxTextChars) + "\n")
-	}
+	r.page.write(&b)
 	if mc != nil && mc.Text != "" {
 		b.WriteString("\n" + mc.Text + "\n")
 	}
@@ -882,10 +887,16 @@ func (r *runner) writeNotesAndFailure(b *strings.Builder) {
 		b.WriteString("\n" + n + "\n")
 	}
 	r.notes = nil
-	if r.lastErr != "" {
-		b.WriteString("\nIMPORTANT - Last action failed:\n" + r.lastErr + "\n")
-		if r.lastTips != "" {
-			b.WriteString("\n" + r.lastTips + "\n")
+	writeFailure(b, r.lastErr, r.lastTips)
+}
+
+// writeFailure writes Trigger A's block: a failed action's error with the
+// tips memory recalled for it beside it (nothing when err is "").
+func writeFailure(b *strings.Builder, err, tips string) {
+	if err != "" {
+		b.WriteString("\nIMPORTANT - Last action failed:\n" + err + "\n")
+		if tips != "" {
+			b.WriteString("\n" + tips + "\n")
 		}
 	}
 }

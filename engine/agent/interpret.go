@@ -223,6 +223,25 @@ func parseSelector(sel string) (role, name string, ok bool) {
 	return role, q, true
 }
 
+// write renders the page as every step message shows it: URL, title,
+// type, summary, the clickable elements (at most maxElements) and the
+// visible text (at most maxTextChars).
+func (p *Page) write(b *strings.Builder) {
+	fmt.Fprintf(b, "Current page:\nURL: %s\nTitle: %s\nType: %s\n\nPage summary:\n%s\n\nClickable elements:\n", p.URL, p.Title, p.Type, p.Summary)
+	p.renderElements(b)
+	if t := strings.TrimSpace(p.Text); t != "" {
+		b.WriteString("\nVisible text:\n" + clip(t, maxTextChars) + "\n")
+	}
+}
+
+// Render is the page as write renders it, for a model outside the loop
+// (an MCP host) shown the same bounded text.
+func (p *Page) Render() string {
+	var b strings.Builder
+	p.write(&b)
+	return b.String()
+}
+
 // renderElements lists the clickable elements, one per line.
 func (p *Page) renderElements(b *strings.Builder) {
 	n := 0

@@ -43,6 +43,23 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	if err != nil {
 		return nil, err
 	}
+	r.keepShown(mc)
+	if step == 1 && r.cfg.Replay && mc.Match != nil {
+		r.startReplay(mc.Match)
+	}
+	if r.replay != nil {
+		if err := r.replayLookup(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return mc, nil
+}
+
+// keepShown keeps what a step's context showed, for Trigger A's message,
+// attribution and selector failures: the error tips, the lessons (with
+// how each recovers), the selectors, the facts and the reference
+// trajectory.
+func (r *runner) keepShown(mc *memctx.Result) {
 	r.lastTips = mc.ErrorTips
 	r.shownSelectors = mc.Selectors
 	r.shownFacts = mc.Facts
@@ -59,15 +76,6 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 	if mc.Match != nil {
 		r.shownTrajectory, r.shownSteps = mc.Match.Trajectory.ID, mc.Match.Steps
 	}
-	if step == 1 && r.cfg.Replay && mc.Match != nil {
-		r.startReplay(mc.Match)
-	}
-	if r.replay != nil {
-		if err := r.replayLookup(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return mc, nil
 }
 
 // contextRequest is the step's state as memory is told it: the page, the

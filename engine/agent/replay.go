@@ -30,27 +30,29 @@ type replayState struct {
 }
 
 // startReplay begins replaying m when it matches closely and every
-// parameter is bound.
-func (r *runner) startReplay(m *trajectory.Match) {
+// parameter is bound; else it says why not.
+func (r *runner) startReplay(m *trajectory.Match) string {
+	skip := func(fields map[string]any) string {
+		r.emit("replay_skipped", fields)
+		return fields["reason"].(string)
+	}
 	if m.Similarity < ReplayThreshold {
-		r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "reason": "similarity below threshold"})
-		return
+		return skip(map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "reason": "similarity below threshold"})
 	}
 	for _, b := range m.Bindings {
 		if !b.Bound {
-			r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "reason": fmt.Sprintf("parameter {%d} (%q) is not bound by the goal", b.Param, b.Recorded)})
-			return
+			return skip(map[string]any{"trajectory": m.Trajectory.ID, "reason": fmt.Sprintf("parameter {%d} (%q) is not bound by the goal", b.Param, b.Recorded)})
 		}
 	}
 	for _, s := range m.Steps {
 		if s.Secret {
-			r.emit("replay_skipped", map[string]any{"trajectory": m.Trajectory.ID, "reason": "a step enters a secret"})
-			return
+			return skip(map[string]any{"trajectory": m.Trajectory.ID, "reason": "a step enters a secret"})
 		}
 	}
 	r.replay = &replayState{id: m.Trajectory.ID, steps: m.Steps}
 	r.replayed = &run.Replay{Trajectory: m.Trajectory.ID}
 	r.emit("replay_started", map[string]any{"trajectory": m.Trajectory.ID, "similarity": m.Similarity, "steps": len(m.Steps)})
+	return ""
 }
 
 // replayLookup finds the next step's element, the selector cache first,

@@ -1,15 +1,22 @@
 package agentcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/engine-dev/engine/cmd/internal/cli"
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/server/attach"
+	"github.com/engine-dev/engine/engine/server/browsermcp"
 	"github.com/engine-dev/engine/engine/server/mcp"
+	"github.com/engine-dev/engine/engine/trust/redact"
+	"github.com/engine-dev/engine/plugins/loader"
 )
 
 func init() {
@@ -19,7 +26,8 @@ func init() {
 }
 
 func (a *app) mcpCommand() *cobra.Command {
-	return &cobra.Command{
+	var f runFlags
+	c := &cobra.Command{
 		Use:   "mcp",
 		Short: cli.AgentShort("mcp"),
 		Long: `Serve the data dir's memory over the Model Context Protocol on stdin and
@@ -34,7 +42,18 @@ It goes through the memory server holding the data dir when there is one
 and serves it on <data-dir>/engine.sock while it runs, so other engine
 commands go through it. It stops when stdin closes. Set ENGINE_DATA_DIR (or
 --data-dir) in the host's configuration; ENGINE_SERVER and ENGINE_TOKEN reach
-a remote memory server instead.`,
+a remote memory server instead.
+
+With --browser (chromedp, static or a plugin's name) it serves a browser with
+memory too: browser_navigate, browser_navigate_back, browser_snapshot,
+browser_click, browser_type, browser_press_key, browser_select_option,
+browser_hover, browser_wait_for, browser_take_screenshot and browser_close
+(named and shaped like Playwright MCP's), and memory_task_start and
+memory_task_end, which register each task as a run and learn from it as
+engine run does. Answers carry the page, the site's memory when a page
+enters a site, and tips from earlier runs when an action fails. The browser
+starts at the first browser tool and ends (its plugin process with it) when
+stdin closes; a task not ended by then ends failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
@@ -59,7 +78,52 @@ a remote memory server instead.`,
 			if dir != "" {
 				mo.RunsDir = cli.RunsDir(dir, opts.Namespace)
 			}
-			return mcp.ServeStdio(ctx, m.Client, mo, a.Stdin, a.Stdout)
+			if f.browser == "" {
+				return mcp.ServeStdio(ctx, m.Client, mo, a.Stdin, a.Stdout)
+			}
+			bo, err := a.browserMCP(f)
+			if err != nil {
+				return err
+			}
+			bo.Version, bo.RunsDir, bo.MemoryRunsDir = mo.Version, mo.RunsDir, mo.RunsDir
+			return browsermcp.ServeStdio(ctx, m.Client, bo, a.Stdin, a.Stdout)
 		},
 	}
+	fl := c.Flags()
+	addBrowserMCPFlags(fl, &f)
+	return c
+}
+
+// addBrowserMCPFlags registers the flags of a browser served over MCP
+// (engine mcp, engine serve).
+func addBrowserMCPFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVar(&f.browser, "browser", "", "serve a browser with memory too: chromedp, static or a browser plugin's `NAME`")
+	fl.BoolVar(&f.headed, "headed", false, "with --browser: show the browser window")
+	fl.StringVar(&f.allowDomains, "allow-domains", "", "with --browser: navigate only to these `DOMAINS` (comma-separated) and their subdomains")
+	fl.BoolVar(&f.allowPrivate, "allow-private", false, "with --browser: allow private, loopback and link-local addresses")
+	fl.BoolVar(&f.keepContacts, "keep-contacts", os.Getenv("ENGINE_KEEP_CONTACTS") == "1", "with --browser: keep email addresses and phone numbers in what the tasks store (env ENGINE_KEEP_CONTACTS=1)")
+}
+
+// browserMCP is the browser tools' options from the flags: the plugin
+// loaded per session, the navigation policy, redaction.
+func (a *app) browserMCP(f runFlags) (browsermcp.Options, error) {
+	nav, err := f.navigation()
+	if err != nil {
+		return browsermcp.Options{}, err
+	}
+	// The model picks every URL here: no start URL lifts the guard.
+	nav.PrivateHint = "private addresses are allowed only with --allow-private"
+	if f.browser == "" {
+		return browsermcp.Options{}, cli.Usagef("--browser is empty")
+	}
+	name, headed := f.browser, f.headed
+	logger := pluginLogger(a.Stderr)
+	open := func(ctx context.Context) (engine.Browser, error) {
+		b, err := loader.OpenBrowser(ctx, name, loader.BrowserOptions{Options: loader.Options{Logger: logger}, Headed: headed})
+		if err != nil {
+			return nil, fmt.Errorf("browser %s: %w", name, err)
+		}
+		return b, nil
+	}
+	return browsermcp.Options{Open: open, Navigation: nav, Redact: redact.Options{KeepContacts: f.keepContacts}}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory"
+	"github.com/engine-dev/engine/engine/server/browsermcp"
 	"github.com/engine-dev/engine/engine/server/inspect"
 	"github.com/engine-dev/engine/engine/server/mcp"
 	"github.com/engine-dev/engine/engine/server/metrics"
@@ -42,7 +43,9 @@ func (a *app) serveCommand() *cobra.Command {
 		Long: `Hold the data dir for as long as it runs and serve its memory over the HTTP API
 (GET /v1/openapi.json lists every route), and MCP over streamable HTTP at /mcp
 (see engine mcp for the tools), and a web inspector of the memory and its
-runs at /. It always listens on the unix socket
+runs at /. With --browser, /mcp serves browsers with memory too (engine mcp
+--browser's tools), one per MCP session, at most --max-browsers at once. It
+always listens on the unix socket
 <data-dir>/engine.sock (mode 0600); engine commands on the same data dir find it
 there and go through it instead of opening the data dir themselves.
 
@@ -93,6 +96,9 @@ is closed and the socket removed. --events logs every request's memory events.`,
 	c.Flags().DurationVar(&limits.lock, "lock-timeout", api.DefaultLockTimeout, "answer 503, naming the holder, to a request that waits this `long` for the memory lock (held by an import or a forget)")
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
+	addBrowserMCPFlags(c.Flags(), &limits.browser)
+	c.Flags().IntVar(&limits.maxBrowsers, "max-browsers", 4, "with --browser: run at most `N` browsers at once (one per MCP session)")
+	c.Flags().DurationVar(&limits.browserIdle, "browser-idle", 15*time.Minute, "with --browser: end an MCP session (its task and browser) idle this `long`")
 	return c
 }
 
@@ -113,6 +119,11 @@ type serveLimits struct {
 	bodyIdle, body, request, lock time.Duration
 	// allowRemote lets --listen take a non-loopback address.
 	allowRemote bool
+	// browser is --browser and its flags: /mcp serves browsers too when
+	// browser.browser is not "".
+	browser     runFlags
+	maxBrowsers int
+	browserIdle time.Duration
 }
 
 // defaultServeLimits are the limits of a server started without the flags
@@ -122,6 +133,9 @@ var defaultServeLimits = serveLimits{maxConns: service.DefaultMaxConns, bodyIdle
 
 // check refuses a limit that would refuse everything.
 func (l serveLimits) check() error {
+	if l.browser.browser != "" && l.maxBrowsers < 1 {
+		return engine.Invalidf("flag", "--max-browsers %d: want at least 1", l.maxBrowsers)
+	}
 	if l.maxConns < 1 {
 		return engine.Invalidf("flag", "--max-conns %d: want at least 1", l.maxConns)
 	}
@@ -189,7 +203,26 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	mux.Handle("GET /metrics", met.Handler())
 	// /mcp and the inspector read their bodies under the API's deadlines
 	// too (their own limits: the MCP SDK's, an ordinary JSON body).
-	mux.Handle("/mcp", api.ReadBodyFirst(mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}), mcp.MaxBody, opts))
+	mcpHandler := mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir})
+	if limits.browser.browser != "" {
+		// Browsers need MCP sessions: one each, capped, ended with them.
+		bo, err := a.browserMCP(limits.browser)
+		if err != nil {
+			return err
+		}
+		bo.Version, bo.RunsDir, bo.MemoryRunsDir, bo.MaxBrowsers = cli.ReadBuildInfo().Version, runsDir, runsDir, limits.maxBrowsers
+		h, bs, err := browsermcp.Handler(ctx, local.Client, bo, limits.browserIdle)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, bs.Close()) }()
+		// Ending the sessions at shutdown ends their event streams, which
+		// would hold the drain open.
+		stop := context.AfterFunc(ctx, func() { _ = bs.Close() })
+		defer stop()
+		mcpHandler = h
+	}
+	mux.Handle("/mcp", api.ReadBodyFirst(mcpHandler, mcp.MaxBody, opts))
 	// Everything else is the web inspector, over the same API.
 	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}), api.MaxBody, opts))
 	// A browser session (the inspector's cookie) opens the inspector

@@ -64,6 +64,10 @@ type Policy struct {
 	// Resolver, when set, resolves host names to check their addresses;
 	// nil checks only literal addresses and local names.
 	Resolver Resolver
+	// PrivateHint says how private addresses are allowed, in the reason a
+	// private one is refused with; "" for engine run's way (a private
+	// start URL, or --allow-private).
+	PrivateHint string
 }
 
 // BlockedError is a navigation the policy refuses.
@@ -170,7 +174,11 @@ func (p *Policy) check(ctx context.Context, raw, host string) *BlockedError {
 	}
 	if !p.AllowPrivate {
 		if why, private := p.privateReason(ctx, host); private {
-			return &BlockedError{URL: raw, Reason: why + " (private addresses are allowed only when the run starts on one, or with --allow-private)"}
+			hint := p.PrivateHint
+			if hint == "" {
+				hint = "private addresses are allowed only when the run starts on one, or with --allow-private"
+			}
+			return &BlockedError{URL: raw, Reason: why + " (" + hint + ")"}
 		}
 	}
 	return nil

@@ -33,6 +33,11 @@ type Options struct {
 	// for a run's step timeline (its actions.jsonl); "" when the memory is
 	// remote, and run resources then carry the manifest only.
 	RunsDir string
+	// Instructions replace the server's Instructions when not "".
+	Instructions string
+	// Extend adds further tools to the server (the browser tools of
+	// engine mcp --browser); nil for none.
+	Extend func(*sdk.Server)
 }
 
 // Instructions tell the host's model what the server is for.
@@ -43,11 +48,18 @@ func New(c *api.Client, opts Options) *sdk.Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	instructions := Instructions
+	if opts.Instructions != "" {
+		instructions = opts.Instructions
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "engine", Title: "engine memory", Version: opts.Version},
-		&sdk.ServerOptions{Instructions: Instructions})
+		&sdk.ServerOptions{Instructions: instructions})
 	t := &tools{c: c, runsDir: opts.RunsDir}
 	t.add(s)
 	t.addResources(s)
+	if opts.Extend != nil {
+		opts.Extend(s)
+	}
 	return s
 }
 

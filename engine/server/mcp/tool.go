@@ -41,12 +41,20 @@ func addTool[In, Out any](s *sdk.Server, t *sdk.Tool, edit func(*jsonschema.Sche
 		if err != nil {
 			return toolError(err), nil
 		}
-		text, out, err := h(withClient(ctx, req.ClientInfo()), v)
+		text, out, err := h(WithSession(withClient(ctx, req.ClientInfo()), req.Session), v)
 		if err != nil {
 			return toolError(err), nil
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: out}, nil
 	})
+}
+
+// AddTool registers h as tool t on s as the memory tools are: input
+// and output schemas inferred from In and Out, the input validated, an
+// error from h a tool error (IsError) carrying its message. h finds the
+// MCP client's name with ClientName and its session with SessionOf.
+func AddTool[In, Out any](s *sdk.Server, t *sdk.Tool, h func(ctx context.Context, in In) (string, Out, error)) {
+	addTool(s, t, nil, h)
 }
 
 // schemaFor is the JSON Schema of T (of what it points to, for a pointer).
@@ -107,6 +115,27 @@ func withClient(ctx context.Context, ci *sdk.Implementation) context.Context {
 	}
 	return context.WithValue(ctx, clientKey{}, name)
 }
+
+type sessionKey struct{}
+
+// WithSession keeps the MCP session of a tool call in ctx, for SessionOf
+// (AddTool's tools get it kept).
+func WithSession(ctx context.Context, ss *sdk.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, sessionKey{}, ss)
+}
+
+// SessionOf is the MCP session a tool call came in, nil for none.
+func SessionOf(ctx context.Context) *sdk.ServerSession {
+	ss, _ := ctx.Value(sessionKey{}).(*sdk.ServerSession)
+	return ss
+}
+
+// ClientName is the MCP client's name (from its initialize info) a tool
+// call came from, or "".
+func ClientName(ctx context.Context) string { return clientName(ctx) }
 
 // clientName is the MCP client's name withClient kept, or "".
 func clientName(ctx context.Context) string {
