@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent"
 	"github.com/engine-dev/engine/engine/agent/eval"
+	"github.com/engine-dev/engine/engine/agent/gym"
 	"github.com/engine-dev/engine/plugins/loader"
 )
 
@@ -24,10 +26,12 @@ func init() {
 // evalFlags are eval's own flags; the run flags that shape each run are in
 // runFlags.
 type evalFlags struct {
-	arms, out string
-	repeats   int
-	warmRuns  int
-	failIf    []string
+	arms, out   string
+	suite, only string
+	list, json  bool
+	repeats     int
+	warmRuns    int
+	failIf      []string
 }
 
 func (a *app) evalCommand() *cobra.Command {
@@ -39,7 +43,8 @@ func (a *app) evalCommand() *cobra.Command {
 		Use:   "eval",
 		Short: cli.AgentShort("eval"),
 		Long: `engine eval runs each case of a --cases file (the format engine run --cases
-reads) under arms, and reports what memory changed:
+reads), or each task of the bundled gym of trap sites (--suite gym), under
+arms, and reports what memory changed:
 
   no-memory  every run on empty memory, learning off (the baseline)
   cold       a sequence's first run, on empty memory
@@ -64,6 +69,12 @@ ARM.METRIC OP ARM.METRIC|NUMBER, OP one of < <= > >= == !=, METRIC one of
 makes fewer errors than no memory:
   --fail-if 'warm.errors>=no-memory.errors'
 
+--suite gym serves the gym's sites on 127.0.0.1 for the evaluation and
+runs their tasks with their scripted rules (written under --out/rules);
+--suite gym --list [--json] lists the tasks, each with its site, goal and
+the traps it sets. --only PATTERNS (comma-separated globs on case names,
+such as 'shop.*,news.latest') keeps the cases that match one.
+
 Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 2 bad input, 4 a --fail-if condition holds.`,
 		Args: cobra.NoArgs,
@@ -73,6 +84,10 @@ Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.cases, "cases", "", "the cases, from `FILE` (JSON: [{name, goal, url, rules?, max_steps?}], rules relative to FILE)")
+	fl.StringVar(&ef.suite, "suite", "", "a bundled suite instead of --cases: gym (its trap sites, served on 127.0.0.1)")
+	fl.StringVar(&ef.only, "only", "", "run only the cases whose names match one of these comma-separated glob `PATTERNS`")
+	fl.BoolVar(&ef.list, "list", false, "with --suite: list its tasks and exit")
+	fl.BoolVar(&ef.json, "json", false, "with --list: as JSON")
 	fl.StringVar(&ef.arms, "arms", "no-memory,cold,warm,replay", "the arms to run, comma-separated")
 	fl.IntVar(&ef.repeats, "repeats", 3, "sequences per case")
 	fl.IntVar(&ef.warmRuns, "warm-runs", 1, "warm runs in a sequence, each after the one before")
@@ -93,8 +108,23 @@ Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 // eval checks the input, runs the evaluation, writes its report and checks
 // the --fail-if conditions.
 func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
-	if f.cases == "" {
-		return cli.Usagef("no cases: give --cases FILE")
+	if f.cases != "" && ef.suite != "" {
+		return cli.Usagef("--cases and --suite exclude each other: give one")
+	}
+	if ef.suite != "" && ef.suite != "gym" {
+		return cli.Usagef("--suite %q: the bundled suite is gym", ef.suite)
+	}
+	if ef.list {
+		if ef.suite == "" {
+			return cli.Usagef("--list lists a suite's tasks: give --suite gym")
+		}
+		return a.listGym(ef)
+	}
+	if ef.json {
+		return cli.Usagef("--json goes with --list")
+	}
+	if f.cases == "" && ef.suite == "" {
+		return cli.Usagef("no cases: give --cases FILE or --suite gym")
 	}
 	if ef.out == "" {
 		return cli.Usagef("no output dir: give --out DIR (run again with the same DIR to resume)")
@@ -128,9 +158,33 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 	if a.StoreURL() != "" {
 		return cli.Usagef("eval keeps each run's memory in a data dir of its own under --out: drop --store / ENGINE_STORE")
 	}
-	cases, err := readCases(f.cases)
-	if err != nil {
-		return err
+	var cases []eval.Case
+	if ef.suite == "" {
+		if cases, err = readCases(f.cases); err != nil {
+			return err
+		}
+		if ef.only != "" {
+			if cases, err = onlyCases(cases, ef.only); err != nil {
+				return err
+			}
+		}
+	} else {
+		tasks, err := gymTasks(ef.only)
+		if err != nil {
+			return err
+		}
+		if len(tasks) == 0 {
+			return cli.Usagef("--suite gym: the gym has no tasks")
+		}
+		srv, err := gym.Start()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if cases, err = gymCases(ef.out, srv, tasks); err != nil {
+			return err
+		}
+		f.cases = "gym" // names the suite in errors
 	}
 	// The model is decided once, for every case: --llm; else, as engine
 	// run decides, the scripted model when every case has rules; else
@@ -206,6 +260,82 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 	if len(held) > 0 {
 		return fmt.Errorf("%w: --fail-if holds: %s", cli.ErrCheck, strings.Join(held, "; "))
 	}
+	return nil
+}
+
+// onlyCases keeps the cases --only names.
+func onlyCases(cases []eval.Case, only string) ([]eval.Case, error) {
+	names := make([]string, len(cases))
+	for i, c := range cases {
+		names[i] = c.Name
+	}
+	keep, err := eval.Only(names, only)
+	if err != nil {
+		return nil, cli.Usagef("--only: %v", err)
+	}
+	var out []eval.Case
+	for _, c := range cases {
+		if slices.Contains(keep, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// gymTasks are the gym's tasks --only names (all without it).
+func gymTasks(only string) ([]gym.Task, error) {
+	tasks := gym.Tasks()
+	if only == "" {
+		return tasks, nil
+	}
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = t.Name
+	}
+	keep, err := eval.Only(names, only)
+	if err != nil {
+		return nil, cli.Usagef("--only: %v", err)
+	}
+	var out []gym.Task
+	for _, t := range tasks {
+		if slices.Contains(keep, t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// gymCases writes the tasks' rules under out and returns them as cases on
+// the server srv. A case's fingerprint names its site and path, not the
+// server's ports, which change each time the gym starts: the same tasks
+// on another start are the same evaluation, and it resumes.
+func gymCases(out string, srv *gym.Server, tasks []gym.Task) ([]eval.Case, error) {
+	gcs, err := gym.WriteCases(out, srv, tasks)
+	if err != nil {
+		return nil, err
+	}
+	cases := make([]eval.Case, len(gcs))
+	for i, g := range gcs {
+		cases[i] = eval.Case{Name: g.Name, Goal: g.Goal, URL: g.URL, ChangedURL: g.ChangedURL, Rules: g.Rules,
+			MaxSteps: g.MaxSteps, Key: "gym:" + tasks[i].Site + tasks[i].Path}
+	}
+	return cases, nil
+}
+
+// listGym prints the gym's tasks (those --only names): a table, or JSON.
+func (a *app) listGym(ef evalFlags) error {
+	tasks, err := gymTasks(ef.only)
+	if err != nil {
+		return err
+	}
+	if ef.json {
+		return cli.PrintJSON(a.Stdout, tasks)
+	}
+	t := cli.NewTable(a.Stdout, "TASK", "SITE", "TRAPS", "GOAL")
+	for _, task := range tasks {
+		t.Row(task.Name, task.Site, strings.Join(task.Traps, ","), task.Goal)
+	}
+	t.Flush()
 	return nil
 }
 

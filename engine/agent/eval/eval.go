@@ -85,11 +85,18 @@ func armList(arms []Arm) string {
 // Case is one task: a goal at a start URL, with the scripted model's
 // rules file when the model is scripted.
 type Case struct {
-	Name     string `json:"name"`
-	Goal     string `json:"goal"`
-	URL      string `json:"url"`
-	Rules    string `json:"rules,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty"`
+	Name string `json:"name"`
+	Goal string `json:"goal"`
+	URL  string `json:"url"`
+	// ChangedURL is where the same task starts on the site's changed
+	// variant (elements moved or renamed), for --change-after.
+	ChangedURL string `json:"changed_url,omitempty"`
+	Rules      string `json:"rules,omitempty"`
+	MaxSteps   int    `json:"max_steps,omitempty"`
+	// Key, when set, stands for URL and ChangedURL in the case's
+	// fingerprint: the gym serves its sites on other ports each time, and
+	// a resumed evaluation of the same tasks is the same evaluation.
+	Key string `json:"-"`
 }
 
 // fingerprint identifies what a case asks (its rules by their content,
@@ -97,7 +104,14 @@ type Case struct {
 // that has since changed.
 func (c Case) fingerprint() (string, error) {
 	h := sha256.New()
-	b, _ := json.Marshal([]any{c.Name, c.Goal, c.URL, c.MaxSteps})
+	where := []string{c.URL}
+	if c.ChangedURL != "" {
+		where = append(where, c.ChangedURL)
+	}
+	if c.Key != "" {
+		where = []string{c.Key}
+	}
+	b, _ := json.Marshal([]any{c.Name, c.Goal, where, c.MaxSteps})
 	h.Write(b)
 	if c.Rules != "" {
 		rules, err := os.ReadFile(c.Rules)
