@@ -31,6 +31,8 @@ type evalFlags struct {
 	list, json  bool
 	repeats     int
 	warmRuns    int
+	changeAfter int
+	parallel    int
 	failIf      []string
 }
 
@@ -91,6 +93,8 @@ Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 	fl.StringVar(&ef.arms, "arms", "no-memory,cold,warm,replay", "the arms to run, comma-separated")
 	fl.IntVar(&ef.repeats, "repeats", 3, "sequences per case")
 	fl.IntVar(&ef.warmRuns, "warm-runs", 1, "warm runs in a sequence, each after the one before")
+	fl.IntVar(&ef.changeAfter, "change-after", 0, "run the runs after a sequence's `N`th memory-making run (cold 1st, warm-1 2nd, …) on the cases' changed variants (changed_url), and no-memory on both")
+	fl.IntVar(&ef.parallel, "parallel", 1, "run up to `N` cases' sequences at once")
 	fl.StringVar(&ef.out, "out", "", "output `DIR`: runs.jsonl, report.json, junit.xml and the arms' memory (again to resume)")
 	fl.StringArrayVar(&ef.failIf, "fail-if", nil, "exit 4 when `COND` holds, such as warm.errors>=no-memory.errors (repeatable)")
 	fl.StringVar(&f.browser, "browser", "chromedp", "browser plugin")
@@ -142,9 +146,21 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 	if err != nil {
 		return cli.Usagef("--arms: %v", err)
 	}
+	if ef.changeAfter < 0 {
+		return cli.Usagef("--change-after must be 0 (off) or more, not %d", ef.changeAfter)
+	}
+	if ef.parallel < 1 {
+		return cli.Usagef("--parallel must be 1 or more, not %d", ef.parallel)
+	}
+	// The conditions name the arms the report will hold, known before the
+	// cases are.
+	plan := eval.Config{Arms: arms, WarmRuns: ef.warmRuns, ChangeAfter: ef.changeAfter}
+	if err := plan.CheckPlan(); err != nil {
+		return cli.Usagef("%v", err)
+	}
 	var conds []eval.Condition
 	for _, s := range ef.failIf {
-		c, err := eval.ParseCondition(s, arms)
+		c, err := eval.ParseCondition(s, plan.ReportArms())
 		if err != nil {
 			return cli.Usagef("--fail-if: %v", err)
 		}
@@ -214,12 +230,13 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 		}
 	}
 	cfg := eval.Config{
-		Cases: cases, Arms: arms, Repeats: ef.repeats, WarmRuns: ef.warmRuns, Out: ef.out,
+		Cases: cases, Arms: arms, Repeats: ef.repeats, WarmRuns: ef.warmRuns, ChangeAfter: ef.changeAfter,
+		Parallel: ef.parallel, Out: ef.out,
 		LLM: spec, Browser: f.browser, EngineVersion: strings.TrimPrefix(cli.ReadBuildInfo().String(), "engine "),
 		Scripted: scripted,
 		Run: func(ctx context.Context, r eval.Run) (eval.Outcome, error) {
 			rf := f.forCase(r.Case)
-			rf.noMemory, rf.replay, rf.quiet = r.NoMemory, r.Replay, true
+			rf.url, rf.noMemory, rf.replay, rf.quiet = r.URL(), r.NoMemory, r.Replay, true
 			res, err := a.runOnce(ctx, rf, r.DataDir)
 			if err != nil {
 				return eval.Outcome{}, err
@@ -228,6 +245,9 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 				Steps: res.Steps, Errors: res.Errors, LLMCalls: res.LLMCalls, Tokens: res.Usage.Total()}, nil
 		},
 		Progress: a.evalProgress(),
+	}
+	if err := cfg.Check(); err != nil {
+		return cli.Usagef("%s: %v", caseSource(f, ef), err)
 	}
 	if scripted {
 		fmt.Fprintln(a.Stdout, eval.ScriptedNote)
@@ -261,6 +281,14 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 		return fmt.Errorf("%w: --fail-if holds: %s", cli.ErrCheck, strings.Join(held, "; "))
 	}
 	return nil
+}
+
+// caseSource names where the cases come from, in errors.
+func caseSource(f runFlags, ef evalFlags) string {
+	if ef.suite != "" {
+		return "--suite " + ef.suite
+	}
+	return "--cases " + f.cases
 }
 
 // onlyCases keeps the cases --only names.
@@ -351,6 +379,9 @@ func (a *app) evalProgress() func(eval.Progress) {
 		if r.Arm == eval.Warm {
 			what += fmt.Sprintf("-%d", r.Index)
 		}
+		if r.Changed {
+			what += eval.ChangedSuffix
+		}
 		if p.Outcome == nil {
 			if tty {
 				eta := "ETA -"
@@ -394,7 +425,7 @@ func (a *app) printEval(rep *eval.Report) {
 	if len(rep.Comparisons) == 0 || rep.Comparisons[0].Cases == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nAgainst %s (paired by case; change with its 95 %% bootstrap interval, sign-flip p):\n", eval.NoMemory)
+	fmt.Fprintf(out, "\nAgainst %s on the same variant (paired by case; change with its 95 %% bootstrap interval, sign-flip p):\n", eval.NoMemory)
 	t = cli.NewTable(out, "ARM", "METRIC", "MEAN", "NO-MEMORY", "CHANGE", "CI95", "P")
 	for _, c := range rep.Comparisons {
 		if c.Cases == 0 {
