@@ -61,8 +61,15 @@ the run before them left, so arms never share memory.
 
 --out DIR gets runs.jsonl (the log of record, one line a run), report.json
 (each arm's runs, means with 95 % bootstrap intervals, each arm against
-no-memory paired by case with a sign-flip test's p-value) and junit.xml
-(a test case per case and arm). Run it again with the same --out to
+no-memory paired by case with a sign-flip test's p-value), report.html
+(the same as a page readable offline: charts and tables) and junit.xml
+(a test case per case and arm).
+
+--change-after N runs the runs after a sequence's Nth memory-making run
+(cold is the 1st, warm-1 the 2nd, …) on each case's changed_url, and
+no-memory on both variants; the report names those arms ARM@changed
+(warm@changed against no-memory@changed). --parallel N runs N cases'
+sequences at once. Run it again with the same --out to
 continue: runs in the log are not made again.
 
 --fail-if COND (repeatable) exits 4 when COND holds on the arms' means:
@@ -263,7 +270,7 @@ func (a *app) eval(ctx context.Context, f runFlags, ef evalFlags) error {
 		return errors.Join(runErr, err)
 	}
 	a.printEval(rep)
-	fmt.Fprintf(a.Stdout, "report: %s/report.json, %s/junit.xml; runs: %s/%s\n", ef.out, ef.out, ef.out, eval.LogFile)
+	fmt.Fprintf(a.Stdout, "report: %s/report.json, %s/report.html, %s/junit.xml; runs: %s/%s\n", ef.out, ef.out, ef.out, ef.out, eval.LogFile)
 	if runErr != nil {
 		return runErr
 	}

@@ -264,7 +264,7 @@ func (r *Report) Runs() int {
 	return n
 }
 
-// Write writes report.json and junit.xml into dir, each whole or not at
+// Write writes report.json, report.html and junit.xml into dir, each whole or not at
 // all (written aside, then renamed).
 func (r *Report) Write(dir string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
@@ -272,6 +272,13 @@ func (r *Report) Write(dir string) error {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, "report.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	var hb strings.Builder
+	if err := r.HTML(&hb); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "report.html"), []byte(hb.String())); err != nil {
 		return err
 	}
 	var sb strings.Builder
