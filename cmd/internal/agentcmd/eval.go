@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -374,11 +375,18 @@ func (a *app) listGym(ef evalFlags) error {
 	return nil
 }
 
-// evalProgress shows each run: a bar with the ETA on a terminal, a line a
-// run otherwise.
+// evalProgress shows each run on stdout: a bar with the ETA on a
+// terminal, a line a run otherwise.
 func (a *app) evalProgress() func(eval.Progress) {
-	tty := cli.IsTerminal(a.Stdout)
-	start := time.Now()
+	return evalProgress(a.Stdout, cli.IsTerminal(a.Stdout), time.Now)
+}
+
+// evalProgress shows each run on w: with tty, a bar with done/total and
+// the ETA (the time per run made so far times the runs left), redrawn in
+// place as a run starts and left with the run's result as it ends;
+// without, a line a run as it ends. now is the clock.
+func evalProgress(w io.Writer, tty bool, now func() time.Time) func(eval.Progress) {
+	start := now()
 	made := 0
 	return func(p eval.Progress) {
 		r := p.Run
@@ -393,10 +401,10 @@ func (a *app) evalProgress() func(eval.Progress) {
 			if tty {
 				eta := "ETA -"
 				if made > 0 {
-					left := time.Duration(int64(time.Since(start)) / int64(made) * int64(p.Total-p.Done))
+					left := time.Duration(int64(now().Sub(start)) / int64(made) * int64(p.Total-p.Done))
 					eta = "ETA " + left.Round(time.Second).String()
 				}
-				fmt.Fprintf(a.Stdout, "\r%s %d/%d %-40s %s ", cli.Bar(p.Done, p.Total, 20), p.Done, p.Total, cli.Truncate(what, 40), eta)
+				fmt.Fprintf(w, "\r%s %d/%d %-40s %s ", cli.Bar(p.Done, p.Total, 20), p.Done, p.Total, cli.Truncate(what, 40), eta)
 			}
 			return
 		}
@@ -409,10 +417,10 @@ func (a *app) evalProgress() func(eval.Progress) {
 			line = "in the log: " + line
 		}
 		if tty {
-			fmt.Fprintf(a.Stdout, "\r%s %d/%d %-40s %s\n", cli.Bar(p.Done, p.Total, 20), p.Done, p.Total, cli.Truncate(what, 40), line)
+			fmt.Fprintf(w, "\r%s %d/%d %-40s %s\n", cli.Bar(p.Done, p.Total, 20), p.Done, p.Total, cli.Truncate(what, 40), line)
 			return
 		}
-		fmt.Fprintf(a.Stdout, "run %d/%d %s: %s\n", p.Done, p.Total, what, line)
+		fmt.Fprintf(w, "run %d/%d %s: %s\n", p.Done, p.Total, what, line)
 	}
 }
 
