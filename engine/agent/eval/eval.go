@@ -105,12 +105,14 @@ type Case struct {
 // that has since changed.
 func (c Case) fingerprint() (string, error) {
 	h := sha256.New()
-	where := []string{c.URL}
-	if c.ChangedURL != "" {
-		where = append(where, c.ChangedURL)
-	}
-	if c.Key != "" {
+	// A case with only a url hashes as it did before changed variants, so
+	// older logs of it still resume.
+	var where any = c.URL
+	switch {
+	case c.Key != "":
 		where = []string{c.Key}
+	case c.ChangedURL != "":
+		where = []string{c.URL, c.ChangedURL}
 	}
 	b, _ := json.Marshal([]any{c.Name, c.Goal, where, c.MaxSteps})
 	h.Write(b)
