@@ -64,14 +64,14 @@ the run before them left, so arms never share memory.
 (each arm's runs, means with 95 % bootstrap intervals, each arm against
 no-memory paired by case with a sign-flip test's p-value), report.html
 (the same as a page readable offline: charts and tables) and junit.xml
-(a test case per case and arm).
+(a test case per case and arm). Run it again with the same --out to
+continue: runs in the log are not made again.
 
 --change-after N runs the runs after a sequence's Nth memory-making run
 (cold is the 1st, warm-1 the 2nd, …) on each case's changed_url, and
 no-memory on both variants; the report names those arms ARM@changed
 (warm@changed against no-memory@changed). --parallel N runs N cases'
-sequences at once. Run it again with the same --out to
-continue: runs in the log are not made again.
+sequences at once.
 
 --fail-if COND (repeatable) exits 4 when COND holds on the arms' means:
 ARM.METRIC OP ARM.METRIC|NUMBER, OP one of < <= > >= == !=, METRIC one of
@@ -93,7 +93,7 @@ Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.cases, "cases", "", "the cases, from `FILE` (JSON: [{name, goal, url, rules?, max_steps?}], rules relative to FILE)")
+	fl.StringVar(&f.cases, "cases", "", "the cases, from `FILE` (JSON: [{name, goal, url, changed_url?, rules?, max_steps?}], rules relative to FILE)")
 	fl.StringVar(&ef.suite, "suite", "", "a bundled suite instead of --cases: gym (its trap sites, served on 127.0.0.1)")
 	fl.StringVar(&ef.only, "only", "", "run only the cases whose names match one of these comma-separated glob `PATTERNS`")
 	fl.BoolVar(&ef.list, "list", false, "with --suite: list its tasks and exit")
@@ -103,7 +103,7 @@ Exit status: 0 it ran (whatever the results), 1 runs could not be made,
 	fl.IntVar(&ef.warmRuns, "warm-runs", 1, "warm runs in a sequence, each after the one before")
 	fl.IntVar(&ef.changeAfter, "change-after", 0, "run the runs after a sequence's `N`th memory-making run (cold 1st, warm-1 2nd, …) on the cases' changed variants (changed_url), and no-memory on both")
 	fl.IntVar(&ef.parallel, "parallel", 1, "run up to `N` cases' sequences at once")
-	fl.StringVar(&ef.out, "out", "", "output `DIR`: runs.jsonl, report.json, junit.xml and the arms' memory (again to resume)")
+	fl.StringVar(&ef.out, "out", "", "output `DIR`: runs.jsonl, report.json, report.html, junit.xml and the arms' memory (again to resume)")
 	fl.StringArrayVar(&ef.failIf, "fail-if", nil, "exit 4 when `COND` holds, such as warm.errors>=no-memory.errors (repeatable)")
 	fl.StringVar(&f.browser, "browser", "chromedp", "browser plugin")
 	fl.StringVar(&f.llm, "llm", "", "LLM as PROVIDER[:MODEL] (env ENGINE_LLM; default "+defaultLLM+"); scripted: each case's rules drive it")

@@ -417,9 +417,10 @@ var ErrMismatch = errors.New("the output dir holds another evaluation")
 
 // Eval runs every run of the plan that the output dir's log does not
 // already hold, appending each to the log as it ends, and returns the
-// report of every run of the plan the log then holds. It stops at the
-// first run that could not be made (returning the report so far with the
-// error), and when ctx ends.
+// report of every run of the plan the log then holds. Up to Parallel
+// sequences run at once. It starts no run after the first that could not
+// be made (runs under way end and are logged; the report so far is
+// returned with the error), and stops when ctx ends.
 func Eval(ctx context.Context, c Config) (*Report, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
