@@ -229,3 +229,31 @@ func TestJUnitPerCaseAndArm(t *testing.T) {
 		t.Error("no report.html")
 	}
 }
+
+// The report of an evaluation stopped before some arms ran renders too:
+// an arm without runs has no bar and no interval, its numbers a dash.
+func TestReportHTMLPartial(t *testing.T) {
+	m := &memoryRun{fail: 3} // the first warm run cannot be made
+	cfg := testConfig(t, m)
+	rep, err := Eval(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("no error from the run that could not be made")
+	}
+	var b strings.Builder
+	if err := rep.HTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<text x="150" dx="-8" y="77" text-anchor="end">warm</text>`,
+		`<rect class="bar" x="150" y="64" width="0" height="18"><title>warm: – </title></rect>`,
+		`<td>warm</td><td>no-memory</td><td class="num">0</td><td>success</td><td class="num">–</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "NaN") {
+		t.Error("the page shows NaN")
+	}
+}
