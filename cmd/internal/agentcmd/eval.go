@@ -449,7 +449,7 @@ func (a *app) printEval(rep *eval.Report) {
 		for _, m := range eval.Metrics {
 			d := c.Metrics[m]
 			t.Row(c.Arm, m, num(float64(d.Mean)), num(float64(d.BaselineMean)), pct(float64(d.RelativeChange)),
-				"["+pct(float64(d.RelativeChangeCI95[0]))+", "+pct(float64(d.RelativeChangeCI95[1]))+"]", num(float64(d.P)))
+				"["+pct(float64(d.RelativeChangeCI95[0]))+", "+pct(float64(d.RelativeChangeCI95[1]))+"]", eval.FormatP(float64(d.P)))
 		}
 	}
 	t.Flush()

@@ -21,7 +21,7 @@ func (r *Report) HTML(w io.Writer) error {
 const (
 	chartLabelW = 150
 	chartBarW   = 420
-	chartValueW = 150
+	chartValueW = 210
 	chartRowH   = 26
 	chartTop    = 8
 )
@@ -32,6 +32,7 @@ type htmlView struct {
 	CmpRows  []cmpRow
 	CaseRows []caseRow
 	ArmNames []string
+	PNote    string
 }
 
 type chartView struct {
@@ -75,7 +76,7 @@ type caseRow struct {
 var lowerIsBetter = map[string]bool{"steps": true, "errors": true, "llm_calls": true, "tokens": true, "wall_ms": true}
 
 func (r *Report) htmlView() htmlView {
-	v := htmlView{Report: r}
+	v := htmlView{Report: r, PNote: fmt.Sprintf("* p estimated from %d random sign assignments (more than %d cases); unmarked p are exact.", Resamples, exactLimit)}
 	for _, a := range r.Arms {
 		v.ArmNames = append(v.ArmNames, string(a.Name))
 	}
@@ -90,7 +91,7 @@ func (r *Report) htmlView() htmlView {
 				Mean: fmtVal(float64(d.Mean)), BaseMean: fmtVal(float64(d.BaselineMean)), Change: fmtPct(rel),
 				CI:     "[" + fmtPct(float64(d.RelativeChangeCI95[0])) + ", " + fmtPct(float64(d.RelativeChangeCI95[1])) + "]",
 				DiffCI: "[" + fmtVal(float64(d.DifferenceCI95[0])) + ", " + fmtVal(float64(d.DifferenceCI95[1])) + "]",
-				P:      fmtVal(float64(d.P)), Exact: d.Exact}
+				P:      FormatP(float64(d.P)), Exact: d.Exact}
 			// An interval of the difference that excludes 0 is a change
 			// the data show; its sign says better or worse.
 			lo, hi := float64(d.DifferenceCI95[0]), float64(d.DifferenceCI95[1])
@@ -174,11 +175,11 @@ func (r *Report) chart(m string) chartView {
 		y := chartTop + i*chartRowH
 		b := barView{Arm: string(a.Name), Y: y + 4, Y2: y + 22, MidY: y + 13, TextY: y + 17, W: at(s.Mean),
 			LoX: chartLabelW + at(s.CI95[0]), HiX: chartLabelW + at(s.CI95[1]),
-			Value: fmtVal(float64(s.Mean)), Class: "arm-" + string(baseArm(a.Name))}
+			Value: fmtShort(float64(s.Mean)), Class: "arm-" + string(baseArm(a.Name))}
 		b.ValueX = max(b.HiX, chartLabelW+b.W) + 6
 		b.Whisker = !math.IsNaN(float64(s.CI95[0])) && b.HiX > b.LoX
 		if !math.IsNaN(float64(s.CI95[0])) {
-			b.Interval = "[" + fmtVal(float64(s.CI95[0])) + ", " + fmtVal(float64(s.CI95[1])) + "]"
+			b.Interval = "[" + fmtShort(float64(s.CI95[0])) + ", " + fmtShort(float64(s.CI95[1])) + "]"
 		}
 		if a.Variant == Changed {
 			b.Class += " changed"
@@ -193,6 +194,25 @@ func fmtVal(f float64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
+
+// fmtShort is a chart's number: whole from 100 up, so labels stay short.
+func fmtShort(f float64) string {
+	if math.Abs(f) >= 100 {
+		return fmtVal(math.Round(f))
+	}
+	return fmtVal(f)
+}
+
+// FormatP shows a p-value: three decimals, and "<0.001" below.
+func FormatP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return strconv.FormatFloat(math.Round(p*1000)/1000, 'f', -1, 64)
 }
 
 func fmtPct(f float64) string {
@@ -278,6 +298,7 @@ tr.first td { border-top: 2px solid #d8dee4; }
 {{range .CmpRows}}<tr{{if .FirstOfArm}} class="first"{{end}}><td>{{.Arm}}</td><td>{{.Baseline}}</td><td class="num">{{.Cases}}</td><td>{{.Metric}}</td><td class="num">{{.Mean}}</td><td class="num">{{.BaseMean}}</td><td class="num{{if .Better}} better{{else if .Worse}} worse{{end}}">{{.Change}}</td><td class="num">{{.CI}}</td><td class="num">{{.DiffCI}}</td><td class="num">{{.P}}{{if not .Exact}}*{{end}}</td></tr>
 {{end}}</tbody>
 </table>
+<p class="small">{{.PNote}}</p>
 {{else}}<p>No comparisons: no-memory was not among the arms.</p>
 {{end}}
 <h2>Cases</h2>
