@@ -5,7 +5,7 @@ BIN     := bin/engine
 AGENT   := bin/engine-agent
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 
-.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench bench-check stress fuzz load clean
+.PHONY: build demo test deps demo-deps vet fmt-check tidy-check lint proto bench bench-check stress fuzz gym load clean
 
 STATICCHECK_VERSION := v0.8.2
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
@@ -86,6 +86,15 @@ load: build
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) sh scripts/fuzz.sh
+
+## gym: build, then run the bundled gym of trap sites with the scripted model and fail unless warm and replay make fewer errors and LLM calls than no memory and warm succeeds on every changed variant (GYM_OUT: the output dir, default a new temporary one; GYM_FLAGS: more eval flags)
+gym: build
+	@out="$${GYM_OUT:-$$(mktemp -d)}"; echo "gym: report in $$out/report.html"; \
+	./$(BIN) eval --suite gym --llm scripted --browser chromedp --repeats 1 --warm-runs 2 --change-after 2 --parallel 2 \
+		--out "$$out" $(GYM_FLAGS) \
+		--fail-if 'warm.errors>=no-memory.errors' --fail-if 'warm.llm_calls>=no-memory.llm_calls' \
+		--fail-if 'replay.errors>=no-memory.errors' --fail-if 'replay.llm_calls>=no-memory.llm_calls' \
+		--fail-if 'warm@changed.success<1'
 
 clean:
 	rm -rf bin

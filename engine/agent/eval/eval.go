@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -85,11 +86,18 @@ func armList(arms []Arm) string {
 // Case is one task: a goal at a start URL, with the scripted model's
 // rules file when the model is scripted.
 type Case struct {
-	Name     string `json:"name"`
-	Goal     string `json:"goal"`
-	URL      string `json:"url"`
-	Rules    string `json:"rules,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty"`
+	Name string `json:"name"`
+	Goal string `json:"goal"`
+	URL  string `json:"url"`
+	// ChangedURL is where the same task starts on the site's changed
+	// variant (elements moved or renamed), for --change-after.
+	ChangedURL string `json:"changed_url,omitempty"`
+	Rules      string `json:"rules,omitempty"`
+	MaxSteps   int    `json:"max_steps,omitempty"`
+	// Key, when set, stands for URL and ChangedURL in the case's
+	// fingerprint: the gym serves its sites on other ports each time, and
+	// a resumed evaluation of the same tasks is the same evaluation.
+	Key string `json:"-"`
 }
 
 // fingerprint identifies what a case asks (its rules by their content,
@@ -97,7 +105,16 @@ type Case struct {
 // that has since changed.
 func (c Case) fingerprint() (string, error) {
 	h := sha256.New()
-	b, _ := json.Marshal([]any{c.Name, c.Goal, c.URL, c.MaxSteps})
+	// A case with only a url hashes as it did before changed variants, so
+	// older logs of it still resume.
+	var where any = c.URL
+	switch {
+	case c.Key != "":
+		where = []string{c.Key}
+	case c.ChangedURL != "":
+		where = []string{c.URL, c.ChangedURL}
+	}
+	b, _ := json.Marshal([]any{c.Name, c.Goal, where, c.MaxSteps})
 	h.Write(b)
 	if c.Rules != "" {
 		rules, err := os.ReadFile(c.Rules)
@@ -120,7 +137,45 @@ type Run struct {
 	// NoMemory runs without reading or teaching memory; Replay replays a
 	// matching trajectory.
 	NoMemory, Replay bool
+	// Changed runs on the case's changed variant (ChangedURL).
+	Changed bool
 }
+
+// URL is where the run starts: the case's URL, or its changed variant's.
+func (r Run) URL() string {
+	if r.Changed {
+		return r.Case.ChangedURL
+	}
+	return r.Case.URL
+}
+
+// The variants a run is made on.
+const (
+	Original = "original"
+	Changed  = "changed"
+)
+
+// ChangedSuffix marks a reported arm's runs on the changed variant
+// ("warm@changed").
+const ChangedSuffix = "@changed"
+
+func variant(changed bool) string {
+	if changed {
+		return Changed
+	}
+	return Original
+}
+
+// reportArm is the name the report gives an arm's runs on a variant.
+func reportArm(a Arm, changed bool) Arm {
+	if changed {
+		return a + ChangedSuffix
+	}
+	return a
+}
+
+// baseArm is the arm a reported arm's runs were made in.
+func baseArm(a Arm) Arm { return Arm(strings.TrimSuffix(string(a), ChangedSuffix)) }
 
 // Outcome is what a run did.
 type Outcome struct {
@@ -149,15 +204,23 @@ type Record struct {
 	CaseSHA string `json:"case_sha"`
 	LLM     string `json:"llm"`
 	Browser string `json:"browser"`
+	// ChangeAfter is the --change-after a run on the changed variant was
+	// made with: a warm run's memory depends on it.
+	ChangeAfter int `json:"change_after,omitempty"`
 }
 
-// logKey is a record holding only what keys it in the log: case, arm, repeat, index.
-func logKey(cs string, arm Arm, repeat, index int) Record {
-	return Record{Arm: arm, RunReport: RunReport{Case: cs, Repeat: repeat, Index: index}}
+// logKey is a record holding only what keys it in the log: case, arm,
+// repeat, index and variant.
+func logKey(cs string, arm Arm, repeat, index int, changed bool) Record {
+	return Record{Arm: arm, RunReport: RunReport{Case: cs, Repeat: repeat, Index: index, Variant: variant(changed)}}
 }
 
 func (r Record) key() string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", r.Case, r.Arm, r.Repeat, r.Index)
+	v := r.Variant
+	if v == "" {
+		v = Original // a log from before variants
+	}
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%s", r.Case, r.Arm, r.Repeat, r.Index, v)
 }
 
 // Config is one evaluation.
@@ -168,6 +231,13 @@ type Config struct {
 	// WarmRuns is the number of warm runs in a sequence after cold, each
 	// on the memory the runs before it left.
 	WarmRuns int
+	// ChangeAfter, when above 0, runs the runs after a sequence's Nth
+	// memory-making run (cold the 1st, warm-1 the 2nd, …) on the cases'
+	// changed variants, and no-memory on both variants as their baselines.
+	ChangeAfter int
+	// Parallel is how many cases' sequences run at once (at least 1); a
+	// sequence's runs stay in order.
+	Parallel int
 	// Out is the output dir: runs.jsonl, the arms' data dirs under
 	// memory/, report.json and junit.xml.
 	Out string
@@ -177,7 +247,8 @@ type Config struct {
 	// numbers show the mechanism, not a model's behaviour.
 	Scripted bool
 	Run      RunFunc
-	// Progress, when set, is told before each run and after it.
+	// Progress, when set, is told before each run and after it, one call
+	// at a time.
 	Progress func(Progress)
 	// Clock measures wall time (default time.Now).
 	Clock func() time.Time
@@ -196,41 +267,67 @@ type Progress struct {
 // LogFile is the log of record in the output dir: one JSON line a run.
 const LogFile = "runs.jsonl"
 
-// step is one run of a sequence's plan: its arm, and the data dir stage
-// it copies its memory from ("" for empty memory).
+// step is one run of a sequence's plan: its arm, its variant, and the
+// data dir stage it copies its memory from ("" for empty memory).
 type step struct {
-	arm    Arm
-	index  int
-	stage  string // the data dir's name in the sequence
-	from   string // the stage whose memory it starts from, "" for none
-	report bool   // an arm asked for (cold runs anyway when warm or replay need it)
+	arm     Arm
+	index   int
+	changed bool
+	stage   string // the data dir's name in the sequence
+	from    string // the stage whose memory it starts from, "" for none
+	report  bool   // an arm asked for (cold runs anyway when warm or replay need it)
 }
 
-// plan is a sequence's runs in order: no-memory on empty memory; cold on
-// empty memory; warm 1..W, each on a copy of the memory the run before it
-// left; replay on a copy of the memory cold left (what warm 1 starts from).
+// plan is a sequence's runs in order: no-memory on empty memory (and on
+// the changed variant too under ChangeAfter); cold on empty memory; warm
+// 1..W, each on a copy of the memory the run before it left; replay on a
+// copy of the memory cold left (what warm 1 starts from, on warm 1's
+// variant). Under ChangeAfter N the memory-making runs after the Nth run
+// on the changed variant.
 func (c *Config) plan() []step {
 	want := map[Arm]bool{}
 	for _, a := range c.Arms {
 		want[a] = true
 	}
+	// made is a memory-making run's place: cold 1, warm-k k+1.
+	after := func(made int) bool { return c.ChangeAfter > 0 && made > c.ChangeAfter }
 	var out []step
 	if want[NoMemory] {
 		out = append(out, step{arm: NoMemory, index: 1, stage: string(NoMemory), report: true})
+		if c.ChangeAfter > 0 {
+			out = append(out, step{arm: NoMemory, index: 1, changed: true, stage: string(NoMemory) + "-changed", report: true})
+		}
 	}
 	if want[Cold] || want[Warm] || want[Replay] {
-		out = append(out, step{arm: Cold, index: 1, stage: string(Cold), report: want[Cold]})
+		out = append(out, step{arm: Cold, index: 1, changed: after(1), stage: string(Cold), report: want[Cold]})
 	}
 	if want[Warm] {
 		from := string(Cold)
 		for i := 1; i <= c.warmRuns(); i++ {
 			st := fmt.Sprintf("%s-%d", Warm, i)
-			out = append(out, step{arm: Warm, index: i, stage: st, from: from, report: true})
+			out = append(out, step{arm: Warm, index: i, changed: after(i + 1), stage: st, from: from, report: true})
 			from = st
 		}
 	}
 	if want[Replay] {
-		out = append(out, step{arm: Replay, index: 1, stage: string(Replay), from: string(Cold), report: true})
+		out = append(out, step{arm: Replay, index: 1, changed: after(2), stage: string(Replay), from: string(Cold), report: true})
+	}
+	return out
+}
+
+// ReportArms are the arms the report holds, in plan order: each arm asked
+// for on each variant it runs on ("warm", "warm@changed").
+func (c *Config) ReportArms() []Arm {
+	var out []Arm
+	for _, a := range AllArms {
+		for _, changed := range []bool{false, true} {
+			for _, st := range c.plan() {
+				if st.arm == a && st.changed == changed && st.report {
+					out = append(out, reportArm(a, changed))
+					break
+				}
+			}
+		}
 	}
 	return out
 }
@@ -263,13 +360,55 @@ func (c *Config) Check() error {
 	if c.WarmRuns < 0 {
 		return fmt.Errorf("warm runs must be 1 or more, not %d", c.WarmRuns)
 	}
+	if c.Parallel < 0 {
+		return fmt.Errorf("parallel must be 1 or more, not %d", c.Parallel)
+	}
+	if c.ChangeAfter < 0 {
+		return fmt.Errorf("change-after must be 0 (off) or more, not %d", c.ChangeAfter)
+	}
+	if c.ChangeAfter > 0 {
+		for _, cs := range c.Cases {
+			if cs.ChangedURL == "" {
+				return fmt.Errorf("case %s has no changed_url, which --change-after needs", cs.Name)
+			}
+		}
+	}
 	if c.Out == "" {
 		return errors.New("no output dir")
 	}
 	if c.Run == nil {
 		return errors.New("no run function")
 	}
+	return c.CheckPlan()
+}
+
+// CheckPlan says what is wrong with the arms, warm runs and ChangeAfter,
+// whatever the cases, or nil.
+func (c *Config) CheckPlan() error {
+	if c.ChangeAfter > 0 {
+		changes := false
+		for _, st := range c.plan() {
+			changes = changes || (st.changed && st.arm != NoMemory)
+		}
+		if !changes {
+			return fmt.Errorf("change-after %d: no warm or replay run comes after the %s memory-making run of a sequence (cold is the 1st, warm-1 the 2nd, …): lower it, or raise --warm-runs", c.ChangeAfter, ordinal(c.ChangeAfter))
+		}
+	}
 	return nil
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // ErrMismatch marks a log of record made with other cases, another model
@@ -278,9 +417,10 @@ var ErrMismatch = errors.New("the output dir holds another evaluation")
 
 // Eval runs every run of the plan that the output dir's log does not
 // already hold, appending each to the log as it ends, and returns the
-// report of every run of the plan the log then holds. It stops at the
-// first run that could not be made (returning the report so far with the
-// error), and when ctx ends.
+// report of every run of the plan the log then holds. Up to Parallel
+// sequences run at once. It starts no run after the first that could not
+// be made (runs under way end and are logged; the report so far is
+// returned with the error), and stops when ctx ends.
 func Eval(ctx context.Context, c Config) (*Report, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -312,77 +452,166 @@ func Eval(ctx context.Context, c Config) (*Report, error) {
 	}
 	defer lf.Close()
 
-	plan := c.plan()
-	total := c.Repeats * len(c.Cases) * len(plan)
-	count := 0
-	var runErr error
-sequences:
+	e := &evaluation{c: &c, plan: c.plan(), shas: shas, done: done, log: lf}
+	e.total = c.Repeats * len(c.Cases) * len(e.plan)
 	// Repeats outermost: an evaluation stopped part-way holds whole
-	// rounds of every case, so its report stays balanced.
+	// rounds of every case, so its report stays balanced. Up to Parallel
+	// sequences run at once, taken in that order.
+	type seq struct {
+		rep int
+		cs  Case
+	}
+	seqs := make(chan seq)
+	var wg sync.WaitGroup
+	for range max(1, min(c.Parallel, c.Repeats*len(c.Cases))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range seqs {
+				e.sequence(ctx, s.rep, s.cs)
+			}
+		}()
+	}
+feed:
 	for rep := 1; rep <= c.Repeats; rep++ {
 		for _, cs := range c.Cases {
-			for _, st := range plan {
-				r := Run{Case: cs, Arm: st.arm, Repeat: rep, Index: st.index,
-					DataDir:  filepath.Join(c.Out, seqDir(cs.Name, rep), st.stage),
-					NoMemory: st.arm == NoMemory, Replay: st.arm == Replay}
-				rec := logKey(cs.Name, st.arm, rep, st.index)
-				if old, ok := done[rec.key()]; ok {
-					count++
-					if c.Progress != nil {
-						o := old.outcome()
-						c.Progress(Progress{Done: count, Total: total, Run: r, Outcome: &o, Logged: true})
-					}
-					continue
-				}
-				if err := ctx.Err(); err != nil {
-					runErr = err
-					break sequences
-				}
-				// A stage not in the log may hold what an interrupted run
-				// left: it starts again from the memory it copies.
-				if err := os.RemoveAll(r.DataDir); err != nil {
-					runErr = err
-					break sequences
-				}
-				if st.from != "" {
-					if err := copyDataDir(filepath.Join(c.Out, seqDir(cs.Name, rep), st.from), r.DataDir); err != nil {
-						runErr = fmt.Errorf("case %s, repeat %d, %s: copying the memory of %s: %w", cs.Name, rep, st.stage, st.from, err)
-						break sequences
-					}
-				} else if err := os.MkdirAll(r.DataDir, 0o700); err != nil {
-					runErr = err
-					break sequences
-				}
-				if c.Progress != nil {
-					c.Progress(Progress{Done: count, Total: total, Run: r})
-				}
-				start := c.Clock()
-				o, err := c.Run(ctx, r)
-				wall := c.Clock().Sub(start)
-				if err == nil && ctx.Err() != nil {
-					err = ctx.Err() // a run cut short by Ctrl-C is not a result: it is made again
-				}
-				if err != nil {
-					runErr = fmt.Errorf("case %s, repeat %d, %s run: %w", cs.Name, rep, st.stage, err)
-					break sequences
-				}
-				rec = recordOf(rec, o, wall)
-				rec.DataDir = filepath.ToSlash(filepath.Join(seqDir(cs.Name, rep), st.stage))
-				rec.CaseSHA, rec.LLM, rec.Browser = shas[cs.Name], c.LLM, c.Browser
-				if err := appendRecord(lf, rec); err != nil {
-					runErr = err
-					break sequences
-				}
-				done[rec.key()] = rec
-				count++
-				if c.Progress != nil {
-					c.Progress(Progress{Done: count, Total: total, Run: r, Outcome: &o})
-				}
+			if e.stopped() {
+				break feed
 			}
+			seqs <- seq{rep, cs}
 		}
 	}
-	rep := c.report(done)
-	return rep, runErr
+	close(seqs)
+	wg.Wait()
+	return c.report(done), e.err
+}
+
+// evaluation is an evaluation under way. Its sequences may run at once;
+// mu guards the log of record (one writer), what it holds, the count of
+// runs done, the progress calls and the first error.
+type evaluation struct {
+	c     *Config
+	plan  []step
+	shas  map[string]string
+	total int
+
+	mu    sync.Mutex
+	done  map[string]Record
+	log   *os.File
+	count int
+	err   error
+}
+
+func (e *evaluation) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err != nil
+}
+
+// fail keeps the first error: the evaluation starts no run after it (runs
+// under way end and are logged).
+func (e *evaluation) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// sequence makes one case's runs of the plan for one repeat, in order,
+// skipping those the log holds; it stops at the first run that cannot be
+// made, and when the evaluation stops.
+func (e *evaluation) sequence(ctx context.Context, rep int, cs Case) {
+	c := e.c
+	for _, st := range e.plan {
+		r := Run{Case: cs, Arm: st.arm, Repeat: rep, Index: st.index, Changed: st.changed,
+			DataDir:  filepath.Join(c.Out, seqDir(cs.Name, rep), st.stage),
+			NoMemory: st.arm == NoMemory, Replay: st.arm == Replay}
+		rec := logKey(cs.Name, st.arm, rep, st.index, st.changed)
+		e.mu.Lock()
+		old, logged := e.done[rec.key()]
+		if logged {
+			e.count++
+			if c.Progress != nil {
+				o := old.outcome()
+				c.Progress(Progress{Done: e.count, Total: e.total, Run: r, Outcome: &o, Logged: true})
+			}
+		}
+		stop := e.err != nil
+		e.mu.Unlock()
+		if logged {
+			continue
+		}
+		if stop {
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			e.fail(err)
+			return
+		}
+		if err := e.prepare(r, st); err != nil {
+			e.fail(fmt.Errorf("case %s, repeat %d, %s: %w", cs.Name, rep, st.stage, err))
+			return
+		}
+		e.mu.Lock()
+		if c.Progress != nil {
+			c.Progress(Progress{Done: e.count, Total: e.total, Run: r})
+		}
+		e.mu.Unlock()
+		start := c.Clock()
+		o, err := c.Run(ctx, r)
+		wall := c.Clock().Sub(start)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err() // a run cut short by Ctrl-C is not a result: it is made again
+		}
+		if err != nil {
+			e.fail(fmt.Errorf("case %s, repeat %d, %s run: %w", cs.Name, rep, stageName(st), err))
+			return
+		}
+		rec = recordOf(rec, o, wall)
+		rec.DataDir = filepath.ToSlash(filepath.Join(seqDir(cs.Name, rep), st.stage))
+		rec.CaseSHA, rec.LLM, rec.Browser = e.shas[cs.Name], c.LLM, c.Browser
+		if st.changed {
+			rec.ChangeAfter = c.ChangeAfter
+		}
+		e.mu.Lock()
+		err = appendRecord(e.log, rec)
+		if err == nil {
+			e.done[rec.key()] = rec
+			e.count++
+			if c.Progress != nil {
+				c.Progress(Progress{Done: e.count, Total: e.total, Run: r, Outcome: &o})
+			}
+		}
+		e.mu.Unlock()
+		if err != nil {
+			e.fail(err)
+			return
+		}
+	}
+}
+
+// stageName names a step in errors: its stage, with the variant.
+func stageName(st step) string {
+	if st.changed {
+		return st.stage + " (changed variant)"
+	}
+	return st.stage
+}
+
+// prepare makes a run's data dir: a stage not in the log may hold what an
+// interrupted run left, so it starts again from the memory it copies.
+func (e *evaluation) prepare(r Run, st step) error {
+	if err := os.RemoveAll(r.DataDir); err != nil {
+		return err
+	}
+	if st.from == "" {
+		return os.MkdirAll(r.DataDir, 0o700)
+	}
+	if err := copyDataDir(filepath.Join(e.c.Out, seqDir(r.Case.Name, r.Repeat), st.from), r.DataDir); err != nil {
+		return fmt.Errorf("copying the memory of %s: %w", st.from, err)
+	}
+	return nil
 }
 
 // checkLog says which logged run of the plan was made with another model
@@ -392,7 +621,7 @@ func (c *Config) checkLog(done map[string]Record, shas map[string]string) error 
 		found := false
 		for _, cs := range c.Cases {
 			for _, st := range c.plan() {
-				r, ok := done[logKey(cs.Name, st.arm, rep, st.index).key()]
+				r, ok := done[logKey(cs.Name, st.arm, rep, st.index, st.changed).key()]
 				if !ok {
 					continue
 				}
@@ -404,7 +633,9 @@ func (c *Config) checkLog(done map[string]Record, shas map[string]string) error 
 				case r.Browser != c.Browser:
 					what = fmt.Sprintf("with browser %q, not %q", r.Browser, c.Browser)
 				case r.CaseSHA != shas[cs.Name]:
-					what = "as it was before its goal, url, max_steps or rules changed"
+					what = "as it was before its goal, url, changed_url, max_steps or rules changed"
+				case st.arm == Warm && st.changed && r.ChangeAfter != c.ChangeAfter:
+					what = fmt.Sprintf("on the changed variant with --change-after %d, not %d", r.ChangeAfter, c.ChangeAfter)
 				default:
 					continue
 				}

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,6 +19,7 @@ import (
 // the runs before it left in memory.log and appends its own arm, and makes
 // fewer errors the more runs it remembers (none when told not to read).
 type memoryRun struct {
+	mu    sync.Mutex
 	calls []string
 	seen  map[string]string // run → memory it found
 	fail  int               // the call that cannot be made (from 1), 0 for none
@@ -23,6 +27,11 @@ type memoryRun struct {
 
 func (m *memoryRun) run(_ context.Context, r Run) (Outcome, error) {
 	id := r.Case.Name + "/" + string(r.Arm)
+	if r.Changed {
+		id += ChangedSuffix
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.calls = append(m.calls, id)
 	if m.fail == len(m.calls) {
 		return Outcome{}, errors.New("browser did not start")
@@ -373,5 +382,237 @@ func TestEvalInterruptedRunIsNotLogged(t *testing.T) {
 	cfg.Run = m2.run
 	if _, err := Eval(context.Background(), cfg); err != nil || m2.calls[0] != "search/cold" {
 		t.Errorf("resumed from %v (%v), want search/cold", m2.calls, err)
+	}
+}
+
+// Under ChangeAfter 1 the runs after cold (warm and replay) run on the
+// changed variant, no-memory runs on both, and the report holds each arm
+// on the variants it ran on, compared with no-memory on the same variant.
+func TestEvalChangeAfter(t *testing.T) {
+	m := &memoryRun{}
+	cfg := testConfig(t, m)
+	for i := range cfg.Cases {
+		cfg.Cases[i].ChangedURL = "http://127.0.0.1:2/"
+	}
+	cfg.Repeats, cfg.ChangeAfter = 1, 1
+	urls := map[string]string{}
+	cfg.Run = func(ctx context.Context, r Run) (Outcome, error) {
+		o, err := m.run(ctx, r)
+		if r.Changed {
+			urls[r.Case.Name+"/"+string(r.Arm)+fmt.Sprint(r.Index)] = r.URL()
+			if r.Arm == Warm && r.Index == 1 {
+				o.Errors++ // the moved element costs the first changed run an error
+			}
+		}
+		return o, err
+	}
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.calls[:6], " "); got != "search/no-memory search/no-memory@changed search/cold search/warm@changed search/warm@changed search/replay@changed" {
+		t.Errorf("sequence: %s", got)
+	}
+	if len(urls) != 8 || urls["search/warm2"] != "http://127.0.0.1:2/" {
+		t.Errorf("changed runs' urls: %v", urls)
+	}
+	var names []string
+	for _, a := range rep.Arms {
+		names = append(names, string(a.Name)+"="+a.Variant)
+		for _, r := range a.Runs {
+			if r.Variant != a.Variant {
+				t.Errorf("arm %s holds a run on %s", a.Name, r.Variant)
+			}
+		}
+	}
+	if got := strings.Join(names, " "); got != "no-memory=original no-memory@changed=changed cold=original warm@changed=changed replay@changed=changed" {
+		t.Errorf("arms: %s", got)
+	}
+	if got := fmt.Sprint(cfg.ReportArms()); got != "[no-memory no-memory@changed cold warm@changed replay@changed]" {
+		t.Errorf("ReportArms %s", got)
+	}
+	var cmps []string
+	for _, c := range rep.Comparisons {
+		cmps = append(cmps, string(c.Arm)+"/"+string(c.Baseline))
+	}
+	if got := strings.Join(cmps, " "); got != "cold/no-memory warm@changed/no-memory@changed replay@changed/no-memory@changed" {
+		t.Errorf("comparisons: %s", got)
+	}
+	if e, _ := rep.Mean(Warm+ChangedSuffix, "errors"); e != 1 { // warm-1: 1+1, warm-2: 0
+		t.Errorf("warm@changed errors %v, want 1", e)
+	}
+	recs, err := ReadLog(filepath.Join(cfg.Out, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := map[string]int{}
+	for _, r := range recs {
+		variants[r.Variant]++
+	}
+	if variants[Original] != 4 || variants[Changed] != 8 {
+		t.Errorf("logged variants %v, want 4 original and 8 changed", variants)
+	}
+
+	// Conditions name the arms on their variants.
+	for cond, want := range map[string]string{
+		"warm@changed.success<1":                        "",
+		"warm@changed.errors>=no-memory@changed.errors": "",
+		"warm.errors<1":                                 `arm "warm" has no runs in this evaluation`,
+		"warm@moved.errors<1":                           `unknown arm "warm@moved"`,
+		"cold@changed.errors<1":                         `arm "cold@changed" has no runs`,
+		"replay@changed.tokens>0":                       "",
+	} {
+		_, err := ParseCondition(cond, cfg.ReportArms())
+		if (err == nil) != (want == "") || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", cond, err, want)
+		}
+	}
+	c, _ := ParseCondition("warm@changed.errors>=no-memory@changed.errors", cfg.ReportArms())
+	if held, shown, err := c.Holds(rep); err != nil || held {
+		t.Errorf("warm@changed makes as many errors as no-memory@changed: %s (%v)", shown, err)
+	}
+
+	// The same dir with another ChangeAfter: its changed warm runs were
+	// made on other memory.
+	cfg.ChangeAfter, cfg.WarmRuns = 2, 2
+	if _, err := Eval(context.Background(), cfg); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "with --change-after 1, not 2") {
+		t.Errorf("another change-after: %v", err)
+	}
+}
+
+// ChangeAfter needs every case's changed variant, and a warm or replay
+// run after the change.
+func TestChangeAfterCheck(t *testing.T) {
+	cfg := testConfig(t, &memoryRun{})
+	cfg.ChangeAfter = 1
+	cfg.Cases[0].ChangedURL = "http://127.0.0.1:2/"
+	if err := cfg.Check(); err == nil || err.Error() != "case checkout has no changed_url, which --change-after needs" {
+		t.Errorf("no changed_url: %v", err)
+	}
+	cfg.Cases[1].ChangedURL = "http://127.0.0.1:2/"
+	cfg.ChangeAfter, cfg.WarmRuns = 3, 1
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "no warm or replay run comes after the 3rd memory-making run") {
+		t.Errorf("nothing after the change: %v", err)
+	}
+	cfg.ChangeAfter, cfg.WarmRuns = 3, 3
+	if err := cfg.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Parallel sequences: two cases' sequences run at once (each run waits
+// until the other sequence has a run under way), each in its own order;
+// the log holds every run once, progress counts up one at a time, and an
+// evaluation stopped by a run that could not be made resumes.
+func TestEvalParallel(t *testing.T) {
+	m := &memoryRun{}
+	cfg := testConfig(t, m)
+	cfg.Parallel = 2
+	var (
+		mu       sync.Mutex
+		clock    time.Time
+		inFlight = map[string]int{}
+		both     = make(chan struct{})
+		most     int
+		order    = map[string][]string{}
+		dones    []int
+	)
+	cfg.Clock = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	cfg.Progress = func(p Progress) {
+		if p.Outcome != nil {
+			dones = append(dones, p.Done) // unguarded: progress is told one call at a time
+		}
+	}
+	failOnce := true
+	cfg.Run = func(ctx context.Context, r Run) (Outcome, error) {
+		mu.Lock()
+		inFlight[r.Case.Name]++
+		n := 0
+		for _, v := range inFlight {
+			n += v
+		}
+		most = max(most, n)
+		if len(inFlight) == 2 && inFlight["search"] > 0 && inFlight["checkout"] > 0 {
+			select {
+			case <-both:
+			default:
+				close(both)
+			}
+		}
+		order[r.Case.Name+fmt.Sprint(r.Repeat)] = append(order[r.Case.Name+fmt.Sprint(r.Repeat)], string(r.Arm))
+		fail := failOnce && r.Case.Name == "checkout" && r.Repeat == 2 && r.Arm == Warm
+		if fail {
+			failOnce = false
+		}
+		mu.Unlock()
+		if r.Repeat == 1 && r.Arm == NoMemory {
+			<-both // the other sequence's first run is under way too
+		}
+		defer func() {
+			mu.Lock()
+			inFlight[r.Case.Name]--
+			if inFlight[r.Case.Name] == 0 {
+				delete(inFlight, r.Case.Name)
+			}
+			mu.Unlock()
+		}()
+		if fail {
+			return Outcome{}, errors.New("browser did not start")
+		}
+		return m.run(ctx, r)
+	}
+	_, err := Eval(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "case checkout, repeat 2, warm-1 run: browser did not start") {
+		t.Fatalf("err = %v", err)
+	}
+	if most != 2 {
+		t.Errorf("at most %d runs at once, want 2", most)
+	}
+	// The sequence under way beside the one that failed starts no run
+	// after the failure: it ran some of its runs, in order.
+	made := 0
+	for seq, arms := range order {
+		want := "no-memory cold warm warm replay"
+		if seq == "checkout2" {
+			want = "no-memory cold warm"
+		}
+		got := strings.Join(arms, " ")
+		if got != want && (seq != "search2" || !strings.HasPrefix(want, got)) {
+			t.Errorf("sequence %s ran %s, want %s", seq, got, want)
+		}
+		made += len(arms)
+	}
+	made-- // the one that could not be made
+	for i, d := range dones {
+		if d != i+1 {
+			t.Fatalf("progress counted %v, want 1, 2, 3, …", dones)
+		}
+	}
+	recs, err := ReadLog(filepath.Join(cfg.Out, LogFile))
+	if err != nil || len(recs) != made || len(dones) != made {
+		t.Fatalf("%d runs logged, %d told (%v), want %d", len(recs), len(dones), err, made)
+	}
+
+	dones = nil
+	m2 := &memoryRun{}
+	cfg.Run = m2.run
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.calls) != 20-made || !slices.Contains(m2.calls, "checkout/replay") {
+		t.Errorf("resumed with %v, want the %d runs not made", m2.calls, 20-made)
+	}
+	if rep.Runs() != 20 || len(dones) != 20 {
+		t.Errorf("%d runs reported, %d told", rep.Runs(), len(dones))
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Out, LogFile))
+	if err != nil || strings.Count(string(b), "\n") != 20 {
+		t.Errorf("the log holds %d lines (%v), want 20", strings.Count(string(b), "\n"), err)
 	}
 }

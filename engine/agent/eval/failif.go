@@ -34,7 +34,8 @@ func (o operand) String() string {
 // "<=" is not read as "<".
 var ops = []string{"<=", ">=", "==", "!=", "<", ">"}
 
-// ParseCondition parses a condition over the given arms.
+// ParseCondition parses a condition over the arms an evaluation reports
+// (Config.ReportArms: "warm", "warm@changed", …).
 func ParseCondition(s string, arms []Arm) (Condition, error) {
 	c := Condition{Text: strings.TrimSpace(s)}
 	at, op := -1, ""
@@ -71,16 +72,23 @@ func parseOperand(s string, arms []Arm) (operand, error) {
 		}
 		return operand{num: f}, nil
 	}
-	// Arm names hold "-", never "."; the metric follows the last ".".
+	// Arm names hold "-" and "@", never "."; the metric follows the last ".".
 	i := strings.LastIndex(s, ".")
 	if i < 0 {
 		return operand{}, fmt.Errorf("%q is neither ARM.METRIC nor a number", s)
 	}
 	a, m := Arm(s[:i]), s[i+1:]
-	if !slices.Contains(AllArms, a) {
-		return operand{}, fmt.Errorf("unknown arm %q: use %s", a, armList(AllArms))
+	if !slices.Contains(AllArms, baseArm(a)) || (a != baseArm(a) && a != reportArm(baseArm(a), true)) {
+		return operand{}, fmt.Errorf("unknown arm %q: use %s, each with %s for its runs on the changed variant", a, armList(AllArms), ChangedSuffix)
 	}
 	if !slices.Contains(arms, a) {
+		asked := false
+		for _, r := range arms {
+			asked = asked || baseArm(r) == baseArm(a)
+		}
+		if asked {
+			return operand{}, fmt.Errorf("arm %q has no runs in this evaluation (its arms: %s; --change-after decides which runs are on the changed variant)", a, armList(arms))
+		}
 		return operand{}, fmt.Errorf("arm %q is not among --arms (%s)", a, armList(arms))
 	}
 	if !slices.Contains(Metrics, m) {

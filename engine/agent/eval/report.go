@@ -49,6 +49,7 @@ type Report struct {
 	Cases         []Case       `json:"cases"`
 	Repeats       int          `json:"repeats"`
 	WarmRuns      int          `json:"warm_runs"`
+	ChangeAfter   int          `json:"change_after,omitempty"`
 	Arms          []ArmReport  `json:"arms"`
 	Comparisons   []Comparison `json:"comparisons"`
 	Statistics    string       `json:"statistics"`
@@ -57,6 +58,7 @@ type Report struct {
 // ArmReport is one arm's runs and their summary.
 type ArmReport struct {
 	Name    Arm             `json:"name"`
+	Variant string          `json:"variant"`
 	Runs    []RunReport     `json:"runs"`
 	Summary map[string]Stat `json:"summary"`
 }
@@ -66,6 +68,7 @@ type RunReport struct {
 	Case     string `json:"case"`
 	Repeat   int    `json:"repeat"`
 	Index    int    `json:"index"`
+	Variant  string `json:"variant"` // original or changed
 	Status   string `json:"status"`
 	Success  bool   `json:"success"`
 	Steps    int    `json:"steps"`
@@ -150,21 +153,25 @@ func (c *Config) report(done map[string]Record) *Report {
 	if c.Scripted {
 		rep.Note = ScriptedNote
 	}
+	rep.ChangeAfter = c.ChangeAfter
 	plan := c.plan()
+	arms := c.ReportArms()
 	perCase := map[Arm]map[string][]Record{}
-	for _, a := range c.Arms {
-		ar := ArmReport{Name: a, Runs: []RunReport{}, Summary: map[string]Stat{}}
+	for _, a := range arms {
+		changed := a != baseArm(a)
+		ar := ArmReport{Name: a, Variant: variant(changed), Runs: []RunReport{}, Summary: map[string]Stat{}}
 		perCase[a] = map[string][]Record{}
 		for rep := 1; rep <= c.Repeats; rep++ {
 			for _, cs := range c.Cases {
 				for _, st := range plan {
-					if st.arm != a {
+					if st.arm != baseArm(a) || st.changed != changed {
 						continue
 					}
-					r, ok := done[logKey(cs.Name, a, rep, st.index).key()]
+					r, ok := done[logKey(cs.Name, st.arm, rep, st.index, st.changed).key()]
 					if !ok {
 						continue
 					}
+					r.Variant = variant(changed)
 					ar.Runs = append(ar.Runs, r.RunReport)
 					perCase[a][cs.Name] = append(perCase[a][cs.Name], r)
 				}
@@ -176,15 +183,17 @@ func (c *Config) report(done map[string]Record) *Report {
 		}
 		rep.Arms = append(rep.Arms, ar)
 	}
-	base, ok := perCase[NoMemory]
-	if !ok {
-		return rep
-	}
-	for _, a := range c.Arms {
-		if a == NoMemory {
+	// Each arm against no-memory on its own variant.
+	for _, a := range arms {
+		if baseArm(a) == NoMemory {
 			continue
 		}
-		cmp := Comparison{Arm: a, Baseline: NoMemory, Metrics: map[string]Delta{}}
+		baseline := reportArm(NoMemory, a != baseArm(a))
+		base, ok := perCase[baseline]
+		if !ok {
+			continue
+		}
+		cmp := Comparison{Arm: a, Baseline: baseline, Metrics: map[string]Delta{}}
 		var paired []Case
 		for _, cs := range c.Cases {
 			if len(perCase[a][cs.Name]) > 0 && len(base[cs.Name]) > 0 {
@@ -255,7 +264,7 @@ func (r *Report) Runs() int {
 	return n
 }
 
-// Write writes report.json and junit.xml into dir, each whole or not at
+// Write writes report.json, report.html and junit.xml into dir, each whole or not at
 // all (written aside, then renamed).
 func (r *Report) Write(dir string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
@@ -263,6 +272,13 @@ func (r *Report) Write(dir string) error {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, "report.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	var hb strings.Builder
+	if err := r.HTML(&hb); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "report.html"), []byte(hb.String())); err != nil {
 		return err
 	}
 	var sb strings.Builder
