@@ -342,7 +342,7 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: cli.RunsDir(dataDir, aopts.Namespace), LLM: f.llmPolicy(),
-		Redact: redact.Options{KeepContacts: f.keepContacts},
+		Redact:       redact.Options{KeepContacts: f.keepContacts},
 		TraceScoring: f.traceScoring, TraceTTLDays: f.traceTTLDays,
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {
