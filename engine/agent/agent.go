@@ -134,6 +134,13 @@ type Config struct {
 	RunsDir string
 	// Budget is the memory context's token budget (0: memctx's default).
 	Budget int
+	// TraceScoring picks the reference trajectory by the weighted rank
+	// (similarity 60 %, recency 20 %, speed 10 %, verification 10 %)
+	// instead of similarity alone.
+	TraceScoring bool
+	// TraceTTLDays uses only trajectories recorded at most this many days
+	// ago (0: their 30-day expiry).
+	TraceTTLDays int
 	// OnStep is called after every step; nil for none.
 	OnStep func(StepInfo)
 	// Navigation is where the run may go (see navguard.go); nil for the

@@ -39,7 +39,8 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		return nil, nil
 	}
 	r.attribute()
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: r.contextRequest(step, changed)})
+	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: r.contextRequest(step, changed),
+		Weighted: r.cfg.TraceScoring, TraceTTLDays: r.cfg.TraceTTLDays})
 	if err != nil {
 		return nil, err
 	}

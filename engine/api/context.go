@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory/memctx"
@@ -16,6 +17,9 @@ type ContextRequest struct {
 	memctx.Request
 	// Weighted ranks reference trajectories by the weighted blend.
 	Weighted bool
+	// TraceTTLDays leaves out trajectories recorded more than this many
+	// days ago (0: the store's TTL, 30 days).
+	TraceTTLDays int
 }
 
 // maxBudget bounds a context request's token budget.
@@ -34,6 +38,7 @@ func contextRoutes() []Route {
 				{Name: "last_command", Type: "string", Description: "the previous command, when it failed (needs last_error)"},
 				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it (Trigger A), returned apart in error_tips, as a run appends them to the error"},
 				{Name: "weighted", Type: "boolean", Description: "rank reference trajectories by the weighted blend"},
+				{Name: "trace_ttl_days", Type: "integer", Description: "use only trajectories recorded at most this many days ago (default: their 30-day expiry)"},
 				{Name: "domain_tips", Type: "boolean", Description: "include the site's tips, Trigger B (default true; an agent asks for them on the step it enters a domain)"},
 			},
 			Response: memctx.Result{},
@@ -60,6 +65,10 @@ func buildContext(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ttlDays, err := c.queryInt("trace_ttl_days", 0, 0, maxTraceTTLDays)
+	if err != nil {
+		return nil, err
+	}
 	if c.query("domain_tips") != "" {
 		tips, err := c.queryBool("domain_tips")
 		if err != nil {
@@ -67,8 +76,11 @@ func buildContext(c *call) (any, error) {
 		}
 		req.SkipDomainTips = !tips
 	}
-	return c.m.Weighted(weighted).Context(memctx.Options{}).Build(c.ctx, req)
+	return c.m.Traced(weighted, time.Duration(ttlDays)*24*time.Hour).Context(memctx.Options{}).Build(c.ctx, req)
 }
+
+// maxTraceTTLDays bounds trace_ttl_days (a hundred years).
+const maxTraceTTLDays = 36500
 
 // Context is GET /v1/context.
 func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result, error) {
@@ -79,6 +91,7 @@ func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result,
 	if r.Weighted {
 		q.Set("weighted", "true")
 	}
+	setInt(q, "trace_ttl_days", r.TraceTTLDays)
 	if r.SkipDomainTips {
 		q.Set("domain_tips", "false")
 	}

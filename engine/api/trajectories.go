@@ -18,7 +18,7 @@ type TrajectoryList struct {
 
 // TrajectoryMatch is GET /v1/recall/trajectory's answer: the best
 // trajectory for the goal, its steps rewritten with the goal's values
-// (what to replay); Match is null when none reaches Threshold.
+// (what to replay); Match is null when none passes Threshold (a match needs more).
 type TrajectoryMatch struct {
 	Match     *trajectory.Match `json:"match"`
 	Threshold float64           `json:"threshold"`

@@ -63,6 +63,9 @@ type Options struct {
 	// Weighted ranks trajectory matches by the weighted blend
 	// (trajectory.Options.Weighted).
 	Weighted bool
+	// TrajectoryMaxAge is the oldest a trajectory may be to match
+	// (trajectory.Options.MaxAge; zero: its TTL).
+	TrajectoryMaxAge time.Duration
 	// HistoryKeep is how many past versions of each record every store
 	// keeps (engine/memory/history); zero means the default (20).
 	HistoryKeep int
@@ -289,7 +292,7 @@ func newOver(db kv.Store, opts Options) *Memory {
 		Lessons:      lesson.New(db, lesson.Options{Now: now, Events: ev, Provenance: pv, Unindexed: opts.unindexed, HistoryKeep: hk}),
 		Facts:        fact.New(db, fact.Options{Now: now, Events: ev, Provenance: pv, HistoryKeep: hk}),
 		Selectors:    selector.New(db, selector.Options{Now: now, Events: ev, Provenance: pv, HistoryKeep: hk}),
-		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Provenance: pv, Weighted: opts.Weighted, HistoryKeep: hk}),
+		Trajectories: trajectory.New(db, trajectory.Options{Now: now, Events: ev, Provenance: pv, Weighted: opts.Weighted, MaxAge: opts.TrajectoryMaxAge, HistoryKeep: hk}),
 		Sessions:     session.New(db, session.Options{Now: now, Events: ev, Provenance: pv}),
 		Runs:         run.New(db, run.Options{Now: now, Events: ev}),
 		Plans:        plan.New(db, plan.Options{Now: now, Events: ev}),
@@ -331,6 +334,20 @@ func (m *Memory) Weighted(on bool) *Memory {
 	}
 	opts := m.opts
 	opts.Weighted = on
+	return m.derive(opts)
+}
+
+// Traced returns the same memory with trajectory matches ranked the way a
+// run's --trace-scoring and --trace-ttl-days ask: weighted or by
+// similarity, and no older than maxAge (zero: the store's TTL). A run and
+// `engine query context` both pass through it, so both pick the same
+// reference trajectory.
+func (m *Memory) Traced(weighted bool, maxAge time.Duration) *Memory {
+	if m.opts.Weighted == weighted && m.opts.TrajectoryMaxAge == maxAge {
+		return m
+	}
+	opts := m.opts
+	opts.Weighted, opts.TrajectoryMaxAge = weighted, maxAge
 	return m.derive(opts)
 }
 

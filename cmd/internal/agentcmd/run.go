@@ -53,6 +53,8 @@ type runFlags struct {
 	llmTimeout                                time.Duration
 	llmRetries, llmMaxTokens                  int
 	keepContacts                              bool
+	traceScoring                              bool
+	traceTTLDays                              int
 }
 
 // addLLMFlags registers the flags that bound model calls (run and demo).
@@ -91,9 +93,13 @@ terminal while a run goes, and show its progress.
 Environment:
   ENGINE_LLM        provider when --llm is not given (default ` + defaultLLM + `)
   ENGINE_LLM_RULES  the scripted provider's rules file when --rules is not given
-  ENGINE_KEEP_CONTACTS=1  as --keep-contacts`,
+  ENGINE_KEEP_CONTACTS=1  as --keep-contacts
+  ENGINE_TRACE_SCORING=1  as --trace-scoring`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cli.TraceFlags(cmd.Flags(), "trace-scoring", &f.traceScoring, f.traceTTLDays); err != nil {
+				return err
+			}
 			if f.cases != "" {
 				return a.runSuite(cmd.Context(), f)
 			}
@@ -137,6 +143,8 @@ Environment:
 	fl.BoolVar(&f.headed, "headed", false, "show the browser window")
 	fl.StringVar(&f.allowDomains, "allow-domains", "", "navigate only to these `DOMAINS` (comma-separated) and their subdomains")
 	fl.BoolVar(&f.allowPrivate, "allow-private", false, "allow private, loopback and link-local addresses (allowed anyway when --url is one)")
+	fl.BoolVar(&f.traceScoring, "trace-scoring", false, "pick the reference trajectory by the weighted rank: similarity 60%, recency 20%, speed 10%, verification 10% (env ENGINE_TRACE_SCORING=1)")
+	fl.IntVar(&f.traceTTLDays, "trace-ttl-days", 0, "use only trajectories recorded at most `N` days ago (default: their 30-day expiry)")
 	fl.BoolVar(&f.keepContacts, "keep-contacts", os.Getenv("ENGINE_KEEP_CONTACTS") == "1", "keep email addresses and phone numbers in what the run stores (redacted by default; env ENGINE_KEEP_CONTACTS=1)")
 	addLLMFlags(fl, &f)
 	return c
@@ -344,7 +352,8 @@ func (a *app) runOnce(ctx context.Context, f runFlags, dataDir string) (_ *agent
 		Now: now, Events: emit, MaxSteps: f.maxSteps, MaxErrors: f.maxErrors,
 		Approve: agent.Approval(f.approve), Approver: a.approver(), Mode: agent.Mode(f.mode),
 		Replay: f.replay, RunsDir: cli.RunsDir(dataDir, aopts.Namespace), LLM: f.llmPolicy(),
-		Redact: redact.Options{KeepContacts: f.keepContacts},
+		Redact:       redact.Options{KeepContacts: f.keepContacts},
+		TraceScoring: f.traceScoring, TraceTTLDays: f.traceTTLDays,
 	}
 	if cfg.Navigation, err = f.navigation(); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,22 +23,58 @@ func init() {
 }
 
 func (a *App) exportCommand() *cobra.Command {
-	var out string
+	var out, format string
 	c := &cobra.Command{
-		Use:   "export [--out FILE]",
-		Short: "Write all memory (every store) as one versioned JSON document",
+		Use:   "export [--format engine|memory-json|agent-memory] [--out FILE|DIR]",
+		Short: "Write all memory (every store) as one versioned JSON document, or in a seed tool's format",
 		Long: `Write all memory as one JSON document: {"format": "engine-export",
 "version": 1, "lessons": [...], "facts": [...], "selectors": [...],
 "trajectories": [...], "sessions": [...], "runs": [...], "plans": [...]}.
 engine import reads it back. With --out the file is written whole or not
-at all.`,
+at all.
+
+--format memory-json writes the lessons as the two-tier design's
+memory.json ({"version": 1, "lessons": [...]}, the ten fields of a lesson;
+source "seed" or "learned"). --format agent-memory --out DIR writes
+browser-agent-driver's .agent-memory layout: domains/<host>/knowledge.json
+(facts and sessions), selectors.json, trajectories/<id>.json, and
+agent-runs/<run id>.json. engine import reads both back. What a format
+cannot hold (docs/design/archive.md) is left out and counted on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
+			switch format {
+			case "engine", archive.FormatMemoryJSON:
+			case archive.FormatAgentMemory:
+				if out == "" || out == "-" {
+					return Usagef("--format agent-memory writes a directory: give it with --out DIR")
+				}
+			default:
+				return Usagef("--format %q: want engine, memory-json or agent-memory", format)
+			}
 			return a.withMemory(ctx, func(m *MemoryClient) error {
 				doc, err := m.Export(ctx)
 				if err != nil {
 					return err
+				}
+				switch format {
+				case archive.FormatMemoryJSON:
+					return a.exportMemoryJSON(doc, out)
+				case archive.FormatAgentMemory:
+					now, err := a.Now()
+					if err != nil {
+						return err
+					}
+					w, err := archive.WriteAgentMemory(out, doc, now())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(a.Stderr, "engine: exported %d facts, %d selectors, %d trajectories, %d sessions, %d runs to %s (%d files)\n",
+						len(doc.Facts), len(doc.Selectors), len(doc.Trajectories), len(doc.Sessions), len(doc.Runs), out, w.Files)
+					for _, l := range w.Left {
+						fmt.Fprintf(a.Stderr, "engine: left out %s\n", l)
+					}
+					return nil
 				}
 				if out == "" || out == "-" {
 					return PrintJSON(a.Stdout, doc)
@@ -50,8 +87,58 @@ at all.`,
 			})
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "write to `FILE` instead of standard output")
+	c.Flags().StringVar(&out, "out", "", "write to `FILE` (or DIR for agent-memory) instead of standard output")
+	c.Flags().StringVar(&format, "format", "engine", "engine (the whole memory), memory-json (lessons, two-tier) or agent-memory (browser-agent-driver's directory)")
 	return c
+}
+
+// exportMemoryJSON writes doc's lessons as a two-tier memory.json to out
+// (standard output for "" or "-").
+func (a *App) exportMemoryJSON(doc *archive.Document, out string) error {
+	var b bytes.Buffer
+	left, err := archive.WriteMemoryJSON(&b, doc)
+	if err != nil {
+		return err
+	}
+	if out == "" || out == "-" {
+		_, err = a.Stdout.Write(b.Bytes())
+	} else {
+		err = writeBytesAtomic(out, b.Bytes())
+	}
+	if err != nil {
+		return err
+	}
+	if out != "" && out != "-" {
+		fmt.Fprintf(a.Stderr, "engine: exported %d lessons to %s\n", len(doc.Lessons)-left, out)
+	}
+	if left > 0 {
+		fmt.Fprintf(a.Stderr, "engine: left out %d quarantined lessons (memory.json cannot hold a lesson back from the prompt)\n", left)
+	}
+	if n := len(doc.Facts) + len(doc.Selectors) + len(doc.Trajectories) + len(doc.Sessions) + len(doc.Runs) + len(doc.Plans); n > 0 {
+		fmt.Fprintf(a.Stderr, "engine: left out %d records that are not lessons (memory.json holds lessons only)\n", n)
+	}
+	return nil
+}
+
+// writeBytesAtomic writes b to a temporary file beside path and renames
+// it into place.
+func writeBytesAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes v as indented JSON to a temporary file beside

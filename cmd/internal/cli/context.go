@@ -2,6 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/pflag"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +21,7 @@ func (a *App) queryContextCommand() *cobra.Command {
 	var (
 		req      memctx.Request
 		weighted bool
+		ttlDays  int
 		asJSON   bool
 		entered  bool
 		sameSite bool
@@ -33,9 +38,14 @@ selectors, 25) and then, after a blank line, the tips for the last error
 fitted into the token budget by priority. The default is a run's step 1:
 it has just entered the site (--entered); --same-site is a later step on
 the same site. What was trimmed or dropped goes to stderr (and to --json's
-"dropped").`,
+"dropped"). --weighted (or ENGINE_TRACE_SCORING=1) and --trace-ttl-days
+pick the reference trajectory as engine run --trace-scoring and
+--trace-ttl-days do.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := TraceFlags(cmd.Flags(), "weighted", &weighted, ttlDays); err != nil {
+				return err
+			}
 			if req.Budget < 0 {
 				return Usagef("--budget must be a positive number of tokens")
 			}
@@ -47,7 +57,7 @@ the same site. What was trimmed or dropped goes to stderr (and to --json's
 			}
 			req.SkipDomainTips = sameSite
 			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
-				r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted})
+				r, err := k.Context(cmd.Context(), api.ContextRequest{Request: req, Weighted: weighted, TraceTTLDays: ttlDays})
 				if err != nil {
 					return err
 				}
@@ -82,7 +92,8 @@ the same site. What was trimmed or dropped goes to stderr (and to --json's
 	f.StringVar(&req.LastError, "last-error", "", "the previous command's error, when it failed on the page's side: adds tips for it")
 	f.BoolVar(&entered, "entered", false, "the step enters the site: with its tips (the default)")
 	f.BoolVar(&sameSite, "same-site", false, "a later step on the same site: without the site's tips")
-	f.BoolVar(&weighted, "weighted", false, "rank reference trajectories by the weighted blend")
+	f.BoolVar(&weighted, "weighted", false, "rank reference trajectories by the weighted blend, as engine run --trace-scoring (env ENGINE_TRACE_SCORING=1)")
+	f.IntVar(&ttlDays, "trace-ttl-days", 0, "use only trajectories recorded at most `N` days ago, as engine run --trace-ttl-days")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("url")
 	c.MarkFlagRequired("goal")
@@ -94,4 +105,27 @@ func items(n int) string {
 		return "1 item"
 	}
 	return fmt.Sprintf("%d items", n)
+}
+
+// TraceFlags settles the trace scoring flags of engine run and engine query
+// context alike: the boolean flag name, when not given, takes
+// ENGINE_TRACE_SCORING (1/true or 0/false), and --trace-ttl-days must not
+// be negative.
+func TraceFlags(fs *pflag.FlagSet, name string, on *bool, ttlDays int) error {
+	if ttlDays < 0 {
+		return Usagef("--trace-ttl-days must be 0 (the 30-day expiry) or a positive number of days, not %d", ttlDays)
+	}
+	if fs.Changed(name) {
+		return nil
+	}
+	v := os.Getenv("ENGINE_TRACE_SCORING")
+	if v == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return Usagef("ENGINE_TRACE_SCORING=%q: want 1 or 0", v)
+	}
+	*on = b
+	return nil
 }

@@ -43,9 +43,10 @@ func (a *App) factsCommand() *cobra.Command {
 		Short: "Observe or set app-knowledge facts by hand",
 		Long: `Facts are what the agent knows about a site: timing, selector, pattern and
 quirk facts, each with a confidence. Observing the same (type, key, value)
-again confirms it: c <- c + 0.3*(1-c), from 0.5 for a new fact. A different
-value for the same (type, key) contradicts it: c <- c*0.5; below 0.1 it is
-pruned. Facts at 0.6 or more reach the prompt.
+again confirms it: c <- c + 0.2*(1-c), from 0.6 for a new fact. A different
+value for the same (type, key) contradicts it: c <- c*0.5 while the new
+value starts at 0.6; below 0.1 it is pruned. Facts at 0.5 or more reach the
+prompt.
 
 A fact whose key or value fails the screen (instructions aimed at the
 model, links to other sites, code, hidden characters, over-long text) is

@@ -30,7 +30,7 @@ func (a *App) trajectoriesCommand() *cobra.Command {
 		Use:   "trajectories",
 		Short: "Add, show and remove recorded trajectories by hand",
 		Long: `A trajectory is the steps of a successful run. A new goal on the same site
-is matched against recorded goals by word overlap (Jaccard, threshold 0.5),
+is matched against recorded goals by word overlap (Jaccard, more than 0.5),
 reading numbers, quoted values and the words a step typed in as parameters:
 "search padel rackets" serves "search tennis balls" with the value swapped.
 Trajectories expire 30 days after they were recorded.
@@ -372,7 +372,7 @@ successful run of their goal template replaces them.`,
 						return PrintJSON(a.Stdout, m)
 					}
 					if m == nil {
-						fmt.Fprintf(a.Stdout, "no trajectory on %s matches %q (threshold %.2f)\n", host, goal, res.Threshold)
+						fmt.Fprintf(a.Stdout, "no trajectory on %s matches %q (a match needs more than %.2f)\n", host, goal, res.Threshold)
 						return nil
 					}
 					fmt.Fprintf(a.Stdout, "%s: %q (template %q), similarity %.2f", m.Trajectory.ID, m.Trajectory.Goal, m.Trajectory.Template, m.Similarity)

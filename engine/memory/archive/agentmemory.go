@@ -33,9 +33,10 @@ import (
 // Its JSON is camelCase; these types read it.
 
 type bamKnowledge struct {
-	Domain   string       `json:"domain"`
-	Facts    []bamFact    `json:"facts"`
-	Sessions []bamSession `json:"sessions"`
+	Domain    string       `json:"domain"`
+	Facts     []bamFact    `json:"facts"`
+	Sessions  []bamSession `json:"sessions"`
+	UpdatedAt string       `json:"updatedAt,omitempty"`
 }
 
 type bamFact struct {
@@ -58,33 +59,32 @@ type bamSession struct {
 	DurationMS int64  `json:"durationMs"`
 }
 
-type bamSelectors struct {
-	Entries map[string]struct {
-		Element        string `json:"element"`
-		LastRef        string `json:"lastRef"`
-		StableSelector string `json:"stableSelector"`
-		SuccessCount   int    `json:"successCount"`
-		LastUsed       string `json:"lastUsed"`
-	} `json:"entries"`
+type bamSelectorFile struct {
+	Entries   map[string]bamSelectorEntry `json:"entries"`
+	UpdatedAt string                      `json:"updatedAt,omitempty"`
+}
+
+type bamSelectorEntry struct {
+	Element        string `json:"element"`
+	LastRef        string `json:"lastRef,omitempty"`
+	StableSelector string `json:"stableSelector"`
+	SuccessCount   int    `json:"successCount"`
+	LastUsed       string `json:"lastUsed"`
 }
 
 type bamTrajectory struct {
-	ID    string `json:"id"`
-	Goal  string `json:"goal"`
-	Steps []struct {
-		URL      string         `json:"url"`
-		Action   map[string]any `json:"action"`
-		Verified bool           `json:"verified"`
-	} `json:"steps"`
-	Success    *bool  `json:"success"`
-	DurationMS int64  `json:"durationMs"`
-	Timestamp  string `json:"timestamp"`
+	ID         string    `json:"id"`
+	Goal       string    `json:"goal"`
+	Steps      []bamStep `json:"steps"`
+	Success    *bool     `json:"success"`
+	DurationMS int64     `json:"durationMs"`
+	Timestamp  string    `json:"timestamp"`
 }
 
 type bamRun struct {
 	RunID         string   `json:"runId"`
-	SessionID     string   `json:"sessionId"`
-	ParentRunID   string   `json:"parentRunId"`
+	SessionID     string   `json:"sessionId,omitempty"`
+	ParentRunID   string   `json:"parentRunId,omitempty"`
 	Status        string   `json:"status"`
 	Goal          string   `json:"goal"`
 	Domain        string   `json:"domain"`
@@ -298,7 +298,7 @@ func readSelectors(d *Document, file, host string) ([]string, error) {
 	if !exists(file) {
 		return nil, nil
 	}
-	var sf bamSelectors
+	var sf bamSelectorFile
 	if err := readJSON(file, &sf); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func TestProvenanceAndHeldRecordsSurviveExportImport(t *testing.T) {
 	must[selector.Selector](t)(run.Selectors.Record(ctx, selector.Observation{Domain: "example.com", Role: "button", Name: "Go", Selector: "#go"}))
 	must[trajectory.Trajectory](t)(run.Trajectories.Record(ctx, trajectory.Trajectory{Domain: "example.com", Goal: "search padel rackets", Steps: steps}))
 	must[trajectory.Trajectory](t)(run.Trajectories.Record(ctx, trajectory.Trajectory{Domain: "example.com", Goal: "search padel rackets",
-		Steps: append(steps, trajectory.Step{Action: "click", Name: "<iframe src=x>"})}))
+		Steps: append(steps, trajectory.Step{Action: "click", Name: "<script src=x>"})}))
 	must[session.Session](t)(run.Sessions.Record(ctx, session.Session{Domain: "example.com", Goal: "search", Timestamp: t0}))
 
 	out := exportJSON(t, a.mem)

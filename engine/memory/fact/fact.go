@@ -8,19 +8,20 @@
 // same (host, type, key) may coexist as rival candidates; observing one
 // confirms it and contradicts the others.
 //
-// The confidence curve (see Observe):
+// The confidence curve (see Observe), browser-agent-driver's numbers:
 //
-//	first observation   c = Initial (0.5)
-//	confirmation        c ← c + Gain·(1 − c)        Gain = 0.3
-//	contradiction       c ← c · Decay              Decay = 0.5
+//	first observation   c = Initial (0.6)
+//	confirmation        c ← c + Gain·(1 − c)        Gain = 0.2
+//	contradiction       c ← c · Decay              Decay = 0.5 (the rival starts at 0.6)
 //	pruned              when c < Floor             Floor = 0.1
-//	reaches the prompt  when c ≥ MinConfidence     MinConfidence = 0.6
+//	reaches the prompt  when c ≥ MinConfidence     MinConfidence = 0.5
 //
-// So a fact seen once (0.5) stays out of the prompt until it is confirmed
-// (0.65, then 0.755, 0.829, 0.880, ...: it approaches 1 but never reaches
-// it). A fact confirmed three times (0.83) survives three contradictions
-// (0.41, 0.21, 0.10) and is pruned at the fourth (0.05); a fact seen once is
-// pruned at its third contradiction (0.25, 0.125, 0.0625).
+// So a fact seen once (0.6) reaches the prompt; confirmations raise it
+// (0.68, 0.744, 0.795, 0.836, ...: it approaches 1 but never reaches it).
+// A fact seen once leaves the prompt at its first contradiction (0.3) and is
+// pruned at its third (0.15, then 0.075); so is a fact confirmed three times
+// (0.795: 0.398, 0.199, 0.099). A fact at 0.2 contradicted is at exactly 0.1
+// and kept.
 package fact
 
 import (
@@ -30,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -63,11 +65,11 @@ var Types = []Type{Timing, Selector, Pattern, Quirk}
 
 // The curve's constants; see the package comment.
 const (
-	Initial              = 0.5
-	Gain                 = 0.3
+	Initial              = 0.6
+	Gain                 = 0.2
 	Decay                = 0.5
 	Floor                = 0.1
-	DefaultMinConfidence = 0.6
+	DefaultMinConfidence = 0.5
 )
 
 // Event names this package emits.
@@ -458,8 +460,12 @@ func put(tx kv.Txn, site string, f Fact, vh string) error {
 	return tx.Set(keyspace.Fact(site, f.Domain, string(f.Type), f.Key, vh), b, 0)
 }
 
-func confirm(c float64) float64    { return c + Gain*(1-c) }
-func contradict(c float64) float64 { return c * Decay }
+// confirm and contradict keep 12 decimals, so 0.6 confirmed is stored,
+// exported and diffed as 0.68, not 0.6799999999999999.
+func confirm(c float64) float64    { return exact(c + Gain*(1-c)) }
+func contradict(c float64) float64 { return exact(c * Decay) }
+
+func exact(c float64) float64 { return math.Round(c*1e12) / 1e12 }
 
 func round(c float64) float64 { return float64(int64(c*1000+0.5)) / 1000 }
 

@@ -3,6 +3,7 @@ package fact
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestConfidenceCurve(t *testing.T) {
 	s := New(db, Options{Now: clock(t0), Events: func(e event.Event) { events = append(events, e) }})
 
 	obs := Observation{Domain: "https://www.example.com/a", Type: Quirk, Key: "Modals", Value: "uses shadow DOM for modals"}
-	want := []float64{0.5, 0.65, 0.755, 0.8285}
+	want := []float64{0.6, 0.68, 0.744, 0.7952}
 	for i, w := range want {
 		out, err := s.Observe(ctx, obs)
 		if err != nil {
@@ -50,9 +51,10 @@ func TestConfidenceCurve(t *testing.T) {
 		t.Errorf("first event = %v", events[0])
 	}
 
-	// Three contradictions lower the confirmed fact, the fourth prunes it.
+	// Two contradictions lower the confirmed fact, the third prunes it
+	// (0.7952 → 0.3976 → 0.1988 → 0.0994). The rival starts at 0.6.
 	rival := Observation{Domain: "www.example.com", Type: Quirk, Key: "modals", Value: "uses native dialogs"}
-	wantOld := []float64{0.41425, 0.207125, 0.1035625}
+	wantOld := []float64{0.3976, 0.1988}
 	for i, w := range wantOld {
 		out, err := s.Observe(ctx, rival)
 		if err != nil {
@@ -61,13 +63,16 @@ func TestConfidenceCurve(t *testing.T) {
 		if len(out.Contradicted) != 1 || !near(out.Contradicted[0].Confidence, w) {
 			t.Fatalf("contradiction %d: %+v, want old value at %v", i+1, out.Contradicted, w)
 		}
+		if wantRival := []float64{0.6, 0.68}[i]; !near(out.Fact.Confidence, wantRival) {
+			t.Fatalf("contradiction %d: rival at %v, want %v", i+1, out.Fact.Confidence, wantRival)
+		}
 	}
 	out, err := s.Observe(ctx, rival)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Pruned) != 1 || out.Pruned[0].Value != "uses shadow DOM for modals" || len(out.Contradicted) != 0 {
-		t.Fatalf("fourth contradiction: pruned %+v contradicted %+v", out.Pruned, out.Contradicted)
+		t.Fatalf("third contradiction: pruned %+v contradicted %+v", out.Pruned, out.Contradicted)
 	}
 	if last := events[len(events)-1]; last.Name != EventPruned {
 		t.Errorf("last event %q, want %q", last.Name, EventPruned)
@@ -76,8 +81,97 @@ func TestConfidenceCurve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 1 || all[0].Value != "uses native dialogs" || all[0].Sources != 4 {
+	if len(all) != 1 || all[0].Value != "uses native dialogs" || all[0].Sources != 3 {
 		t.Fatalf("after pruning: %+v", all)
+	}
+}
+
+// TestCurveNumbers pins browser-agent-driver's numbers: a new fact at 0.6, a
+// confirmation adds 0.2·(1−c), a contradiction halves the old value and
+// starts the rival at 0.6.
+func TestCurveNumbers(t *testing.T) {
+	if Initial != 0.6 || Gain != 0.2 || Decay != 0.5 || Floor != 0.1 || DefaultMinConfidence != 0.5 {
+		t.Fatalf("curve = initial %v gain %v decay %v floor %v prompt %v, want 0.6 0.2 0.5 0.1 0.5",
+			Initial, Gain, Decay, Floor, DefaultMinConfidence)
+	}
+	for _, c := range []struct{ from, want float64 }{{0.6, 0.68}, {0, 0.2}, {0.5, 0.6}, {1, 1}} {
+		if got := confirm(c.from); !near(got, c.want) {
+			t.Errorf("confirm(%v) = %v, want %v", c.from, got, c.want)
+		}
+	}
+	for _, c := range []struct{ from, want float64 }{{0.6, 0.3}, {0.2, 0.1}, {1, 0.5}} {
+		if got := contradict(c.from); !near(got, c.want) {
+			t.Errorf("contradict(%v) = %v, want %v", c.from, got, c.want)
+		}
+	}
+}
+
+// TestPruneBoundary: a fact at exactly 0.1 after a contradiction is kept,
+// one just below is pruned.
+func TestPruneBoundary(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: clock(t0)})
+	for _, c := range []struct {
+		from float64
+		kept bool
+	}{{0.2, true}, {0.1998, false}} {
+		host := fmt.Sprintf("h%v.example", c.from)
+		if _, _, err := s.Put(ctx, Fact{Domain: host, Type: Timing, Key: "load", Value: "old", Confidence: c.from}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Observe(ctx, Observation{Domain: host, Type: Timing, Key: "load", Value: "new"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(out.Fact.Confidence, 0.6) {
+			t.Errorf("from %v: rival at %v, want 0.6", c.from, out.Fact.Confidence)
+		}
+		if kept := len(out.Contradicted) == 1 && len(out.Pruned) == 0; kept != c.kept {
+			t.Errorf("from %v: contradicted %+v pruned %+v, want kept=%v", c.from, out.Contradicted, out.Pruned, c.kept)
+		}
+		if c.kept && out.Contradicted[0].Confidence != 0.1 {
+			t.Errorf("from %v: old value at %v, want exactly 0.1", c.from, out.Contradicted[0].Confidence)
+		}
+	}
+	// Put at exactly the floor keeps the fact; just below does not.
+	if _, kept, err := s.Put(ctx, Fact{Domain: "p.example", Type: Quirk, Key: "k", Value: "at", Confidence: 0.1}); err != nil || !kept {
+		t.Fatalf("put at 0.1: kept=%v %v", kept, err)
+	}
+	if _, kept, err := s.Put(ctx, Fact{Domain: "p.example", Type: Quirk, Key: "k2", Value: "below", Confidence: 0.0999}); err != nil || kept {
+		t.Fatalf("put at 0.0999: kept=%v %v", kept, err)
+	}
+}
+
+// TestPromptBoundary: a fact seen once reaches the prompt; one at exactly
+// 0.5 does, one just below does not.
+func TestPromptBoundary(t *testing.T) {
+	ctx := context.Background()
+	db := openDisk(t, t.TempDir())
+	defer db.Close()
+	s := New(db, Options{Now: clock(t0)})
+	if _, err := s.Observe(ctx, Observation{Domain: "shop.example", Type: Timing, Key: "once", Value: "seen once"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Fact{
+		{Domain: "shop.example", Type: Quirk, Key: "at", Value: "at the line", Confidence: 0.5},
+		{Domain: "shop.example", Type: Quirk, Key: "below", Value: "under the line", Confidence: 0.4999},
+	} {
+		if _, _, err := s.Put(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Confident(ctx, "shop.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, f := range got {
+		keys[f.Key] = true
+	}
+	if len(got) != 2 || !keys["once"] || !keys["at"] {
+		t.Fatalf("confident = %+v, want the fact seen once and the one at 0.5", got)
 	}
 }
 
@@ -86,9 +180,12 @@ func TestOnlyConfidentFactsReachThePrompt(t *testing.T) {
 	db := openDisk(t, t.TempDir())
 	defer db.Close()
 	s := New(db, Options{Now: clock(t0)})
-	once := Observation{Domain: "shop.example", Type: Timing, Key: "checkout", Value: "5s after submit"}
-	twice := Observation{Domain: "shop.example", Type: Selector, Key: "search box", Value: "[data-testid='search']"}
-	for _, o := range []Observation{once, twice, twice} {
+	kept := Observation{Domain: "shop.example", Type: Timing, Key: "checkout", Value: "5s after submit"}
+	lost := Observation{Domain: "shop.example", Type: Selector, Key: "search box", Value: "[data-testid='search']"}
+	rival := Observation{Domain: "shop.example", Type: Selector, Key: "search box", Value: "#q"}
+	// The contradicted value falls to 0.3 and leaves the prompt; the rival
+	// (0.6) and the uncontested fact (0.6) reach it.
+	for _, o := range []Observation{kept, lost, rival} {
 		if _, err := s.Observe(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -97,8 +194,12 @@ func TestOnlyConfidentFactsReachThePrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Key != "search box" {
-		t.Fatalf("confident = %+v, want only the twice-seen selector fact", got)
+	vals := map[string]bool{}
+	for _, f := range got {
+		vals[f.Value] = true
+	}
+	if len(got) != 2 || !vals["5s after submit"] || !vals["#q"] {
+		t.Fatalf("confident = %+v, want the fact seen once and the rival, not the contradicted value", got)
 	}
 }
 
@@ -199,7 +300,7 @@ func TestPut(t *testing.T) {
 	}
 	// Confirming continues the curve from the stored confidence.
 	out, err := s.Observe(ctx, Observation{Domain: "a.com", Type: Pattern, Key: "login", Value: "click login → fill email"})
-	if err != nil || !near(out.Fact.Confidence, 0.86) || out.Fact.Sources != 4 {
+	if err != nil || !near(out.Fact.Confidence, 0.84) || out.Fact.Sources != 4 {
 		t.Fatalf("confirm after put: %+v %v", out.Fact, err)
 	}
 	// Below the floor: not kept, and the stored one is removed.
@@ -249,14 +350,14 @@ func TestCachedFactsFollowWrites(t *testing.T) {
 		}
 	}
 	got, err := a.Confident(ctx, "a.example")
-	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.65) {
+	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.68) {
 		t.Fatalf("first read: %+v %v", got, err)
 	}
 	if _, err := b.Observe(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	got, err = a.Confident(ctx, "a.example")
-	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.755) {
+	if err != nil || len(got) != 1 || !near(got[0].Confidence, 0.744) {
 		t.Fatalf("after another store's write: %+v %v", got, err)
 	}
 	if _, _, err := b.Put(ctx, Fact{Domain: "a.example", Type: Quirk, Key: "k", Value: "v", Confidence: 0.05}); err != nil {

@@ -79,7 +79,9 @@ func (e *env) fill() {
 	for range 2 {
 		must[fact.Outcome](t)(fs.Observe(ctx, fact.Observation{Domain: "shop.example", Type: fact.Quirk, Key: "modals", Value: "uses shadow DOM for modals"}))
 	}
-	must[fact.Outcome](t)(fs.Observe(ctx, fact.Observation{Domain: "shop.example", Type: fact.Timing, Key: "load", Value: "seen once: not confident"}))
+	if _, _, err := fs.Put(ctx, fact.Fact{Domain: "shop.example", Type: fact.Timing, Key: "load", Value: "under the line: not confident", Confidence: 0.45}); err != nil {
+		t.Fatal(err)
+	}
 	must[selector.Selector](t)(e.src.Selectors.(*selector.Store).Record(ctx, selector.Observation{Domain: "www.shop.example", Role: "button", Name: "Search", Selector: "[data-testid=search]"}))
 	ls := e.src.Lessons.(*lesson.Store)
 	must[*lesson.Lesson](t)(lessonRecord(ls.Record(ctx, lesson.Lesson{Lesson: "Close the cookie banner first", Category: lesson.SiteSpecific, Domain: "shop.example", Source: lesson.SourceLearned}, "shop.example")))
@@ -119,7 +121,7 @@ func TestFullContext(t *testing.T) {
 		"1. type \"tennis balls\" into searchbox \"Search\" [#q] [verified]",
 		"3. type {{secret}} (a secret: fill it in yourself) into textbox \"Password\"",
 		lesson.DomainTipsHeading + "\n- (unverified) \"Close the cookie banner first",
-		KnowledgeHeading + "\n- [quirk] modals: uses shadow DOM for modals (confidence 0.65)",
+		KnowledgeHeading + "\n- [quirk] modals: uses shadow DOM for modals (confidence 0.68)",
 		SelectorsHeading + "\n- button \"Search\" → [data-testid=search] (1 ok, 0 failed)",
 	} {
 		if !strings.Contains(r.Text, want) {

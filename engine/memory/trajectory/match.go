@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -157,10 +158,12 @@ type bound struct {
 	weight int32 // |literals| + |slots|
 	slots  int32
 	// need is the fewest shared literal words that let the similarity
-	// reach the threshold: (need + slots) / weight ≥ threshold.
-	need    int32
-	host    int32
-	expires int64
+	// pass the threshold: (need + slots) / weight > threshold (at worst
+	// one word too few: a looser bound only scores one more candidate).
+	need     int32
+	host     int32
+	expires  int64
+	recorded int64
 }
 
 func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
@@ -213,8 +216,8 @@ func (s *Store) buildIndex(gen string, ents []entry) *siteIndex {
 		}
 		c.weight = len(c.lits) + len(e.Slots)
 		n := int32(len(ix.entries))
-		need := int32(math.Ceil(s.opts.Threshold*float64(c.weight)-1e-9)) - int32(len(e.Slots))
-		ix.bounds = append(ix.bounds, bound{weight: int32(c.weight), slots: int32(len(e.Slots)), need: need, host: h, expires: e.ExpiresAt})
+		need := int32(math.Floor(s.opts.Threshold*float64(c.weight)-1e-9)) + 1 - int32(len(e.Slots))
+		ix.bounds = append(ix.bounds, bound{weight: int32(c.weight), slots: int32(len(e.Slots)), need: need, host: h, expires: e.ExpiresAt, recorded: e.RecordedAt})
 		for _, id := range c.lits {
 			ix.postings[id] = append(ix.postings[id], n)
 		}
@@ -428,9 +431,13 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 		hostOK[i] = applies(host, h)
 	}
 	bounds := ix.bounds
+	maxAge := int64(s.opts.TTL.Seconds())
+	if s.opts.MaxAge > 0 {
+		maxAge = int64(s.opts.MaxAge.Seconds())
+	}
 	consider := func(n int32) {
 		bd := &bounds[n]
-		if int32(acc[n]) < bd.need || bd.weight == 0 || bd.expires <= now || !hostOK[bd.host] {
+		if int32(acc[n]) < bd.need || bd.weight == 0 || bd.expires <= now || now-bd.recorded > maxAge || !hostOK[bd.host] {
 			return
 		}
 		// The upper bound of the similarity: every shared literal and
@@ -465,7 +472,6 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 	var best []scored
 	sc := &scratch{}
 	evaluated := 0
-	ttl := s.opts.TTL.Seconds()
 	for len(h) > 0 {
 		c := h.pop()
 		if len(best) == limit {
@@ -481,18 +487,12 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 		e := &ix.entries[c.idx]
 		evaluated++
 		sim, binds := sc.similarity(e, parts, ids)
-		if sim < s.opts.Threshold {
-			continue
+		if sim <= s.opts.Threshold {
+			continue // a match needs more than the threshold
 		}
 		r := scored{idx: c.idx, sim: sim, score: sim, exact: e.Host == host, binds: binds}
 		if s.opts.Weighted {
-			recency := 1 - float64(now-e.RecordedAt)/ttl
-			recency = min(max(recency, 0), 1)
-			speed := 0.5
-			if e.DurationMs > 0 {
-				speed = 1 / (1 + float64(e.DurationMs)/60000)
-			}
-			r.score = 0.6*sim + 0.2*recency + 0.1*speed + 0.1*e.Verified
+			r.score = WeightedScore(sim, time.Duration(now-e.RecordedAt)*time.Second, e.DurationMs, e.Verified)
 		}
 		at, _ := slices.BinarySearchFunc(best, r, func(a, b scored) int { return better(ix, a, b) })
 		best = slices.Insert(best, at, r)
@@ -501,6 +501,28 @@ func (s *Store) rank(ix *siteIndex, host, goal string, limit int) ([]scored, int
 		}
 	}
 	return best, evaluated
+}
+
+// Recency is the weighted rank's recency of a trajectory recorded age ago:
+// exp(−days/14) (1 now, 0.368 at 14 days, 0.135 at 28); a future record
+// counts as new.
+func Recency(age time.Duration) float64 {
+	days := max(age.Hours()/24, 0)
+	return math.Exp(-days / RecencyDays)
+}
+
+// RecencyDays is the recency's time constant in days.
+const RecencyDays = 14
+
+// WeightedScore is the weighted rank: 0.6·similarity + 0.2·recency +
+// 0.1·speed + 0.1·verification, speed = 1/(1 + duration/60 s) (0.5 when
+// unknown), verification the share of verified steps.
+func WeightedScore(sim float64, age time.Duration, durationMs int64, verified float64) float64 {
+	speed := 0.5
+	if durationMs > 0 {
+		speed = 1 / (1 + float64(durationMs)/60000)
+	}
+	return 0.6*sim + 0.2*Recency(age) + 0.1*speed + 0.1*verified
 }
 
 // cand is a candidate entry with the upper bound of its similarity.

@@ -2,8 +2,8 @@
 // successful runs, matched against a new goal on the same site so the agent
 // can follow (or adapt) a known path instead of exploring blind.
 //
-// Matching is word-overlap (Jaccard) similarity between goal templates, at
-// or above a threshold (0.5 by default). Unlike a plain bag of words, a goal
+// Matching is word-overlap (Jaccard) similarity between goal templates,
+// above a threshold (more than 0.5 by default). Unlike a plain bag of words, a goal
 // is read as a template with parameters: numbers, quoted values, and the
 // words a step typed in ("search padel rackets" where the run typed "padel
 // rackets" becomes "search {1}"). A new goal binds the parameters ("search
@@ -153,10 +153,14 @@ type Options struct {
 	// Provenance is who writes through this store: stamped on the
 	// records it writes.
 	Provenance engine.Provenance
-	// Threshold is the similarity a match needs; zero means 0.5.
+	// Threshold is the similarity a match must exceed; zero means 0.5.
 	Threshold float64
 	// TTL is how long a trajectory is kept; zero means 30 days.
 	TTL time.Duration
+	// MaxAge is the oldest a trajectory may be to match (a run's
+	// --trace-ttl-days); zero means TTL. It cannot bring back a record
+	// past its TTL: that one is gone.
+	MaxAge time.Duration
 	// HistoryKeep is how many past versions of each trajectory are kept
 	// (see History); zero means the default (20).
 	HistoryKeep int

@@ -132,12 +132,16 @@ func TestMatchSwapsTextParameter(t *testing.T) {
 	}
 
 	// Stop words at the edges of the new value stay in the goal.
-	m = e.match("shop.example", "search for some tennis balls")
+	m = e.match("shop.example", "search for tennis balls")
 	if m == nil || m.Bindings[0].Value != "tennis balls" {
 		t.Fatalf("with stop words: %+v", m)
 	}
-	if want := 2.0 / 4; math.Abs(m.Similarity-want) > 1e-9 {
-		t.Errorf("similarity %v, want %v ({search,{1}} vs {search,{1},for,some})", m.Similarity, want)
+	if want := 2.0 / 3; math.Abs(m.Similarity-want) > 1e-9 {
+		t.Errorf("similarity %v, want %v ({search,{1}} vs {search,{1},for})", m.Similarity, want)
+	}
+	// Two of them: 2/4 = 0.5 is not more than the threshold.
+	if m := e.match("shop.example", "search for some tennis balls"); m != nil {
+		t.Errorf("0.5 matched: %+v", m)
 	}
 
 	// Too many words for the parameter: no binding, no match.
@@ -203,10 +207,42 @@ func TestThresholdBoundary(t *testing.T) {
 	if m := e.match("a.example", "open settings profile tab"); m != nil {
 		t.Errorf("0.4 matched")
 	}
-	// {open, settings, page} vs {open, settings, now}: 2/4 = 0.5, at the threshold.
-	m := e.match("a.example", "open settings now")
-	if m == nil || m.Similarity != 0.5 {
-		t.Fatalf("0.5: %+v", m)
+	// {open, settings, page} vs {open, settings, now}: 2/4 = 0.5, at the
+	// threshold: a match needs more (browser-agent-driver's similarity > 0.5).
+	if m := e.match("a.example", "open settings now"); m != nil {
+		t.Errorf("exactly 0.5 matched: %+v", m)
+	}
+	// {open, settings, page} vs {open, settings, page, now, please}: 3/5 = 0.6.
+	m := e.match("a.example", "open settings page now please")
+	if m == nil || m.Similarity != 0.6 {
+		t.Fatalf("0.6: %+v", m)
+	}
+}
+
+// TestRecency pins the weighted rank's recency, exp(−days/14).
+func TestRecency(t *testing.T) {
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		age  time.Duration
+		want float64
+	}{{0, 1}, {14 * day, math.Exp(-1)}, {28 * day, math.Exp(-2)}, {-day, 1}} {
+		if got := Recency(c.age); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Recency(%v) = %v, want %v", c.age, got, c.want)
+		}
+	}
+	if got := Recency(14 * day); math.Abs(got-0.36787944117144233) > 1e-12 {
+		t.Errorf("at 14 days %v, want 0.3679", got)
+	}
+	if got := Recency(28 * day); math.Abs(got-0.1353352832366127) > 1e-12 {
+		t.Errorf("at 28 days %v, want 0.1353", got)
+	}
+	// Similarity 1, recorded now, 60 s, all verified: 0.6 + 0.2 + 0.05 + 0.1.
+	if got := WeightedScore(1, 0, 60000, 1); math.Abs(got-0.95) > 1e-12 {
+		t.Errorf("weighted score %v, want 0.95", got)
+	}
+	// Unknown duration counts 0.5; 14 days: 0.6·0.8 + 0.2/e + 0.05 + 0.
+	if got, want := WeightedScore(0.8, 14*day, 0, 0), 0.48+0.2*math.Exp(-1)+0.05; math.Abs(got-want) > 1e-12 {
+		t.Errorf("weighted score %v, want %v", got, want)
 	}
 }
 
@@ -331,6 +367,16 @@ func TestWeightedRanking(t *testing.T) {
 	want := 0.6*0.6 + 0.2 + 0.1/(1+5000.0/60000) + 0.1
 	if math.Abs(ms[0].Score-want) > 1e-9 {
 		t.Errorf("weighted score %v, want %v", ms[0].Score, want)
+	}
+	// old, 28 days: 0.6·1 + 0.2·exp(−2) + 0.1·(1/(1+600/60)) + 0.
+	if want := 0.6 + 0.2*math.Exp(-2) + 0.1/11; math.Abs(ms[1].Score-want) > 1e-9 {
+		t.Errorf("28-day-old score %v, want %v", ms[1].Score, want)
+	}
+	// A trace TTL of 14 days leaves out the 28-day-old record.
+	young := New(db, Options{Now: clock, Weighted: true, MaxAge: 14 * 24 * time.Hour})
+	ms, err = young.Matches(ctx, "a.example", "export monthly report as pdf", 2)
+	if err != nil || len(ms) != 1 || ms[0].Trajectory.Goal != fresh.Goal {
+		t.Fatalf("max age 14 days: %+v %v, want only the fresh one", ms, err)
 	}
 }
 
