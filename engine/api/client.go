@@ -226,7 +226,7 @@ func errorOf(status int, body []byte) error {
 	case http.StatusNotFound:
 		return engine.NotFound(msg)
 	case http.StatusForbidden:
-		return fmt.Errorf("memory server refused the request: %s", msg)
+		return &forbiddenError{msg}
 	case http.StatusUnauthorized:
 		return fmt.Errorf("memory server refused the request: %s (set ENGINE_TOKEN to the server's serve.token)", msg)
 	}

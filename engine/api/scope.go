@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -94,10 +95,17 @@ func storeWide(rt Route) bool {
 	return rt.Path == "/v1/namespaces" || strings.HasPrefix(rt.Path, "/v1/tokens")
 }
 
+// ErrForbidden marks a request its token's scope does not allow: a 403
+// answer, on the server and in the client.
+var ErrForbidden = errors.New("forbidden")
+
 // forbiddenError is a request its token's scope does not allow (403).
 type forbiddenError struct{ msg string }
 
 func (e *forbiddenError) Error() string { return e.msg }
+
+// Is makes the error an ErrForbidden.
+func (e *forbiddenError) Is(target error) bool { return target == ErrForbidden }
 
 func forbidden(format string, args ...any) error {
 	return &forbiddenError{fmt.Sprintf(format, args...)}

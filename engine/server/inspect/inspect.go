@@ -126,6 +126,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &fe):
 		return http.StatusForbidden
+	case errors.Is(err, api.ErrForbidden):
+		return http.StatusForbidden
 	case errors.Is(err, engine.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, engine.ErrInvalid):
