@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/engine-dev/engine/cmd/internal/cli"
 	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/memory/lesson"
 	"github.com/engine-dev/engine/engine/server/mcp/mcptest"
@@ -253,6 +256,17 @@ func testTokenMatrix(t *testing.T, dir string, engine func(args ...string) *exec
 	})
 
 	t.Run("inspector", func(t *testing.T) {
+		// The same run id's folder in the default namespace and in a: a
+		// session reads its own namespace's files.
+		for ns, text := range map[string]string{"-": "the default's run file", "a": "a's run file"} {
+			folder := filepath.Join(cli.RunsDir(dir, ns), "shared")
+			if err := os.MkdirAll(folder, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(folder, "actions.jsonl"), []byte(`{"step":1,"action":"`+text+`"}`+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for i, tk := range tokens {
 			home := "-" // the inspector shows the server's namespace, a token of a its own
 			if tk.Namespace == "a" {
@@ -272,6 +286,9 @@ func testTokenMatrix(t *testing.T, dir string, engine func(args ...string) *exec
 			}
 			if code, body := get("/?token=" + url.QueryEscape(tk.Secret)); code != http.StatusOK {
 				t.Fatalf("%s-%s: open the inspector: %d %s", tk.Namespace, tk.Role, code, body)
+			}
+			if code, body := get("/runs/shared/files/actions.jsonl"); code != http.StatusOK || !strings.Contains(body, map[string]string{"-": "the default's run file", "a": "a's run file"}[home]) {
+				t.Errorf("%s-%s: the run file of %s: %d %s", tk.Namespace, tk.Role, home, code, body)
 			}
 			mine := fmt.Sprintf("Inspector lesson %d of %s.", i, home)
 			other := fmt.Sprintf("Inspector lesson %d of b.", i)

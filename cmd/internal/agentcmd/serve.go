@@ -184,14 +184,21 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	local := api.Local(h, api.ClientOptions{})
 	defer cli.CloseInto(&err, local)
 	runsDir := cli.RunsDir(dir, ns)
+	// A token of one namespace reads its own namespace's run folders.
+	runsDirOf := func(ctx context.Context) string {
+		if sc, ok := api.ScopeOf(ctx); ok && !sc.All() {
+			return cli.RunsDir(dir, sc.Namespace)
+		}
+		return runsDir
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
 	mux.Handle("GET /metrics", met.Handler())
 	// /mcp and the inspector read their bodies under the API's deadlines
 	// too (their own limits: the MCP SDK's, an ordinary JSON body).
-	mux.Handle("/mcp", api.ReadBodyFirst(mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir}), mcp.MaxBody, opts))
+	mux.Handle("/mcp", api.ReadBodyFirst(mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir, RunsDirOf: runsDirOf}), mcp.MaxBody, opts))
 	// Everything else is the web inspector, over the same API.
-	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}), api.MaxBody, opts))
+	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, RunsDirOf: runsDirOf, Logger: log}), api.MaxBody, opts))
 	// A browser session (the inspector's cookie) opens the inspector
 	// only: /v1/, /mcp and /metrics take the bearer header alone.
 	inspector := func(r *http.Request) bool {

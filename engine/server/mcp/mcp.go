@@ -33,6 +33,10 @@ type Options struct {
 	// for a run's step timeline (its actions.jsonl); "" when the memory is
 	// remote, and run resources then carry the manifest only.
 	RunsDir string
+	// RunsDirOf, when set, is the runs folder of one request's namespace
+	// (a token of one namespace reads its own runs' files), in place of
+	// RunsDir.
+	RunsDirOf func(context.Context) string
 }
 
 // Instructions tell the host's model what the server is for.
@@ -45,7 +49,7 @@ func New(c *api.Client, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "engine", Title: "engine memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: Instructions})
-	t := &tools{c: c, runsDir: opts.RunsDir}
+	t := &tools{c: c, runsDir: opts.RunsDir, runsDirOf: opts.RunsDirOf}
 	t.add(s)
 	t.addResources(s)
 	return s
@@ -54,6 +58,8 @@ func New(c *api.Client, opts Options) *sdk.Server {
 type tools struct {
 	c       *api.Client
 	runsDir string
+	// runsDirOf, when set, replaces runsDir per request (Options.RunsDirOf).
+	runsDirOf func(context.Context) string
 }
 
 // writer is the client a tool call writes through: a program over the API
