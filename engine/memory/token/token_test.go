@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,30 @@ func TestRoles(t *testing.T) {
 		if got := c.have.Allows(c.need); got != c.ok {
 			t.Errorf("%q allows %q = %v", c.have, c.need, got)
 		}
+	}
+}
+
+// Resolving a token among n on badger: what a request carrying a scoped
+// token pays before its handler runs (every record read and compared).
+func BenchmarkResolve(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := context.Background()
+			s := token.New(badgertest.Open(b), nil)
+			var secret string
+			for range n {
+				_, sec, err := s.Create(ctx, token.Spec{Namespace: "a", Role: token.Read})
+				if err != nil {
+					b.Fatal(err)
+				}
+				secret = sec
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, ok, err := s.Resolve(ctx, secret); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			}
+		})
 	}
 }
