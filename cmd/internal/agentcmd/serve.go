@@ -49,7 +49,9 @@ there and go through it instead of opening the data dir themselves.
 With --listen it also serves TCP. TCP requests need the bearer token in
 <data-dir>/serve.token (created on the first start with --listen, and printed
 once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
-ENGINE_TOKEN. An address other hosts reach (0.0.0.0, a LAN address) also
+ENGINE_TOKEN. That token opens every namespace; engine tokens create makes
+tokens that open one namespace (or all) with a role (read, write, admin),
+which /v1, /mcp and the inspector enforce alike. An address other hosts reach (0.0.0.0, a LAN address) also
 needs --allow-remote: the token travels in clear, so put TLS in front. It prints the inspector's URL with the token
 (http://HOST:PORT/?token=...): opening it in a browser starts a session (a
 cookie holding a random id, not the token, for 12 hours or until the server
