@@ -20,6 +20,12 @@
 // for tests) honours it. "Engine-Namespace: NAME" runs the request in that
 // namespace of the store (memory.WithNamespace; "-" the default), else in
 // the handler's own.
+//
+// A request whose context carries a token's scope (WithScope: a server's
+// token check puts it there) is held to it before its body is read: its
+// role must reach the route's (RoleOf) and its token must open the
+// namespace, else 403; a token of one namespace runs in it when the
+// request names none. A request with no scope is the owner's.
 package api
 
 import (
