@@ -18,6 +18,7 @@ import (
 // namespace and never its token.
 func TestServeMetricsAndAccessLog(t *testing.T) {
 	dir := t.TempDir()
+	createNamespaces(t, dir, "a")
 	p := startServe(t, dir, "--listen", "127.0.0.1:0", "--log-format", "json", "--namespace", "a")
 	addr := regexp.MustCompile(`and (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(p.serving)
 	if addr == nil {

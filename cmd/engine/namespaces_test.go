@@ -20,6 +20,7 @@ import (
 func TestServeNamespaces(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	createNamespaces(t, dir, "a", "b")
 	startServe(t, dir, "--namespace", "a")
 	c := dialClient(t, ctx, dir)
 	if _, err := c.RecordLesson(ctx, lesson.Lesson{Lesson: "Lesson of a, sent without a namespace.", Category: lesson.BestPractice}); err != nil {
@@ -70,6 +71,7 @@ func TestServeNamespaces(t *testing.T) {
 func TestMCPNamespace(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	createNamespaces(t, dir, "a", "b")
 	cmd := engineCmd(t, dir, "--namespace", "a", "mcp")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -87,5 +89,16 @@ func TestMCPNamespace(t *testing.T) {
 	text, _ := mcptest.OK(t, ctx, cs, "memory_query", map[string]any{"kind": "runs"}, "run_a running")
 	if strings.Contains(text, "run_default") || strings.Contains(text, "run_b") {
 		t.Errorf("MCP in namespace a lists another namespace's runs: %s", text)
+	}
+}
+
+// createNamespaces makes namespaces in dir's store (engine namespaces
+// create): naming one never made is an error.
+func createNamespaces(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, ns := range names {
+		if out, err := engineCmd(t, dir, "namespaces", "create", ns).CombinedOutput(); err != nil {
+			t.Fatalf("engine namespaces create %s: %v\n%s", ns, err, out)
+		}
 	}
 }

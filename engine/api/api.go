@@ -20,6 +20,12 @@
 // for tests) honours it. "Engine-Namespace: NAME" runs the request in that
 // namespace of the store (memory.WithNamespace; "-" the default), else in
 // the handler's own.
+//
+// A request whose context carries a token's scope (WithScope: a server's
+// token check puts it there) is held to it before its body is read: its
+// role must reach the route's (RoleOf) and its token must open the
+// namespace, else 403; a token of one namespace runs in it when the
+// request names none. A request with no scope is the owner's.
 package api
 
 import (
@@ -285,10 +291,35 @@ func (h *handler) serve(rt Route) http.Handler {
 			return
 		}
 		m := h.m
-		if v := r.Header.Get(HeaderNamespace); v != "" {
-			nm, err := m.WithNamespace(r.Context(), v)
+		ns := r.Header.Get(HeaderNamespace)
+		scope, scoped := ScopeOf(r.Context())
+		if scoped {
+			// A token that opens one namespace works in it unless the
+			// request names another (which it is then refused).
+			if ns == "" && !scope.All() {
+				ns = scope.Namespace
+			}
+			in := ns
+			if in == "" {
+				in = nsName(m.Namespace())
+			}
+			if err := authorize(rt, scope, in); err != nil {
+				writeProblem(w, http.StatusForbidden, err.Error())
+				return
+			}
+		}
+		if ns != "" && !storeWide(rt) {
+			nm, err := m.WithNamespace(r.Context(), ns)
+			var unknown *memory.UnknownNamespaceError
+			if errors.As(err, &unknown) && scoped {
+				err = narrowUnknown(unknown, scope)
+			}
 			if err != nil {
-				writeProblem(w, statusOf(err), fmt.Sprintf("%s: %v", HeaderNamespace, err))
+				p := problem.New(statusOf(err), fmt.Sprintf("%s: %v", HeaderNamespace, err))
+				if unknown != nil {
+					p.Type = ProblemUnknownNamespace
+				}
+				problem.Write(w, p)
 				return
 			}
 			m = nm
@@ -360,7 +391,12 @@ func (h *handler) serve(rt Route) http.Handler {
 			} else if status >= 500 && r.Context().Err() == nil {
 				h.opts.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
-			writeProblem(w, status, err.Error())
+			p := problem.New(status, err.Error())
+			var unknown *memory.UnknownNamespaceError
+			if errors.As(err, &unknown) {
+				p.Type = ProblemUnknownNamespace
+			}
+			problem.Write(w, p)
 		case !c.streamed:
 			writeJSON(w, http.StatusOK, out)
 		}
@@ -402,9 +438,12 @@ func provenanceOf(h http.Header, red *redact.Redactor) (engine.Provenance, error
 // client's errorOf is its inverse).
 func statusOf(err error) int {
 	var tooBig *http.MaxBytesError
+	var denied *forbiddenError
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &denied):
+		return http.StatusForbidden
 	case isBusy(err):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrInvalid):

@@ -209,8 +209,12 @@ func (c *Client) finish(resp *http.Response) error {
 // errorOf turns a problem response back into the error it stands for.
 func errorOf(status int, body []byte) error {
 	msg := strings.TrimSpace(string(body))
-	if p, ok := problem.Parse(body); ok && p.Detail != "" {
+	p, ok := problem.Parse(body)
+	if ok && p.Detail != "" {
 		msg = p.Detail
+	}
+	if ok && p.Type == ProblemUnknownNamespace {
+		return engine.MarkInvalid(engine.NotFound(msg))
 	}
 	if msg == "" {
 		msg = http.StatusText(status)
@@ -221,6 +225,8 @@ func errorOf(status int, body []byte) error {
 		return engine.MarkInvalid(err)
 	case http.StatusNotFound:
 		return engine.NotFound(msg)
+	case http.StatusForbidden:
+		return &forbiddenError{msg}
 	case http.StatusUnauthorized:
 		return fmt.Errorf("memory server refused the request: %s (set ENGINE_TOKEN to the server's serve.token)", msg)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/engine-dev/engine/engine/memory"
 )
@@ -17,9 +18,13 @@ type Namespaces struct {
 func init() {
 	routeSets = append(routeSets, func() []Route {
 		return []Route{
-			{Method: http.MethodGet, Path: "/v1/namespaces", Summary: "Every namespace of the store (the default as -), with how many keys and sites each holds", Response: Namespaces{},
+			{Method: http.MethodGet, Path: "/v1/namespaces", Summary: "Every namespace of the store the token opens (the default as -), with how many keys and sites each holds", Response: Namespaces{},
 				handle: func(c *call) (any, error) {
 					ns, err := c.m.Namespaces(c.ctx)
+					if scope, ok := ScopeOf(c.r.Context()); ok && !scope.All() {
+						// A token of one namespace sees that one alone.
+						ns = slices.DeleteFunc(ns, func(n memory.NamespaceInfo) bool { return !scope.Opens(n.Name) })
+					}
 					return Namespaces{Namespaces: ns}, err
 				}},
 		}

@@ -32,7 +32,7 @@ var openAPI = sync.OnceValue(func() map[string]any {
 		return out
 	}
 	problem := map[string]any{
-		"description": "an RFC 9457 problem: 400 bad input, 401 no or wrong token (TCP), 404 unknown id, 413 body too large",
+		"description": "an RFC 9457 problem: 400 bad input, 401 no or wrong token (TCP), 403 the token's scope (its namespace or role) does not allow it, 404 unknown id, 413 body too large",
 		"content":     map[string]any{problem.ContentType: map[string]any{"schema": schema(problem.Problem{})}},
 	}
 	paths := map[string]any{}
@@ -40,6 +40,8 @@ var openAPI = sync.OnceValue(func() map[string]any {
 		op := map[string]any{
 			"operationId": operationID(rt),
 			"summary":     rt.Summary,
+			// The least role a scoped token needs (engine tokens create).
+			"x-engine-role": string(RoleOf(rt)),
 			"responses": map[string]any{
 				"200":     map[string]any{"description": "OK", "content": map[string]any{responseType(rt): map[string]any{"schema": schema(rt.Response)}}},
 				"default": problem,

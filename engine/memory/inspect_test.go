@@ -92,6 +92,9 @@ func TestRecoverNamespace(t *testing.T) {
 	if _, err := kv.Get(ctx, team, []byte("half/written")); !errors.Is(err, kv.ErrNotFound) {
 		t.Fatalf("the half-written key after recover: %v", err)
 	}
+	if _, err := root.CreateNamespace(ctx, "team"); err != nil {
+		t.Fatal(err)
+	}
 	m, err := root.WithNamespace(ctx, "team")
 	if err != nil {
 		t.Fatal(err)

@@ -273,7 +273,7 @@ func New(db kv.Store, opts Options) *Memory {
 		opts.Provenance.Source = engine.SourceAPI
 	}
 	m := newOver(db, opts)
-	m.root, m.spaces = db, &namespaces{ready: map[string]bool{}}
+	m.root, m.spaces = db, &namespaces{ready: map[string]bool{}, known: map[string]bool{}}
 	return m
 }
 

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +31,16 @@ func TestWithNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	var unknown *memory.UnknownNamespaceError
+	if _, err := m.WithNamespace(ctx, "team-a_1"); !errors.As(err, &unknown) || !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("a namespace never made: %v, want an UnknownNamespaceError", err)
+	}
+	if created, err := m.CreateNamespace(ctx, "team-a_1"); err != nil || !created {
+		t.Fatalf("create: %v, %v", created, err)
+	}
+	if created, err := m.CreateNamespace(ctx, "team-a_1"); err != nil || created {
+		t.Fatalf("create again: %v, %v", created, err)
+	}
 	a, err := m.WithNamespace(ctx, "team-a_1")
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +119,12 @@ func TestWithNamespace(t *testing.T) {
 			t.Errorf("namespace %q: %v", bad, err)
 		}
 	}
-	if _, err := m.WithNamespace(ctx, strings.Repeat("x", 63)); err != nil {
+	if _, err := m.CreateNamespace(ctx, strings.Repeat("x", 63)); err != nil {
 		t.Errorf("a name of 63 characters: %v", err)
+	}
+	names, err := m.NamespaceNames(ctx)
+	if want := []string{"-", "team-a_1", strings.Repeat("x", 63)}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("namespace names: %q, %v; want %q", names, err, want)
 	}
 }
 
@@ -157,6 +172,9 @@ func BenchmarkNamespace(b *testing.B) {
 	ctx := context.Background()
 	db := badgertest.Open(b)
 	m := memory.New(db, memory.Options{Provenance: engine.Provenance{Source: engine.SourceManual}})
+	if _, err := m.CreateNamespace(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
 	a, err := m.WithNamespace(ctx, "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -216,7 +234,7 @@ func TestSettledOnlyNeedsTheNamespaceSeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.WithNamespace(ctx, "b"); err != nil {
+	if _, err := m.CreateNamespace(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	m.Close()

@@ -52,7 +52,9 @@ there and go through it instead of opening the data dir themselves.
 With --listen it also serves TCP. TCP requests need the bearer token in
 <data-dir>/serve.token (created on the first start with --listen, and printed
 once); clients on other machines set ENGINE_SERVER=http://HOST:PORT and
-ENGINE_TOKEN. An address other hosts reach (0.0.0.0, a LAN address) also
+ENGINE_TOKEN. That token opens every namespace; engine tokens create makes
+tokens that open one namespace (or all) with a role (read, write, admin),
+which /v1, /mcp and the inspector enforce alike. An address other hosts reach (0.0.0.0, a LAN address) also
 needs --allow-remote: the token travels in clear, so put TLS in front. It prints the inspector's URL with the token
 (http://HOST:PORT/?token=...): opening it in a browser starts a session (a
 cookie holding a random id, not the token, for 12 hours or until the server
@@ -198,19 +200,26 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	local := api.Local(h, api.ClientOptions{})
 	defer cli.CloseInto(&err, local)
 	runsDir := cli.RunsDir(dir, ns)
+	// A token of one namespace reads its own namespace's run folders.
+	runsDirOf := func(ctx context.Context) string {
+		if sc, ok := api.ScopeOf(ctx); ok && !sc.All() {
+			return cli.RunsDir(dir, sc.Namespace)
+		}
+		return runsDir
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", h)
 	mux.Handle("GET /metrics", met.Handler())
 	// /mcp and the inspector read their bodies under the API's deadlines
 	// too (their own limits: the MCP SDK's, an ordinary JSON body).
-	mcpHandler := mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir})
+	mcpHandler := mcp.Handler(local.Client, mcp.Options{Version: cli.ReadBuildInfo().Version, RunsDir: runsDir, RunsDirOf: runsDirOf})
 	if limits.browser.browser != "" {
 		// Browsers need MCP sessions: one each, capped, ended with them.
 		bo, err := a.browserMCP(limits.browser)
 		if err != nil {
 			return err
 		}
-		bo.Version, bo.RunsDir, bo.MemoryRunsDir, bo.MaxBrowsers = cli.ReadBuildInfo().Version, runsDir, runsDir, limits.maxBrowsers
+		bo.Version, bo.RunsDir, bo.MemoryRunsDir, bo.MemoryRunsDirOf, bo.MaxBrowsers = cli.ReadBuildInfo().Version, runsDir, runsDir, runsDirOf, limits.maxBrowsers
 		h, bs, err := browsermcp.Handler(ctx, local.Client, bo, limits.browserIdle)
 		if err != nil {
 			return err
@@ -224,14 +233,14 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	}
 	mux.Handle("/mcp", api.ReadBodyFirst(mcpHandler, mcp.MaxBody, opts))
 	// Everything else is the web inspector, over the same API.
-	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, Logger: log}), api.MaxBody, opts))
+	mux.Handle("/", api.ReadBodyFirst(inspect.Handler(local.Client, inspect.Options{RunsDir: runsDir, RunsDirOf: runsDirOf, Logger: log}), api.MaxBody, opts))
 	// A browser session (the inspector's cookie) opens the inspector
 	// only: /v1/, /mcp and /metrics take the bearer header alone.
 	inspector := func(r *http.Request) bool {
 		_, pattern := mux.Handler(r)
 		return pattern == "/"
 	}
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector, AllowRemote: limits.allowRemote})
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector, AllowRemote: limits.allowRemote, Authenticate: api.Authenticator(m)})
 	if err != nil {
 		return err
 	}

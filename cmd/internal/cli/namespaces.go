@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 )
 
@@ -17,8 +19,10 @@ func (a *App) namespacesCommand() *cobra.Command {
 		Long: `Memory can be kept in namespaces of one store: --namespace NAME (or
 ENGINE_NAMESPACE) makes a command read and write only that namespace's
 memory; without it, commands use the default namespace (shown as -), which
-holds a data dir's memory from before namespaces. forget, export and import
-act within the one namespace given.`,
+holds a data dir's memory from before namespaces and always exists. A named
+namespace is made with engine namespaces create NAME; naming one that does
+not exist is an error (exit 2) that lists those that do. forget, export and
+import act within the one namespace given.`,
 		Args: cobra.NoArgs,
 	}
 	var asJSON bool
@@ -45,6 +49,26 @@ act within the one namespace given.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the namespaces as JSON")
-	c.AddCommand(list)
+	create := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Make a namespace (its seed lessons written); naming one that does not exist is an error",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return a.withMemory(ctx, func(m *MemoryClient) error {
+				ns, err := m.CreateNamespace(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if ns.Created {
+					fmt.Fprintf(a.Stdout, "created namespace %s\n", ns.Name)
+				} else {
+					fmt.Fprintf(a.Stdout, "namespace %s exists already\n", ns.Name)
+				}
+				return nil
+			})
+		},
+	}
+	c.AddCommand(list, create)
 	return c
 }

@@ -65,7 +65,9 @@
 //	kv/journal/                              ── reserved for kv's undo journal (kv.Apply);
 //	                                            no store writes there
 //	ns/<name>/                               ── a named namespace: every key above again,
-//	                                            meta/schema excepted (see namespace.go)
+//	                                            meta/schema and token/ excepted (see namespace.go)
+//	token/<id>                               → a scoped bearer token's record (its hash, never
+//	                                            the token), once per store     (see token.go)
 //
 // Secondary indexes outside the site ranges (id/, due/, list/, runidx/) are kept in the same
 // transaction as the record they point at; forgetting a site deletes its

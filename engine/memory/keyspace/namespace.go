@@ -5,7 +5,8 @@ package keyspace
 // ns/<name>/; the default namespace is the unprefixed layout itself, so a
 // data dir from before namespaces is the default namespace unchanged.
 // meta/schema lives once per store, outside every namespace: one schema
-// version covers them all.
+// version covers them all; so do the tokens (token/), which name the
+// namespaces they open.
 //
 //	ns/<name>/<any key above>                → the same key in namespace <name>
 

@@ -51,8 +51,11 @@ type Options struct {
 	MaxBrowsers int
 	// Version is the server's version in the MCP handshake.
 	Version string
-	// MemoryRunsDir is the memory tools' mcp.Options.RunsDir.
-	MemoryRunsDir string
+	// MemoryRunsDir is the memory tools' mcp.Options.RunsDir, and
+	// MemoryRunsDirOf their mcp.Options.RunsDirOf (a scoped token's
+	// namespace's runs folder).
+	MemoryRunsDir   string
+	MemoryRunsDirOf func(context.Context) string
 }
 
 // Server holds the browser sessions of one MCP server: one agent.Session
@@ -102,7 +105,7 @@ func Handler(ctx context.Context, c *api.Client, opts Options, idle time.Duratio
 }
 
 func (s *Server) mcpOptions(instructions string) mcp.Options {
-	return mcp.Options{Version: s.opts.Version, RunsDir: s.opts.MemoryRunsDir, Instructions: instructions, Extend: s.add}
+	return mcp.Options{Version: s.opts.Version, RunsDir: s.opts.MemoryRunsDir, RunsDirOf: s.opts.MemoryRunsDirOf, Instructions: instructions, Extend: s.add}
 }
 
 // Intro is the first part of the server's instructions: what the tools

@@ -138,6 +138,9 @@ func TestLessonsCheckAndRepairNamespaceOnEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
+	if _, err := root.CreateNamespace(ctx, "team"); err != nil {
+		t.Fatal(err)
+	}
 	m, err := root.WithNamespace(ctx, "team")
 	if err != nil {
 		t.Fatal(err)

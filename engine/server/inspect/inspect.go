@@ -11,6 +11,7 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -39,6 +40,10 @@ type Options struct {
 	// RunsDir is the data dir's runs folder, where run artifacts are read;
 	// "" when memory is reached remotely (the run pages then say so).
 	RunsDir string
+	// RunsDirOf, when set, is the runs folder of one request's namespace
+	// (a token of one namespace reads its own runs' files), in place of
+	// RunsDir.
+	RunsDirOf func(context.Context) string
 	// Logger gets the errors a page could not show (nil: discarded).
 	Logger *slog.Logger
 }
@@ -125,6 +130,8 @@ func statusOf(err error) int {
 	var fe forbiddenError
 	switch {
 	case errors.As(err, &fe):
+		return http.StatusForbidden
+	case errors.Is(err, api.ErrForbidden):
 		return http.StatusForbidden
 	case errors.Is(err, engine.ErrNotFound):
 		return http.StatusNotFound

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -61,7 +62,7 @@ func (in *Inspector) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, m := range p.Runs {
 		row := runRow{M: m, Duration: runfiles.Duration(&m)}
-		if dir, err := in.runDir(m.RunID); err == nil {
+		if dir, err := in.runDir(r.Context(), m.RunID); err == nil {
 			if row.Sum, err = in.sums.Get(dir); err != nil {
 				in.opts.Logger.Warn("inspector: run summary", "run", m.RunID, "err", err)
 			}
@@ -84,11 +85,15 @@ func (in *Inspector) runsPage(w http.ResponseWriter, r *http.Request) {
 
 // runDir is run id's folder, or an error when run files are not readable
 // here.
-func (in *Inspector) runDir(id string) (string, error) {
-	if in.opts.RunsDir == "" {
+func (in *Inspector) runDir(ctx context.Context, id string) (string, error) {
+	dir := in.opts.RunsDir
+	if in.opts.RunsDirOf != nil {
+		dir = in.opts.RunsDirOf(ctx)
+	}
+	if dir == "" {
 		return "", errors.New("the run's folder is on the memory server's machine")
 	}
-	return runfiles.Dir(in.opts.RunsDir, id)
+	return runfiles.Dir(dir, id)
 }
 
 // runView is a run's page.
@@ -190,7 +195,7 @@ func (in *Inspector) runPage(w http.ResponseWriter, r *http.Request) {
 
 // timeline fills v's steps from the run's action log and model calls.
 func (in *Inspector) timeline(r *http.Request, v *runView) error {
-	dir, err := in.runDir(v.M.RunID)
+	dir, err := in.runDir(r.Context(), v.M.RunID)
 	if err != nil {
 		return err
 	}
@@ -297,7 +302,7 @@ func (c *memoryCache) trajectory(id string) *trajectory.Trajectory {
 // runFile serves one file of a run's folder: only a regular file directly
 // inside the folder found from the run id, by its name.
 func (in *Inspector) runFile(w http.ResponseWriter, r *http.Request) {
-	dir, err := in.runDir(r.PathValue("id"))
+	dir, err := in.runDir(r.Context(), r.PathValue("id"))
 	if err != nil {
 		in.fail(w, r, engine.NotFound(err.Error()))
 		return

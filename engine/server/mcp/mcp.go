@@ -38,6 +38,10 @@ type Options struct {
 	// Extend adds further tools to the server (the browser tools of
 	// engine mcp --browser); nil for none.
 	Extend func(*sdk.Server)
+	// RunsDirOf, when set, is the runs folder of one request's namespace
+	// (a token of one namespace reads its own runs' files), in place of
+	// RunsDir.
+	RunsDirOf func(context.Context) string
 }
 
 // Instructions tell the host's model what the server is for.
@@ -54,7 +58,7 @@ func New(c *api.Client, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "engine", Title: "engine memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	t := &tools{c: c, runsDir: opts.RunsDir}
+	t := &tools{c: c, runsDir: opts.RunsDir, runsDirOf: opts.RunsDirOf}
 	t.add(s)
 	t.addResources(s)
 	if opts.Extend != nil {
@@ -66,6 +70,8 @@ func New(c *api.Client, opts Options) *sdk.Server {
 type tools struct {
 	c       *api.Client
 	runsDir string
+	// runsDirOf, when set, replaces runsDir per request (Options.RunsDirOf).
+	runsDirOf func(context.Context) string
 }
 
 // writer is the client a tool call writes through: a program over the API

@@ -111,7 +111,7 @@ func (t *tools) readRun(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk
 	var b strings.Builder
 	renderManifest(&b, m)
 	b.WriteString("\n## Steps\n")
-	t.renderTimeline(&b, id)
+	t.renderTimeline(ctx, &b, id)
 	return markdown(uri, b.String()), nil
 }
 
@@ -145,12 +145,16 @@ func renderManifest(b *strings.Builder, m *run.Manifest) {
 // renderTimeline writes run id's steps from its actions.jsonl in the
 // data dir's run folder (runfiles: found from the run id, never from the
 // manifest's artifact paths, which any API caller may set).
-func (t *tools) renderTimeline(b *strings.Builder, id string) {
-	if t.runsDir == "" {
+func (t *tools) renderTimeline(ctx context.Context, b *strings.Builder, id string) {
+	runsDir := t.runsDir
+	if t.runsDirOf != nil {
+		runsDir = t.runsDirOf(ctx)
+	}
+	if runsDir == "" {
 		b.WriteString("\nThe step timeline is in the run's folder on the memory server's machine (this server reaches memory remotely).\n")
 		return
 	}
-	dir, err := runfiles.Dir(t.runsDir, id)
+	dir, err := runfiles.Dir(runsDir, id)
 	if err != nil {
 		fmt.Fprintf(b, "\nNo step timeline: %v\n", err)
 		return

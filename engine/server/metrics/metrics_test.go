@@ -72,6 +72,9 @@ func start(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := m.CreateNamespace(ctx, "team-a"); err != nil { // TestAccessLog names it
+		t.Fatal(err)
+	}
 	log := &logBuf{}
 	met := metrics.New(metrics.Options{Memory: m, AccessLog: slog.New(slog.NewJSONHandler(log, nil)), Namespace: ""})
 	mux := http.NewServeMux()

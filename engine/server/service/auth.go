@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -125,6 +126,38 @@ type authHandler struct {
 	// (Options.Sessions); nil: none.
 	browser  func(*http.Request) bool
 	sessions sessions
+	// authenticate resolves a token other than serve.token
+	// (Options.Authenticate); nil: serve.token alone.
+	authenticate Authenticator
+}
+
+// Authenticator resolves a bearer token other than serve.token: for one
+// it accepts, ok is true and grant marks the request's context with what
+// the token may do (engine/api's scope), for the handler to enforce; err
+// is a failure to tell (the store did not answer), answered 503.
+type Authenticator func(ctx context.Context, token string) (grant func(context.Context) context.Context, ok bool, err error)
+
+// admit resolves tok: serve.token admits r as it is (the owner); a token
+// Authenticate accepts admits r with its grant applied.
+func (a *authHandler) admit(r *http.Request, tok string) (*http.Request, bool, error) {
+	if a.valid(tok) {
+		return r, true, nil
+	}
+	if a.authenticate == nil || tok == "" {
+		return nil, false, nil
+	}
+	grant, ok, err := a.authenticate(r.Context(), tok)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return r.WithContext(grant(r.Context())), true, nil
+}
+
+// refuseUnresolved answers a token that could not be resolved.
+func refuseUnresolved(w http.ResponseWriter, err error) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", "1")
+	problem.Write(w, problem.New(http.StatusServiceUnavailable, "the token could not be checked: "+err.Error()))
 }
 
 // crossOrigin refuses a POST, PUT, PATCH or DELETE that a browser says
@@ -156,18 +189,35 @@ func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			unauthorized(w, `Bearer realm="engine"`, "this request needs an Authorization: Bearer header with the token in the data dir's serve.token (a browser: open the URL engine serve printed, with ?token=)")
 			return
 		}
-		if !a.sessions.valid(c.Value, time.Now()) {
+		tok, live := a.sessions.token(c.Value, time.Now())
+		var admitted *http.Request
+		err = nil
+		if live {
+			// The session's token is checked again on every request, so
+			// a revoked or expired token ends its sessions too.
+			admitted, live, err = a.admit(r, tok)
+		}
+		if err != nil {
+			refuseUnresolved(w, err)
+			return
+		}
+		if !live {
 			unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the browser session is unknown or has ended: open the URL engine serve printed, with ?token=, again")
 			return
 		}
-		a.next.ServeHTTP(w, r)
+		a.next.ServeHTTP(w, admitted)
 		return
 	}
-	if !a.valid(tok) {
-		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token is not this server's (see the data dir's serve.token)")
+	admitted, ok, err := a.admit(r, tok)
+	if err != nil {
+		refuseUnresolved(w, err)
 		return
 	}
-	a.next.ServeHTTP(w, r)
+	if !ok {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token is not one this server accepts (see the data dir's serve.token, or engine tokens list)")
+		return
+	}
+	a.next.ServeHTTP(w, admitted)
 }
 
 // valid reports whether tok is the server's token. Hashing first makes
@@ -183,11 +233,16 @@ func (a *authHandler) valid(tok string) bool {
 // wrong one is 401.
 func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if !a.valid(q.Get("token")) {
-		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token in the URL is not this server's (see the data dir's serve.token)")
+	_, ok, err := a.admit(r, q.Get("token"))
+	if err != nil {
+		refuseUnresolved(w, err)
 		return
 	}
-	id, err := a.sessions.start(time.Now())
+	if !ok {
+		unauthorized(w, `Bearer realm="engine", error="invalid_token"`, "the token in the URL is not one this server accepts (see the data dir's serve.token)")
+		return
+	}
+	id, err := a.sessions.start(time.Now(), q.Get("token"))
 	if err != nil {
 		problem.Write(w, problem.New(http.StatusInternalServerError, err.Error()))
 		return
@@ -211,13 +266,20 @@ func (a *authHandler) openWithToken(w http.ResponseWriter, r *http.Request) {
 // map lookup then reveals nothing about an id through its timing).
 type sessions struct {
 	mu   sync.Mutex
-	ends map[[sha256.Size]byte]time.Time
+	ends map[[sha256.Size]byte]session
+}
+
+// session is one browser session: when it ends, and the token that
+// started it (kept in this process only, to check on each request).
+type session struct {
+	end   time.Time
+	token string
 }
 
 // start makes a session lasting SessionTTL from now and returns its id:
 // 32 random bytes, hex (the token's shape, but never equal to it, and
 // never accepted where the token is).
-func (s *sessions) start(now time.Time) (string, error) {
+func (s *sessions) start(now time.Time, token string) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("memory server: session: %w", err)
@@ -226,34 +288,38 @@ func (s *sessions) start(now time.Time) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ends == nil {
-		s.ends = map[[sha256.Size]byte]time.Time{}
+		s.ends = map[[sha256.Size]byte]session{}
 	}
-	for k, end := range s.ends {
-		if !now.Before(end) {
+	for k, se := range s.ends {
+		if !now.Before(se.end) {
 			delete(s.ends, k)
 		}
 	}
 	if len(s.ends) >= maxSessions {
 		var first [sha256.Size]byte
 		var firstEnd time.Time
-		for k, end := range s.ends {
-			if firstEnd.IsZero() || end.Before(firstEnd) {
-				first, firstEnd = k, end
+		for k, se := range s.ends {
+			if firstEnd.IsZero() || se.end.Before(firstEnd) {
+				first, firstEnd = k, se.end
 			}
 		}
 		delete(s.ends, first)
 	}
-	s.ends[sha256.Sum256([]byte(id))] = now.Add(SessionTTL)
+	s.ends[sha256.Sum256([]byte(id))] = session{end: now.Add(SessionTTL), token: token}
 	return id, nil
 }
 
-// valid reports whether id is a session that has not ended at now.
-func (s *sessions) valid(id string, now time.Time) bool {
+// token returns the token that started session id; live is false for a
+// session unknown or ended at now.
+func (s *sessions) token(id string, now time.Time) (tok string, live bool) {
 	k := sha256.Sum256([]byte(id))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	end, ok := s.ends[k]
-	return ok && now.Before(end)
+	se, ok := s.ends[k]
+	if !ok || !now.Before(se.end) {
+		return "", false
+	}
+	return se.token, true
 }
 
 func (a *authHandler) setToken(tok string) {

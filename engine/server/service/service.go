@@ -103,6 +103,11 @@ type Options struct {
 	// a session and the session cookie count. Every other request needs
 	// the bearer header (or the socket). nil: no request.
 	Sessions func(*http.Request) bool
+	// Authenticate, when set, resolves a TCP request's bearer token (or
+	// its browser session's) other than serve.token: engine serve hands it
+	// the scoped tokens of its store (engine/api.Authenticator). nil:
+	// serve.token alone.
+	Authenticate Authenticator
 	// ConnState, when set, is told of every connection's state changes
 	// (http.Server.ConnState), as a count of open connections needs.
 	ConnState func(net.Conn, http.ConnState)
@@ -187,7 +192,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
-	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions}
+	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions, authenticate: opts.Authenticate}
 	var served http.Handler = auth
 	if opts.Middleware != nil {
 		served = opts.Middleware(auth)

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -766,5 +767,94 @@ func TestNoSessionsWithoutOption(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
 		t.Fatalf("?token= without Sessions: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+}
+
+// grantKey marks a request an Authenticator admitted, with the token's
+// label, for the handler to see.
+type grantKey struct{}
+
+// TestAuthenticateScopedTokens: a token Options.Authenticate accepts is
+// admitted with its grant in the request's context (serve.token with
+// none); one it refuses is 401; a store that cannot answer is 503; and a
+// browser session started with such a token checks it again on every
+// request, so revoking the token ends the session.
+func TestAuthenticateScopedTokens(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	live := map[string]string{"scoped-token": "tenant-a"}
+	failing := false
+	auth := func(ctx context.Context, tok string) (func(context.Context) context.Context, bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			return nil, false, errors.New("store unreachable")
+		}
+		label, ok := live[tok]
+		if !ok {
+			return nil, false, nil
+		}
+		return func(ctx context.Context) context.Context { return context.WithValue(ctx, grantKey{}, label) }, true, nil
+	}
+	who := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		label, _ := r.Context().Value(grantKey{}).(string)
+		io.WriteString(w, "as "+cmp.Or(label, "owner"))
+	})
+	r := serve(t, dir, who, service.Options{Listen: "127.0.0.1:0", Authenticate: auth, Sessions: func(*http.Request) bool { return true }})
+	base := "http://" + r.Addr().String()
+	send := func(bearer string, cookie *http.Cookie, path string) (int, string, *http.Response) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b), resp
+	}
+	if code, body, _ := send(r.Token(), nil, "/x"); code != 200 || body != "as owner" {
+		t.Errorf("serve.token: %d %q", code, body)
+	}
+	if code, body, _ := send("scoped-token", nil, "/x"); code != 200 || body != "as tenant-a" {
+		t.Errorf("a scoped token: %d %q", code, body)
+	}
+	if code, _, _ := send("other-token", nil, "/x"); code != 401 {
+		t.Errorf("an unknown token: %d", code)
+	}
+	_, _, resp := send("", nil, "/x?token=scoped-token")
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == service.CookieName {
+			cookie = &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || cookie == nil {
+		t.Fatalf("a session of a scoped token: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	if code, body, _ := send("", cookie, "/x"); code != 200 || body != "as tenant-a" {
+		t.Errorf("the session: %d %q", code, body)
+	}
+	mu.Lock()
+	failing = true
+	mu.Unlock()
+	if code, _, _ := send("scoped-token", nil, "/x"); code != http.StatusServiceUnavailable {
+		t.Errorf("a store that cannot answer: %d", code)
+	}
+	mu.Lock()
+	failing = false
+	delete(live, "scoped-token") // revoked
+	mu.Unlock()
+	if code, _, _ := send("", cookie, "/x"); code != 401 {
+		t.Errorf("the session of a revoked token: %d", code)
+	}
+	if code, _, _ := send("scoped-token", nil, "/x"); code != 401 {
+		t.Errorf("a revoked token: %d", code)
 	}
 }
