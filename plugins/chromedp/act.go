@@ -344,6 +344,14 @@ func (b *Browser) hitTest(ctx context.Context, el *element, x, y float64) (strin
 	if inside {
 		return "", nil
 	}
+	// DOM.getNodeForLocation sometimes answers for another point of a
+	// scrolled page than the one the mouse goes to (an element a scroll's
+	// height away): the page's own hit test at the element's centre has
+	// the last word when it finds the element there.
+	var own string
+	if err := callOn(ctx, el.obj, jsHitTest, &own); err == nil && own == "" {
+		return "", nil
+	}
 	var desc string
 	_ = callOn(ctx, h.Object.ObjectID, jsDescribe, &desc)
 	return desc, nil
