@@ -470,3 +470,28 @@ func TestPluginChromedpClickScrolled(t *testing.T) {
 		t.Fatalf("title %q after clicking Row 9", got)
 	}
 }
+
+// TestPluginChromedpScrollLoadsMore scrolls a list that grows on its
+// scroll event: when the scroll returns, the page has had the event and
+// grown, every time (the event comes with a frame, which a page that
+// changes nothing may not get for a long time).
+func TestPluginChromedpScrollLoadsMore(t *testing.T) {
+	b := open(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, listHTML)
+	}))
+	t.Cleanup(ts.Close)
+	p := &tab{t: t, b: b}
+	for load := 0; load < 3; load++ {
+		if err := b.Navigate(context.Background(), ts.URL); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			p.mustAct(engine.Action{Kind: engine.ActScroll, Value: "down"})
+			if got, want := p.eval(`String(document.querySelectorAll('#rows a').length)`), fmt.Sprint(6*(i+1)); got != want {
+				t.Fatalf("load %d, after scroll %d: %s rows, want %s", load, i, got, want)
+			}
+		}
+	}
+}
