@@ -3,7 +3,6 @@ package gym
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 )
 
 // playbook builds a task's scripted rules (plugins/scripted's format) in
@@ -72,8 +71,6 @@ func pbPress(key string) pbCall { return pbCall{"press", map[string]any{"key": k
 
 func pbScroll() pbCall { return pbCall{"scroll", map[string]any{"direction": "down"}} }
 
-func pbWait(millis int) pbCall { return pbCall{"wait", map[string]any{"millis": millis}} }
-
 func pbFinish(answer string) pbCall {
 	return pbCall{"finish", map[string]any{"answer": answer, "success": true}}
 }
@@ -96,11 +93,3 @@ func pbNotFound(name string) string { return fmt.Sprintf("no element named %q", 
 
 // pbNone is the first step's last action.
 const pbNone = "Last action: (none)"
-
-// serveFile serves an embedded file.
-func serveFile(b []byte, ctype string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", ctype)
-		_, _ = w.Write(b)
-	}
-}
