@@ -147,21 +147,25 @@ func TestHelpTraps(t *testing.T) {
 func TestFormsTraps(t *testing.T) {
 	srv := httptest.NewServer(formsHandler(false))
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/")
+	resp, err := http.Get(srv.URL + "/feedback")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	home := string(body)
-	wantIn(t, "home", home, "attachShadow", `role="combobox"`, `role="option">Billing<`, "Open the survey on its own page",
+	_, contact := get(t, formsHandler(false), "/", false)
+	wantIn(t, "contact", contact, "attachShadow", `role="combobox"`, `role="option">Billing<`)
+	wantNotIn(t, "contact", contact, "<select", "<iframe")
+	wantIn(t, "feedback", home, "Open the survey on its own page",
 		`src="http://`+strings.Replace(strings.TrimPrefix(srv.URL, "http://"), "127.0.0.1", "localhost", 1)+`/survey"`)
-	wantNotIn(t, "home", home, "<select")
 	_, survey := get(t, formsHandler(false), "/survey", false)
 	wantIn(t, "survey", survey, `<select name="rating">`, "Comment", "Send feedback")
 	_, thanks := get(t, formsHandler(false), "/survey/thanks?rating=Good&comment=ok", false)
 	wantIn(t, "thanks", thanks, "Thanks for your feedback", "Good")
 	_, changed := get(t, formsHandler(true), "/", false)
+	_, changedFeedback := get(t, formsHandler(true), "/feedback", false)
+	changed += changedFeedback
 	_, changedSurvey := get(t, formsHandler(true), "/survey", false)
 	wantIn(t, "changed", changed+changedSurvey, ">Subject<", "Take the survey in full", "Your remarks")
 	wantNotIn(t, "changed", changed+changedSurvey, ">Topic<", "Open the survey on its own page", ">Comment<")

@@ -10,10 +10,12 @@ import (
 
 // The forms site: a support page with a contact form inside a shadow root
 // (its topic picker a custom combobox, where select fails: it must be
-// clicked open and an option clicked) and a feedback survey in an iframe
-// served from another site (localhost, not 127.0.0.1), which a browser
-// runs out of process: its fields are not in the page's snapshot, and
-// the way in is the survey's own page, linked under the frame.
+// clicked open and an option clicked), and a feedback page with a survey
+// in an iframe served from another site (localhost, not 127.0.0.1), which
+// a browser runs out of process: its fields are not in the page's
+// snapshot, and the way in is the survey's own page, linked above the
+// frame. The two are on pages of their own: clicks next to a frame of
+// another site just loaded are sometimes delivered into it.
 
 //go:embed sites/forms
 var formsFiles embed.FS
@@ -62,8 +64,9 @@ func formsSurveyTask(name, rating, comment string) Task {
 	return Task{
 		Name:     "forms." + name,
 		Goal:     fmt.Sprintf("Rate Northwind support %s in its feedback survey, with the comment %q", rating, comment),
+		Path:     "/feedback",
 		Traps:    []string{TrapIframe},
-		MaxSteps: 10,
+		MaxSteps: 12,
 		Rules:    formsSurveyRules(rating, comment),
 	}
 }
@@ -95,7 +98,8 @@ func formsContactRules(topic, message string) []byte {
 func formsSurveyRules(rating, comment string) []byte {
 	o, c := formsOriginal, formsChanged
 	p := &playbook{}
-	p.on("done", "Title: Thanks for your feedback", "", pbFinish("Rated the support "+rating))
+	p.on("done", fmt.Sprintf("You rated us %s: “%s”", rating, comment), "", pbFinish("Rated the support "+rating))
+	p.on("again", "Title: Thanks for your feedback", "", pbClick("Back to the survey"))
 	for _, n := range []formsNames{o, c} {
 		p.on("own-page-"+n.Open, pbFailed(pbNotFound(o.Comment)), pbEl("link", n.Open), pbClick(n.Open))
 		p.on("comment-"+n.Comment, pbOK(fmt.Sprintf("select %q into %q", rating, "Rating")), pbEl("textbox", n.Comment), pbFill(n.Comment, comment))
@@ -103,7 +107,7 @@ func formsSurveyRules(rating, comment string) []byte {
 	p.on("send", "Last action: fill ", pbEl("button", "Send feedback"), pbClick("Send feedback"))
 	p.on("rate", "Title: Feedback survey", "", pbSelect("Rating", rating))
 	p.once("memory-own-page", pbNone, pbStep("click", "link", o.Open), pbClick(o.Open))
-	p.on("fill-here", "Title: Northwind Support", "", pbFill(o.Comment, comment))
+	p.on("fill-here", "Title: How did we do?", "", pbFill(o.Comment, comment))
 	return p.JSON()
 }
 
@@ -120,10 +124,13 @@ func formsHandler(changed bool) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		render(w, "home.html", map[string]any{"Topics": formsTopics})
+	})
+	mux.HandleFunc("GET /feedback", func(w http.ResponseWriter, r *http.Request) {
 		// The survey comes from another site: the same server by another
 		// name, which a browser isolates in a process of its own.
 		survey := "http://" + strings.Replace(r.Host, "127.0.0.1", "localhost", 1) + "/survey"
-		render(w, "home.html", map[string]any{"SurveyURL": survey, "Topics": formsTopics})
+		render(w, "feedback.html", map[string]any{"SurveyURL": survey})
 	})
 	mux.HandleFunc("GET /survey", func(w http.ResponseWriter, r *http.Request) {
 		render(w, "survey.html", map[string]any{"Ratings": formsRatings})
