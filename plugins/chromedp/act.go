@@ -344,6 +344,14 @@ func (b *Browser) hitTest(ctx context.Context, el *element, x, y float64) (strin
 	if inside {
 		return "", nil
 	}
+	// DOM.getNodeForLocation sometimes answers for another point of a
+	// scrolled page than the one the mouse goes to (an element a scroll's
+	// height away): the page's own hit test at the element's centre has
+	// the last word when it finds the element there.
+	var own string
+	if err := callOn(ctx, el.obj, jsHitTest, &own); err == nil && own == "" {
+		return "", nil
+	}
 	var desc string
 	_ = callOn(ctx, h.Object.ObjectID, jsDescribe, &desc)
 	return desc, nil
@@ -496,9 +504,22 @@ func (b *Browser) scrollPage(ctx context.Context, dir string) error {
 	default:
 		return actionErr(engine.CodeInvalid, "scroll direction %q: use up or down, or give a ref to scroll to", dir)
 	}
-	_, err := dp.Run(ctx, dp.Evaluate[dp.Void](fmt.Sprintf("window.scrollBy(0, %d * Math.round(window.innerHeight * 0.8))", sign)))
+	_, err := dp.Run(ctx, dp.Evaluate[dp.Void](fmt.Sprintf(jsScrollBy, sign), dp.EvalAwaitPromise))
 	return err
 }
+
+// jsScrollBy scrolls by most of a screen and resolves once the page has
+// had the scroll event: it fires with the next frame, before that frame's
+// animation callbacks, and pages that load more as they scroll (infinite
+// lists) add it in their handler, so the next snapshot shows what the
+// scroll brought. Asking for an animation frame makes the frame come (a
+// page that changes nothing may get none for a long time); a page that
+// renders no frames at all (a hidden tab) resolves after a second.
+const jsScrollBy = `new Promise(done => {
+	window.scrollBy(0, %d * Math.round(window.innerHeight * 0.8));
+	requestAnimationFrame(() => done());
+	setTimeout(done, 1000);
+})`
 
 func (b *Browser) wait(ctx context.Context, a engine.Action) error {
 	d := time.Duration(a.Millis) * time.Millisecond

@@ -414,3 +414,84 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// listHTML is a list that grows as it is scrolled to its end, under a
+// veil that lifts once the list has loaded (the shape of a slow infinite
+// list).
+const listHTML = `<!doctype html><html><head><title>List</title>
+<style>
+body { margin: 0; padding: 0 2em; }
+.hero { height: 150px; }
+a { display: block; height: 70px; margin: 0 0 10px; border: 1px solid #ccd; }
+footer { height: 350px; }
+#veil { position: fixed; inset: 0; background: rgba(255,255,255,0.7); }
+#veil[hidden] { display: none; }
+</style></head><body>
+<div class="hero">List</div><p id="status">loading</p><div id="rows"></div><footer>End</footer><div id="veil"></div>
+<script>
+let n = 0, lastY = -1;
+function more() {
+  for (let k = 0; k < 6; k++) {
+    const a = document.createElement('a');
+    a.href = '#'; a.textContent = 'Row ' + (++n);
+    a.onclick = e => { e.preventDefault(); document.title = 'clicked ' + a.textContent };
+    document.getElementById('rows').append(a);
+  }
+  const veil = document.getElementById('veil'), status = document.getElementById('status');
+  veil.hidden = false; status.textContent = 'loading';
+  setTimeout(() => { veil.hidden = true; status.textContent = 'ready' }, 200);
+}
+more();
+window.addEventListener('scroll', () => {
+  if (scrollY > lastY && innerHeight + scrollY >= document.documentElement.scrollHeight - 20) { lastY = scrollY; more() }
+});
+</script></body></html>`
+
+// TestPluginChromedpClickScrolled clicks an element in view on a list an
+// earlier action scrolled (so the click needs no scroll into view): the
+// hit test must find the element under the mouse, not one a scroll's
+// height above it.
+func TestPluginChromedpClickScrolled(t *testing.T) {
+	b := open(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, listHTML)
+	}))
+	t.Cleanup(ts.Close)
+	if err := b.Navigate(context.Background(), ts.URL); err != nil {
+		t.Fatal(err)
+	}
+	p := &tab{t: t, b: b}
+	p.mustAct(engine.Action{Kind: engine.ActScroll, Value: "down"})
+	p.mustAct(engine.Action{Kind: engine.ActWait, Value: "ready"})
+	p.snapshot()
+	p.mustAct(engine.Action{Kind: engine.ActClick, Ref: p.ref("link", "Row 9")})
+	if got := p.eval(`document.title`); got != "clicked Row 9" {
+		t.Fatalf("title %q after clicking Row 9", got)
+	}
+}
+
+// TestPluginChromedpScrollLoadsMore scrolls a list that grows on its
+// scroll event: when the scroll returns, the page has had the event and
+// grown, every time (the event comes with a frame, which a page that
+// changes nothing may not get for a long time).
+func TestPluginChromedpScrollLoadsMore(t *testing.T) {
+	b := open(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, listHTML)
+	}))
+	t.Cleanup(ts.Close)
+	p := &tab{t: t, b: b}
+	for load := 0; load < 3; load++ {
+		if err := b.Navigate(context.Background(), ts.URL); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			p.mustAct(engine.Action{Kind: engine.ActScroll, Value: "down"})
+			if got, want := p.eval(`String(document.querySelectorAll('#rows a').length)`), fmt.Sprint(6*(i+1)); got != want {
+				t.Fatalf("load %d, after scroll %d: %s rows, want %s", load, i, got, want)
+			}
+		}
+	}
+}
