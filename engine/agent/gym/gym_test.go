@@ -4,16 +4,17 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestRegistry checks what every site and task must have: a handler for
 // both variants, tasks with a goal and traps, and rules that are a JSON
-// object with rules.
+// object with rules; and that the gym is the size it promises (8 sites,
+// 40 tasks).
 func TestRegistry(t *testing.T) {
+	if s, n := len(Sites()), len(Tasks()); s < 8 || n < 40 {
+		t.Errorf("the gym has %d sites and %d tasks, want at least 8 and 40", s, n)
+	}
 	seen := map[string]bool{}
 	for _, s := range Sites() {
 		if s.About == "" || s.Handler == nil || len(s.Tasks) == 0 {
@@ -57,44 +58,5 @@ func TestServerServesEveryStart(t *testing.T) {
 				t.Errorf("%s (changed %v): %s", task.Name, changed, resp.Status)
 			}
 		}
-	}
-}
-
-// TestServe is a tool for writing sites, not a check: with GYM_SERVE=DIR
-// it serves the gym, writes DIR/cases.json and DIR/cases-changed.json (the
-// changed variants as the url) for engine eval --cases, and serves until
-// DIR/stop exists.
-func TestServe(t *testing.T) {
-	dir := os.Getenv("GYM_SERVE")
-	if dir == "" {
-		t.Skip("GYM_SERVE=DIR serves the gym for engine eval --cases DIR/cases.json")
-	}
-	s, err := Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cases, err := WriteCases(dir, s, Tasks())
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, cs []Case) {
-		b, _ := json.MarshalIndent(cs, "", " ")
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("cases.json", cases)
-	changed := append([]Case(nil), cases...)
-	for i := range changed {
-		changed[i].URL = changed[i].ChangedURL
-	}
-	write("cases-changed.json", changed)
-	t.Logf("serving: %s/cases.json; touch %s/stop to stop", dir, dir)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
