@@ -125,6 +125,8 @@ type authHandler struct {
 	// (Options.Sessions); nil: none.
 	browser  func(*http.Request) bool
 	sessions sessions
+	// public says which requests need no token (Options.Public); nil: none.
+	public func(*http.Request) bool
 }
 
 // crossOrigin refuses a POST, PUT, PATCH or DELETE that a browser says
@@ -141,6 +143,10 @@ func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	if a.public != nil && a.public(r) { // e.g. the API's description: no data
 		a.next.ServeHTTP(w, r)
 		return
 	}

@@ -101,6 +101,9 @@ type Options struct {
 	// a session and the session cookie count. Every other request needs
 	// the bearer header (or the socket). nil: no request.
 	Sessions func(*http.Request) bool
+	// Public, when set, says which TCP requests need no token: those that
+	// read nothing of memory (api.Public: the API's own description).
+	Public func(*http.Request) bool
 	// ConnState, when set, is told of every connection's state changes
 	// (http.Server.ConnState), as a count of open connections needs.
 	ConnState func(net.Conn, http.ConnState)
@@ -185,7 +188,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
-	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions}
+	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions, public: opts.Public}
 	var served http.Handler = auth
 	if opts.Middleware != nil {
 		served = opts.Middleware(auth)
