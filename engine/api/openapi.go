@@ -83,7 +83,7 @@ var openAPI = sync.OnceValue(func() map[string]any {
 		}
 		for _, p := range rt.Query {
 			s := map[string]any{"type": p.Type}
-			if enum := queryEnums[p.Name]; enum != nil {
+			if enum := queryEnum(rt.Path, p.Name); enum != nil {
 				s["enum"] = enum
 			}
 			param := map[string]any{"name": p.Name, "in": "query", "required": p.Required,
@@ -426,12 +426,22 @@ func enumOf(t reflect.Type) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: values}
 }
 
-// queryEnums are the closed sets of the query parameters of these names.
+// queryEnums are the closed sets of the query parameters of these names
+// ("PATH NAME" for one route's own, else "NAME").
 var queryEnums = map[string][]any{
-	"category": toAny(lesson.Categories),
-	"trust":    toAny([]lesson.Trust{lesson.Trusted, lesson.Candidate}),
-	"status":   toAny(run.Statuses),
-	"type":     toAny(fact.Types),
+	"category":                     toAny(lesson.Categories),
+	"trust":                        toAny([]lesson.Trust{lesson.Trusted, lesson.Candidate}),
+	"/v1/runs status":              toAny(run.Statuses),
+	"/v1/sessions status":          {"completed", "succeeded", "failed"},
+	"/v1/sessions/rendered status": {"completed", "succeeded", "failed"},
+	"type":                         toAny(fact.Types),
+}
+
+func queryEnum(path, name string) []any {
+	if e, ok := queryEnums[path+" "+name]; ok {
+		return e
+	}
+	return queryEnums[name]
 }
 
 func problemSchemaOf() any {
