@@ -113,5 +113,5 @@ func JSONProblem(b []byte, err error) error {
 	if errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input") {
 		return fmt.Errorf("line %d: unexpected end of file (is it truncated?)", line)
 	}
-	return fmt.Errorf("line %d: %v", line, err)
+	return fmt.Errorf("line %d: %s", line, JSONError(err))
 }

@@ -76,7 +76,7 @@ func TestJSONProblem(t *testing.T) {
 		line int
 	}{
 		{"{\n\"N\": 1,\n x}", decode("{\n\"N\": 1,\n x}"), "line 3: invalid character 'x' looking for beginning of object key string", 3},
-		{"{\n\"N\": \"a\"}", decode("{\n\"N\": \"a\"}"), `line 2: json: cannot unmarshal string into Go struct field .N of type int`, 2},
+		{"{\n\"N\": \"a\"}", decode("{\n\"N\": \"a\"}"), `line 2: N: want an integer, not a string`, 2},
 		{"{\n\"N\": 1,\n", decode("{\n\"N\": 1,\n"), "line 3: unexpected end of file (is it truncated?)", 0},
 		{"{\n\"N\": 1,\n", unmarshal("{\n\"N\": 1,\n"), "line 3: unexpected end of file (is it truncated?)", 3},
 		{"{\"M\": 1}", decode("{\"M\": 1}"), `json: unknown field "M"`, 0},

@@ -5,7 +5,8 @@
 #
 #   scripts/install-deps.sh demo   a browser for the agent (chromium)
 #   scripts/install-deps.sh test   the demo's needs, plus a C compiler (the
-#                                  race detector needs cgo), protoc and the
+#                                  race detector needs cgo), python3 (the
+#                                  Python client's tests), protoc and the
 #                                  pinned protoc-gen-go / protoc-gen-go-grpc
 #                                  in ./bin/tools (the proto staleness test)
 #
@@ -128,6 +129,11 @@ fi
 # --- a C compiler, for go test -race ---------------------------------------
 if ! command -v "${CC:-cc}" >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
 	apt_install gcc libc6-dev || exit 1
+fi
+
+# --- python3, for the Python client's tests (clients/python) ---------------
+if ! command -v python3 >/dev/null 2>&1; then
+	apt_install python3 || exit 1
 fi
 
 # --- protoc and the pinned generators --------------------------------------

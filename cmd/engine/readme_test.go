@@ -657,7 +657,11 @@ var inspectorLine = regexp.MustCompile(`^engine: inspector: (http://127\.0\.0\.1
 // dir, listening on a free port, with ENGINE_SERVER and ENGINE_TOKEN set.
 func (r *readmeRunner) withServer(t *testing.T, w *readmeWork, f func(env []string)) {
 	s, m := startReadmeServer(t, w, w.env, inspectorLine, "serve", "--listen", "127.0.0.1:0")
-	f(append(slices.Clone(w.env), "ENGINE_SERVER="+m[1], "ENGINE_TOKEN="+m[2]))
+	py, err := filepath.Abs("../../clients/python") // the Python client's package, for the blocks that import it
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(append(slices.Clone(w.env), "ENGINE_SERVER="+m[1], "ENGINE_TOKEN="+m[2], "PYTHONPATH="+py))
 	s.stop(t)
 }
 

@@ -29,6 +29,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,6 +267,8 @@ type call struct {
 	r     *http.Request
 	w     http.ResponseWriter
 	limit int64
+	// mustHave are the route's required body fields (Route.Required).
+	mustHave []string
 	// red is the handler's redactor: decode runs every body through it.
 	red *redact.Redactor
 	// streamed is set by a handle func that wrote the response itself.
@@ -365,7 +368,7 @@ func (h *handler) serve(rt Route) http.Handler {
 		r.Body = body
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.RequestTimeout)
 		defer cancel()
-		c := &call{ctx: ctx, m: m, r: r, w: w, limit: rt.limit(), red: h.red,
+		c := &call{ctx: ctx, m: m, r: r, w: w, limit: rt.limit(), mustHave: rt.Required, red: h.red,
 			gate: &h.gate, hold: hold{route: name}, shared: !rt.Exclusive, lockWait: h.opts.LockTimeout, waited: h.waited}
 		var out any
 		if c.shared {
@@ -498,32 +501,60 @@ func (rt Route) checkContentType(r *http.Request) error {
 }
 
 // decode reads the request body as exactly one JSON value into v: unknown
-// fields, trailing data and a body past the route's limit are bad input.
-// Every string of v is then redacted (secret shapes, and contacts unless
-// Options.Redact keeps them): this is where every memory write enters, so
-// no store ever sees them.
+// fields, trailing data, a missing required field (Route.Required) and a
+// body past the route's limit are bad input, told in JSON's words
+// (engine.JSONError). Every string of v is then redacted (secret shapes,
+// and contacts unless Options.Redact keeps them): this is where every
+// memory write enters, so no store ever sees them.
 func (c *call) decode(v any) error {
 	if ct := c.r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return engine.Invalidf("request", "Content-Type %q: send application/json", ct)
 	}
-	body := http.MaxBytesReader(c.w, c.r.Body, c.limit)
-	dec := json.NewDecoder(body)
+	b, err := c.raw()
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return engine.Invalid("request", "the body is empty: send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
-		}
-		if errors.Is(err, io.EOF) {
-			return engine.Invalid("request", "the body is empty: send a JSON object")
-		}
-		return engine.Invalidf("request", "body: %v", err)
+		return engine.Invalidf("request", "body: %s", engine.JSONError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return engine.Invalid("request", "body: more than one JSON value")
 	}
+	if len(c.mustHave) > 0 {
+		if err := checkRequired(b, c.mustHave); err != nil {
+			return err
+		}
+	}
 	c.red.Value(v)
 	return nil
+}
+
+// checkRequired refuses a JSON object b that lacks one of the fields
+// required, naming every one missing. A field given as null is given: the
+// route's own checks say what is wrong with it.
+func checkRequired(b []byte, required []string) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return engine.Invalidf("request", "body: %s", engine.JSONError(err))
+	}
+	var missing []string
+	for _, f := range required {
+		if _, ok := fields[f]; !ok {
+			missing = append(missing, strconv.Quote(f))
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return engine.Invalidf("request", "body: the field %s is required", missing[0])
+	}
+	return engine.Invalidf("request", "body: the fields %s are required", strings.Join(missing, ", "))
 }
 
 // raw returns the request body, at most the route's limit.

@@ -131,12 +131,12 @@ func wantProblem(t *testing.T, resp *http.Response, status int, detail string) {
 
 func TestBadRequestsAreProblems(t *testing.T) {
 	h := api.Handler(open(t), api.Options{})
-	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"`), 400, "unexpected EOF")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"`), 400, "the JSON is cut off")
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click", "eror": "x"}`), 400, `unknown field "eror"`)
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": "click"} {}`), 400, "more than one JSON value")
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", ``), 400, "the body is empty")
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "text/plain", `{}`), 415, "takes application/json")
-	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " "}`), 400, "the command is empty")
+	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", `{"command": " ", "error": "x"}`), 400, "the command is empty")
 	big := `{"command": "` + strings.Repeat("x", api.MaxBody) + `"}`
 	wantProblem(t, do(t, h, "POST", "/v1/recall/error", "application/json", big), 413, "over")
 	wantProblem(t, do(t, h, "GET", "/v1/lessons/nope", "", ""), 404, "no such lesson")

@@ -70,7 +70,7 @@ func factRoutes() []Route {
 				return FactList{Facts: nonNilSlice(fs), MinConfidence: c.m.Facts.MinConfidence()}, err
 			}},
 		{Method: http.MethodPost, Path: "/v1/facts/observe", Summary: "Record one sighting of a fact (confirms it, or contradicts rival values)",
-			Body: ObserveFact{}, Response: fact.Outcome{},
+			Body: ObserveFact{}, Required: []string{"domain", "type", "key", "value"}, Response: fact.Outcome{},
 			handle: func(c *call) (any, error) {
 				var in ObserveFact
 				if err := c.decode(&in); err != nil {
@@ -81,7 +81,7 @@ func factRoutes() []Route {
 				return out, err
 			}},
 		{Method: http.MethodPost, Path: "/v1/facts", Summary: "Store a fact with a given confidence (fixing memory by hand)",
-			Body: fact.Fact{}, Response: FactSet{},
+			Body: fact.Fact{}, Required: []string{"domain", "type", "key", "value"}, Response: FactSet{},
 			handle: func(c *call) (any, error) {
 				var in fact.Fact
 				if err := c.decode(&in); err != nil {

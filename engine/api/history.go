@@ -90,7 +90,7 @@ func historyRoutes() []Route {
 				return c.m.Revert(c.ctx, c.r.PathValue("id"), to)
 			}},
 		{Method: http.MethodPost, Path: "/v1/retract/{id}", Summary: "Withdraw any record (lesson, fact_…, sel_…, traj_…) from every read path, held with the reason until reverted; its version is kept",
-			Body: RetractRequest{}, Response: Retraction{},
+			Body: RetractRequest{}, Required: []string{"reason"}, Response: Retraction{},
 			handle: func(c *call) (any, error) {
 				var in RetractRequest
 				if err := c.decode(&in); err != nil {
@@ -104,7 +104,7 @@ func historyRoutes() []Route {
 				return c.m.Retracted(c.ctx)
 			}},
 		{Method: http.MethodPost, Path: "/v1/facts/{id}/edit", Summary: "Change a fact's value (screened); it takes the new value's id, and both ids keep the previous version",
-			Body: FactEditRequest{}, Response: fact.Fact{},
+			Body: FactEditRequest{}, Required: []string{"value"}, Response: fact.Fact{},
 			handle: func(c *call) (any, error) {
 				var in FactEditRequest
 				if err := c.decode(&in); err != nil {

@@ -84,7 +84,7 @@ func lessonRoutes() []Route {
 			Response: []lesson.Lesson{},
 			handle:   func(c *call) (any, error) { return nonNil(c.m.Lessons.Tier1(c.ctx)) }},
 		{Method: http.MethodPost, Path: "/v1/recall/error", Summary: "Trigger A: the tips for a failed command's error",
-			Body: RecallErrorRequest{}, Response: []lesson.Lesson{},
+			Body: RecallErrorRequest{}, Required: []string{"command", "error"}, Response: []lesson.Lesson{},
 			handle: func(c *call) (any, error) {
 				var in RecallErrorRequest
 				if err := c.decode(&in); err != nil {
@@ -125,7 +125,7 @@ func lessonRoutes() []Route {
 				return c.m.Lessons.MarkPages(c.ctx, in)
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons", Summary: "Record a lesson (or count one more use of the same pattern)",
-			Body: lesson.Lesson{}, Response: RecordedLesson{},
+			Body: lesson.Lesson{}, Required: []string{"lesson", "category"}, Response: RecordedLesson{},
 			handle: func(c *call) (any, error) {
 				var l lesson.Lesson
 				if err := c.decode(&l); err != nil {

@@ -18,6 +18,10 @@ type Route struct {
 	Query []Param
 	// Body is a value of the JSON request body's type; nil for none.
 	Body any
+	// Required names the body's top-level fields a request must give (not
+	// null): decode refuses a body without one, and the OpenAPI document
+	// lists them, so the two cannot disagree.
+	Required []string
 	// BodyType is the content type of a body that is not JSON (an action
 	// log is application/jsonl); "" for JSON.
 	BodyType string

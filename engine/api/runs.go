@@ -92,7 +92,7 @@ func runRoutes() []Route {
 			Response: RunPage{},
 			handle:   listRuns},
 		{Method: http.MethodPost, Path: "/v1/runs", Summary: "Register a run as running",
-			Body: CreateRun{}, Response: run.Manifest{},
+			Body: CreateRun{}, Required: []string{"goal"}, Response: run.Manifest{},
 			handle: func(c *call) (any, error) {
 				var in CreateRun
 				if err := c.decode(&in); err != nil {
@@ -127,7 +127,7 @@ func runRoutes() []Route {
 				}))
 			}},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/complete", Summary: "Finish a running run (completed or failed) and add it to its site's session history",
-			Body: RunCompletion{}, Response: CompletedRun{},
+			Body: RunCompletion{}, Required: []string{"success"}, Response: CompletedRun{},
 			handle: completeRun},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/resume", Summary: "The scenario that continues a run at its final URL, in the same session",
 			Body: ScenarioRequest{}, Response: run.Scenario{},

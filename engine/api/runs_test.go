@@ -142,7 +142,7 @@ func TestRunErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantProblem(t, do(t, h, "POST", "/v1/runs", "application/json", `{"goal": "y", "domain": "a.com", "run_id": "r1"}`), 400, "run: start r1: run id already exists")
-	wantProblem(t, do(t, h, "POST", "/v1/runs/r1/complete", "application/json", `{}`), 400, "success is required")
+	wantProblem(t, do(t, h, "POST", "/v1/runs/r1/complete", "application/json", `{}`), 400, `the field "success" is required`)
 	wantProblem(t, do(t, h, "POST", "/v1/runs/r1/progress", "application/json", `{"turn_count": -1}`), 400, "turn count -1 is negative")
 	wantProblem(t, do(t, h, "POST", "/v1/runs/r1/resume", "application/json", ``), 400, "the body is empty")
 	if resp := do(t, h, "POST", "/v1/runs/r1/complete", "application/json", `{"success": true}`); resp.StatusCode != 200 {

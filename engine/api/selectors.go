@@ -106,7 +106,7 @@ func selectorRoutes() []Route {
 				return SelectorList{Selectors: nonNilSlice(ss)}, err
 			}},
 		{Method: http.MethodPost, Path: "/v1/selectors", Summary: "Record that a selector found an element (or, with failed, did not)",
-			Body: SelectorObservation{}, Response: selector.Selector{},
+			Body: SelectorObservation{}, Required: []string{"domain", "role", "name", "selector"}, Response: selector.Selector{},
 			handle: func(c *call) (any, error) {
 				var in SelectorObservation
 				if err := c.decode(&in); err != nil {

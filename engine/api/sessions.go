@@ -54,7 +54,7 @@ func sessionRoutes() []Route {
 				return RenderedSessions{Text: session.Render(ss)}, nil
 			}},
 		{Method: http.MethodPost, Path: "/v1/sessions", Summary: "Record a finished run in its site's session history (the site keeps its newest 5)",
-			Body: session.Session{}, Response: session.Session{},
+			Body: session.Session{}, Required: []string{"goal"}, Response: session.Session{},
 			handle: func(c *call) (any, error) {
 				var in session.Session
 				if err := c.decode(&in); err != nil {

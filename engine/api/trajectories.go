@@ -65,7 +65,7 @@ func trajectoryRoutes() []Route {
 				return TrajectoryList{Trajectories: nonNilSlice(ts)}, nil
 			}},
 		{Method: http.MethodPost, Path: "/v1/trajectories", Summary: "Record a successful run's steps (a run of the same goal template on the same host replaces it)",
-			Body: trajectory.Trajectory{}, Limit: MaxUpload, Response: trajectory.Trajectory{},
+			Body: trajectory.Trajectory{}, Required: []string{"domain", "goal", "steps"}, Limit: MaxUpload, Response: trajectory.Trajectory{},
 			handle: func(c *call) (any, error) {
 				var in trajectory.Trajectory
 				if err := c.decode(&in); err != nil {

@@ -48,7 +48,7 @@ func versionRoutes() []Route {
 				return LessonHistory{ID: id, Versions: nonNilSlice(vs)}, err
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/edit", Summary: "Change a lesson's text (screened), keeping its id; the previous version is kept",
-			Body: EditRequest{}, Response: lesson.Lesson{},
+			Body: EditRequest{}, Required: []string{"lesson"}, Response: lesson.Lesson{},
 			handle: func(c *call) (any, error) {
 				var in EditRequest
 				if err := c.decode(&in); err != nil {
@@ -57,7 +57,7 @@ func versionRoutes() []Route {
 				return c.m.Lessons.Edit(c.ctx, c.r.PathValue("id"), in.Lesson)
 			}},
 		{Method: http.MethodPost, Path: "/v1/lessons/{id}/retract", Summary: "Withdraw a lesson from every prompt and list, kept with the reason until reverted",
-			Body: RetractRequest{}, Response: lesson.Retraction{},
+			Body: RetractRequest{}, Required: []string{"reason"}, Response: lesson.Retraction{},
 			handle: func(c *call) (any, error) {
 				var in RetractRequest
 				if err := c.decode(&in); err != nil {

@@ -240,7 +240,7 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 		_, pattern := mux.Handler(r)
 		return pattern == "/"
 	}
-	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector, AllowRemote: limits.allowRemote, Authenticate: api.Authenticator(m)})
+	srv, err := service.Open(ctx, dir, mux, service.Options{Listen: listen, Logger: log, Middleware: met.Middleware, ConnState: met.ConnState, MaxConns: limits.maxConns, Sessions: inspector, AllowRemote: limits.allowRemote, Authenticate: api.Authenticator(m), Public: api.Public})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -138,18 +137,10 @@ func (a *App) readSteps(path string) (trajectory.Trajectory, error) {
 
 // jsonErr words a JSON decoding error with the line it happened on.
 func jsonErr(b []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	line, _ := engine.JSONLine(b, err)
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("line %d: %v", line, se)
-	case errors.As(err, &te):
-		return fmt.Sprintf("line %d: %s should be %s, not %s", line, te.Field, te.Type, te.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON is cut off"
+	if line, ok := engine.JSONLine(b, err); ok {
+		return fmt.Sprintf("line %d: %s", line, engine.JSONError(err))
 	}
-	return strings.TrimPrefix(err.Error(), "json: ")
+	return engine.JSONError(err)
 }
 
 func (a *App) trajectoriesAddCommand() *cobra.Command {

@@ -133,7 +133,7 @@ func parseRecord(b []byte) (Action, error) {
 	var rec actionRecord
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&rec); err != nil {
-		return Action{}, fmt.Errorf("not a JSON object: %v", err)
+		return Action{}, fmt.Errorf("not a JSON object: %s", engine.JSONError(err))
 	}
 	if dec.More() {
 		return Action{}, fmt.Errorf("more than one JSON value on the line")
@@ -331,10 +331,10 @@ func (e *errorText) has(pattern string) bool {
 
 // Learned is what learning did with one failure→recovery pattern.
 type Learned struct {
-	Lesson   Lesson
-	Created  bool // a new lesson; else a use of an existing one
-	Step     int  // the failing step
-	Recovery string
+	Lesson   Lesson `json:"lesson"`
+	Created  bool   `json:"created"`  // a new lesson; else a use of an existing one
+	Step     int    `json:"step"`     // the failing step
+	Recovery string `json:"recovery"` // the command that worked after it
 }
 
 // Learn scans a run's actions for failure→recovery patterns: step N fails

@@ -251,6 +251,9 @@ func (t *tools) add(s *sdk.Server) {
 	addTool(s, &sdk.Tool{Name: "memory_learn", Annotations: writes("Learn from an action log"),
 		Description: "Learn lessons from a finished run's action log: every step that failed and was followed by a different command that succeeded becomes an error_recovery lesson (or one more use of the lesson that covers it)."}, nil,
 		func(ctx context.Context, in LearnInput) (string, Learned, error) {
+			if in.Lines == nil { // null or absent; an empty log is [] and learns nothing
+				return "", Learned{}, engine.Invalid("memory_learn", "lines is required: the run's action log, an array of strings, one JSON object each")
+			}
 			ls, err := t.writer(ctx).Learn(ctx, in.Domain, []byte(strings.Join(in.Lines, "\n")))
 			if err != nil {
 				return "", Learned{}, err

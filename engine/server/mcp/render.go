@@ -25,6 +25,9 @@ func renderLessons(heading string, ls []lesson.Lesson, none string) string {
 
 func renderRecorded(r *api.RecordedLesson) string {
 	l := r.Lesson
+	if l.Quarantine != "" {
+		return fmt.Sprintf("Lesson %s held in quarantine (%s): it is not shown to a model until a person approves it: %s", l.ID, l.Quarantine, l.Lesson)
+	}
 	if r.Created {
 		return fmt.Sprintf("Recorded lesson %s (tier %d, %s): %s", l.ID, l.Tier(), l.Category, l.Lesson)
 	}
@@ -41,7 +44,10 @@ func renderLearned(ls []lesson.Learned) string {
 			b.WriteByte('\n')
 		}
 		verb := "new lesson"
-		if !l.Created {
+		switch {
+		case l.Lesson.Quarantine != "":
+			verb = "held in quarantine (" + l.Lesson.Quarantine + "), lesson"
+		case !l.Created:
 			verb = "one more use of"
 		}
 		fmt.Fprintf(&b, "step %d: %s %s: %s", l.Step, verb, l.Lesson.ID, l.Lesson.Lesson)

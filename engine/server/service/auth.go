@@ -129,6 +129,8 @@ type authHandler struct {
 	// authenticate resolves a token other than serve.token
 	// (Options.Authenticate); nil: serve.token alone.
 	authenticate Authenticator
+	// public says which requests need no token (Options.Public); nil: none.
+	public func(*http.Request) bool
 }
 
 // Authenticator resolves a bearer token other than serve.token: for one
@@ -174,6 +176,10 @@ func (a *authHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v, _ := r.Context().Value(viaUnixKey{}).(bool); v {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	if a.public != nil && a.public(r) { // e.g. the API's description: no data
 		a.next.ServeHTTP(w, r)
 		return
 	}

@@ -108,6 +108,9 @@ type Options struct {
 	// the scoped tokens of its store (engine/api.Authenticator). nil:
 	// serve.token alone.
 	Authenticate Authenticator
+	// Public, when set, says which TCP requests need no token: those that
+	// read nothing of memory (api.Public: the API's own description).
+	Public func(*http.Request) bool
 	// ConnState, when set, is told of every connection's state changes
 	// (http.Server.ConnState), as a count of open connections needs.
 	ConnState func(net.Conn, http.ConnState)
@@ -192,7 +195,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
-	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions, authenticate: opts.Authenticate}
+	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions, authenticate: opts.Authenticate, public: opts.Public}
 	var served http.Handler = auth
 	if opts.Middleware != nil {
 		served = opts.Middleware(auth)

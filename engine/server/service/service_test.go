@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/api"
 	"github.com/engine-dev/engine/engine/api/problem"
 	"github.com/engine-dev/engine/engine/server/service"
 )
@@ -856,5 +857,33 @@ func TestAuthenticateScopedTokens(t *testing.T) {
 	}
 	if code, _, _ := send("scoped-token", nil, "/x"); code != 401 {
 		t.Errorf("a revoked token: %d", code)
+	}
+}
+
+// Options.Public lets the requests it names through a TCP listener without
+// the token (the API's description: api.Public); every other request still
+// needs it.
+func TestPublicRequestsNeedNoToken(t *testing.T) {
+	dir := t.TempDir()
+	r := serve(t, dir, hello, service.Options{Listen: "127.0.0.1:0", Public: api.Public})
+	base := "http://" + r.Addr().String()
+	for path, want := range map[string]int{"/v1/openapi.json": 200, "/v1/health": 401, "/v1/lessons": 401, "/v1/openapi.json/x": 401, "/v1/%6fpenapi.json": 401} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s without a token: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	req, _ := http.NewRequest("POST", base+"/v1/openapi.json", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("POST /v1/openapi.json without a token: %d, want 401", resp.StatusCode)
 	}
 }

@@ -1,0 +1,84 @@
+// Package python_test runs the Python client's unittest suite against a
+// real engine serve: the engine binary built from this module, over its
+// unix socket and its TCP listener with the token.
+package python_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPythonClient builds cmd/engine and cmd/engine-agent (which serves),
+// or takes ENGINE_BIN (an engine with its engine-agent beside it), starts engine
+// serve on a fresh data dir with a TCP listener, waits for the line that
+// says it serves, and runs python3 -m unittest; a failing or missing
+// python3 fails the test (scripts/install-deps.sh installs it).
+func TestPythonClient(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is not on PATH: scripts/install-deps.sh test installs it")
+	}
+	bin := os.Getenv("ENGINE_BIN")
+	if bin == "" {
+		out := t.TempDir()
+		bin = filepath.Join(out, "engine")
+		build := exec.Command("go", "build", "-o", out+string(filepath.Separator),
+			"github.com/engine-dev/engine/cmd/engine", "github.com/engine-dev/engine/cmd/engine-agent")
+		if msg, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/engine ./cmd/engine-agent: %v\n%s", err, msg)
+		}
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	srv.Env = append(os.Environ(), "ENGINE_LOG_LEVEL=error")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	}()
+	serving := regexp.MustCompile(`^engine: serving .* on (\S+) and (http://\S+) \(pid`)
+	lines := bufio.NewScanner(stderr)
+	var sock, url string
+	var said []string
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			sock, url = m[1], m[2]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("engine serve did not say it serves:\n%s", strings.Join(said, "\n"))
+	}
+	go func() { // the server's later lines, read so it never blocks on them
+		for lines.Scan() {
+		}
+	}()
+	tok, err := os.ReadFile(filepath.Join(dir, "serve.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
+	cmd.Env = append(os.Environ(), "ENGINE_TEST_SOCKET="+sock, "ENGINE_TEST_URL="+url,
+		"ENGINE_TEST_TOKEN="+strings.TrimSpace(string(tok)), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("python3 -m unittest:\n%s", out)
+	if err != nil {
+		t.Fatalf("the Python client's tests failed: %v", err)
+	}
+}
