@@ -42,6 +42,9 @@ moving a record that does not decode aside (under damaged/ in the store,
 byte for byte); it needs the memory to itself: a data dir held by another
 process is refused, and on a shared store (--store etcd://...) stop the
 other writers first. With --namespace it checks and repairs that namespace.
+The "private" check lists what in the data dir others may read (prompts,
+screenshots, memory); --repair makes it the owner's alone (dirs 0700,
+files 0600).
 
 Without --repair it changes nothing: a missing data dir is reported, not
 created, and the database is opened read-only, only while it is read.
@@ -57,6 +60,14 @@ plugin) fails.`,
 					st, err := a.doctorStore()
 					if err != nil {
 						return err
+					}
+					// Modes first: opening the store would tighten its own.
+					n, err := doctor.MakePrivate(dir)
+					if err != nil {
+						return err
+					}
+					if n > 0 {
+						fmt.Fprintf(a.Stderr, "engine: made %d files and folders of %s the owner's alone\n", n, dir)
 					}
 					r, err := doctor.Repair(cmd.Context(), dir, st)
 					if err != nil {
@@ -94,7 +105,7 @@ plugin) fails.`,
 			},
 		}
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-		c.Flags().BoolVar(&repair, "repair", false, "rebuild the lesson indexes from the lesson records first (needs the data dir to itself)")
+		c.Flags().BoolVar(&repair, "repair", false, "rebuild the lesson indexes from the lesson records and make the data dir the owner's alone first (needs the data dir to itself)")
 		c.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long chromium may take to start")
 		return []*cobra.Command{c}
 	})
@@ -120,6 +131,8 @@ func (a *app) doctorChecks(ctx context.Context, timeout time.Duration) []doctor.
 		if err != nil {
 			return append(checks, doctor.Check{Name: "namespace", Status: doctor.Fail, Required: true, Detail: err.Error()})
 		}
+		// Modes first: opening the store tightens its own files.
+		checks = append(checks, doctor.Privacy(dir))
 		dc, info := doctor.DataDir(ctx, dir)
 		if st.Open != nil {
 			dc, info = doctor.SharedStore(ctx, dir, st)
