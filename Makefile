@@ -25,9 +25,10 @@ build:
 demo: demo-deps build
 	./$(BIN) demo
 
-## test: go.mod tidy, go vet, gofmt, staticcheck, and every test with the race detector
+## test: go.mod tidy, go vet, gofmt, staticcheck, every test with the race detector, then the gym (make gym)
 test: deps tidy-check vet fmt-check lint
 	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 40m ./...
+	$(MAKE) gym
 
 ## deps: install what the tests need where it is missing (chromium, a C compiler, protoc, generators)
 deps:
