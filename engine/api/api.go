@@ -501,8 +501,8 @@ func (rt Route) checkContentType(r *http.Request) error {
 }
 
 // decode reads the request body as exactly one JSON value into v: unknown
-// fields, trailing data, a missing required field (Route.Required) and a
-// body past the route's limit are bad input, told in JSON's words
+// fields, a field given twice, trailing data, a missing required field
+// (Route.Required) and a body past the route's limit are bad input, told in JSON's words
 // (engine.JSONError). Every string of v is then redacted (secret shapes,
 // and contacts unless Options.Redact keeps them): this is where every
 // memory write enters, so no store ever sees them.
@@ -524,6 +524,9 @@ func (c *call) decode(v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return engine.Invalid("request", "body: more than one JSON value")
+	}
+	if dup := duplicateKey(b); dup != "" {
+		return engine.Invalidf("request", "body: the field %q is given twice: give it once", dup)
 	}
 	if len(c.mustHave) > 0 {
 		if err := checkRequired(b, c.mustHave); err != nil {

@@ -32,6 +32,8 @@ var exampleImport = func() string {
 }()
 
 var requestExamples = map[string]any{
+	"POST /v1/namespaces": map[string]any{"name": "team-a"},
+	"POST /v1/tokens":     map[string]any{"namespace": "team-a", "role": "write", "name": "crawler", "expires_in": "720h"},
 	"POST /v1/lessons": map[string]any{"lesson": "If the Add to cart button is hidden behind the cookie banner, accept the banner first",
 		"category": "site_specific", "failed_command": "click", "error_pattern": "not visible", "domain": exampleDomain},
 	"POST /v1/recall/error":         map[string]any{"command": "click e12", "error": "element is not visible", "domain": exampleDomain},
@@ -95,6 +97,7 @@ var responseExamples = map[string]any{
 
 // pathExamples are each route's path parameter.
 var pathExamples = map[string]any{
+	"DELETE /v1/tokens/{id}":                        "t0123456789ab",
 	"GET /v1/lessons/{id}":                          exampleLesson,
 	"DELETE /v1/lessons/{id}":                       exampleLesson,
 	"POST /v1/lessons/{id}/edit":                    exampleLesson,

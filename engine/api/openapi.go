@@ -546,6 +546,10 @@ func operationID(rt Route) string {
 // operationIDs name each operation as a generated client's method: they
 // are part of the API and never change.
 var operationIDs = map[string]string{
+	"GET /v1/tokens":                                "listTokens",
+	"POST /v1/tokens":                               "createToken",
+	"DELETE /v1/tokens/{id}":                        "revokeToken",
+	"POST /v1/namespaces":                           "createNamespace",
 	"POST /v1/attribution/facts":                    "attributeFacts",
 	"POST /v1/attribution/lessons":                  "attributeLessons",
 	"POST /v1/attribution/selectors":                "attributeSelectors",
@@ -629,6 +633,7 @@ var tagList = []struct{ name, description string }{
 	{"history", "Versions, retractions and reverts of records, runs and imports"},
 	{"archive", "Export, import and forget"},
 	{"namespaces", "The namespaces of one store"},
+	{"tokens", "Bearer tokens scoped to a namespace (or all) and a role: read, write, admin"},
 	{"meta", "The API itself: health and this document"},
 }
 

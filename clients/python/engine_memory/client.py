@@ -346,6 +346,13 @@ class Client:
         out = self.request("GET", "/v1/namespaces")
         return [Namespace.from_dict(x) for x in out.get("namespaces") or []]
 
+    def create_namespace(self, name: str) -> bool:
+        """Makes namespace name (an admin's token, or the socket); True when
+        it is new, False when it existed. Naming a namespace that does not
+        exist is NotFound: namespaces are made explicitly."""
+        out = self.request("POST", "/v1/namespaces", body={"name": name})
+        return bool(out.get("created"))
+
 
 def _seg(s: str) -> str:
     return urllib.parse.quote(s, safe="")

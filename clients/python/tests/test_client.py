@@ -37,7 +37,9 @@ class Memory:
     def setUp(self) -> None:
         if not SOCKET or not URL:
             self.fail("ENGINE_TEST_SOCKET and ENGINE_TEST_URL are not set: run these from client_test.go")
-        self.mem = self.client().with_namespace("py" + uuid.uuid4().hex[:12])
+        name = "py" + uuid.uuid4().hex[:12]
+        self.assertTrue(self.client().create_namespace(name))
+        self.mem = self.client().with_namespace(name)
 
     def test_health_and_document(self) -> None:
         self.assertEqual(self.mem.health()["status"], "ok")
@@ -152,7 +154,12 @@ class Memory:
         self.mem.observe_fact("shop.example", "quirk", "banner", "a cookie banner covers Search")
         names = [n.name for n in self.mem.namespaces()]
         self.assertIn(self.mem.namespace, names)
-        other = self.mem.with_namespace("py" + uuid.uuid4().hex[:12])
+        name = "py" + uuid.uuid4().hex[:12]
+        with self.assertRaises(em.NotFound):
+            self.mem.with_namespace(name).facts(domain="shop.example")
+        self.assertTrue(self.mem.create_namespace(name))
+        self.assertFalse(self.mem.create_namespace(name))
+        other = self.mem.with_namespace(name)
         self.assertEqual(other.facts(domain="shop.example").facts, [])
 
 
