@@ -211,8 +211,8 @@ func TestParseFileErrors(t *testing.T) {
 		{`{"format": "engine-export", "version": 2}`, "dump.json: export version 2: this engine reads version 1"},
 		{`{"format": "other"}`, `dump.json: format "other" is not "engine-export"`},
 		{`{"format": "engine-export", "version": 1, "lesons": []}`, `unknown field "lesons"`},
-		{`{"format": "engine-export", "version": 1,` + "\n" + `"facts": [{"confidence": "high"}]}`, "dump.json: line 2: json: cannot unmarshal string"},
-		{`[1, 2]`, "dump.json: line 1: json: cannot unmarshal array"},
+		{`{"format": "engine-export", "version": 1,` + "\n" + `"facts": [{"confidence": "high"}]}`, "dump.json: line 2: facts.confidence: want a number, not a string"},
+		{`[1, 2]`, "dump.json: line 1: want an object, not an array"},
 		{`{"hello": 1}`, "dump.json: neither an engine export"},
 		{`{"version": 2, "lessons": []}`, "dump.json: version 2 is not a memory.json version"},
 	} {
