@@ -348,6 +348,10 @@ type Learned struct {
 // the run happened when the actions carry no URL; "" leaves such lessons
 // unbound.
 //
+// A recovery that leaves the failure's site for another registrable domain
+// teaches nothing (leavesSite): it says nothing of how the site works, and
+// "go elsewhere" is what a poisoned log would teach.
+//
 // A lesson learned on a site is bound to that site (its registrable domain),
 // so Trigger B recalls it there; seen again on another site it widens to
 // every site (see countUse).
@@ -393,6 +397,9 @@ func (s *Store) Learn(ctx context.Context, actions []Action, host string) ([]Lea
 			if h, err := domain.Host(a.URL); err == nil {
 				where = h
 			}
+		}
+		if leavesSite(where, b) {
+			continue
 		}
 		found = append(found, pattern{a, b, failed, pat, where})
 	}
@@ -569,6 +576,31 @@ func (s *Store) dedupUse(ctx context.Context, id, host string) (*Lesson, error) 
 	s.opts.Events.Emit(event.LessonDeduplicated, map[string]any{"lesson": l.Lesson, "new_use_count": l.UseCount})
 	s.emitChange(l, ch)
 	return l, nil
+}
+
+// leavesSite reports whether the recovery b ran on, or navigated to, a
+// registrable domain other than where's (the failure's host; "" when
+// unknown, and then nothing is said to leave).
+func leavesSite(where string, b Action) bool {
+	if where == "" {
+		return false
+	}
+	site := domain.Site(where)
+	targets := []string{b.URL}
+	if Verb(b.Command) == "navigate" {
+		if f := strings.Fields(b.Command); len(f) > 1 {
+			targets = append(targets, f[1])
+		}
+	}
+	for _, t := range targets {
+		if t == "" {
+			continue
+		}
+		if h, err := domain.Host(t); err == nil && domain.Site(h) != site {
+			return true
+		}
+	}
+	return false
 }
 
 // recoveryPhrase names the recovery a lesson advises: the command's verb,
