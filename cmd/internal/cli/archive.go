@@ -103,7 +103,7 @@ func (a *App) exportMemoryJSON(doc *archive.Document, out string) error {
 	if out == "" || out == "-" {
 		_, err = a.Stdout.Write(b.Bytes())
 	} else {
-		err = writeBytesAtomic(out, b.Bytes())
+		err = archive.WriteFileAtomic(out, b.Bytes())
 	}
 	if err != nil {
 		return err
@@ -116,27 +116,6 @@ func (a *App) exportMemoryJSON(doc *archive.Document, out string) error {
 	}
 	if n := len(doc.Facts) + len(doc.Selectors) + len(doc.Trajectories) + len(doc.Sessions) + len(doc.Runs) + len(doc.Plans); n > 0 {
 		fmt.Fprintf(a.Stderr, "engine: left out %d records that are not lessons (memory.json holds lessons only)\n", n)
-	}
-	return nil
-}
-
-// writeBytesAtomic writes b to a temporary file beside path and renames
-// it into place.
-func writeBytesAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }

@@ -191,7 +191,7 @@ func WriteAgentMemory(dir string, d *Document, now time.Time) (AgentMemoryWritte
 		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		if err := writeAtomic(file, b.Bytes()); err != nil {
+		if err := WriteFileAtomic(file, b.Bytes()); err != nil {
 			return err
 		}
 		w.Files++
@@ -261,9 +261,9 @@ func WriteAgentMemory(dir string, d *Document, now time.Time) (AgentMemoryWritte
 	return w, nil
 }
 
-// writeAtomic writes b to a temporary file beside file and renames it
+// WriteFileAtomic writes b to a temporary file beside file and renames it
 // into place, so a reader never sees half a file.
-func writeAtomic(file string, b []byte) error {
+func WriteFileAtomic(file string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
