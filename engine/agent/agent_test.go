@@ -414,6 +414,9 @@ func TestInterpretPageTypes(t *testing.T) {
 		{"https://shop.test/search?q=padel", []engine.Element{el("link", "Padel Racket")}, "search_results"},
 		{"https://shop.test/login", []engine.Element{el("textbox", "Password")}, "login"},
 		{"https://shop.test/item/1", []engine.Element{el("button", "Buy now")}, "page"},
+		// The word is no login: a help page about passwords, a search for them.
+		{"https://help.test/search?q=reset+password", []engine.Element{el("link", "Reset your password"), el("searchbox", "Search")}, "search_results"},
+		{"https://bank.test/", []engine.Element{{Ref: "e1", Role: "textbox", Name: "PIN", States: []string{engine.StateSecret}}}, "login"},
 	}
 	for _, c := range cases {
 		p := Interpret(&engine.Snapshot{URL: c.url, Title: "T", Elements: c.els, Tree: c.els[0].Role + " " + c.els[0].Name})

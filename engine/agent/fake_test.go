@@ -27,6 +27,8 @@ type shop struct {
 	dead       bool // the browser process died
 	// renamed renames the first result (the site changed).
 	renamed bool
+	// firstName, when set, is the first result's name.
+	firstName string
 	// coverCookies puts an overlay over the cookie banner's button (the
 	// site changed): clicking it fails on the page's side.
 	coverCookies bool
@@ -55,6 +57,9 @@ func (s *shop) Navigate(ctx context.Context, u string) error {
 }
 
 func (s *shop) first() string {
+	if s.firstName != "" {
+		return s.firstName
+	}
 	if s.renamed {
 		return "Padel Racket Ultra 4000"
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,6 +53,9 @@ func (p *Page) checked(ref string) engine.Checked {
 	return c
 }
 
+// loginFieldRe matches the name of a login's secret field.
+var loginFieldRe = regexp.MustCompile(`(?i)\b(password|passwd|passcode|passphrase|pin)\b`)
+
 // maxTextChars bounds the visible text shown in a step message.
 const maxTextChars = 1500
 
@@ -77,7 +82,14 @@ func Interpret(s *engine.Snapshot) Page {
 			search = true
 		}
 	}
-	password := strings.Contains(strings.ToLower(s.Tree), "password")
+	// A login page has a password field, not the word: a help page about
+	// resetting passwords is no login.
+	password := false
+	for _, e := range s.Elements {
+		if (e.Role == "textbox" || slices.Contains(e.States, engine.StateSecret)) && loginFieldRe.MatchString(e.Name) {
+			password = true
+		}
+	}
 	u, _ := url.Parse(s.URL)
 	query := u != nil && u.RawQuery != ""
 	searched := false

@@ -42,6 +42,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/internal/decoded"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -196,16 +197,30 @@ func New(db kv.Store, opts Options) *Store {
 	return &Store{db: db, opts: opts}
 }
 
-// secretName matches accessible names and selectors of secret inputs;
-// compiled on first use, not at every process's start-up.
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(password|passwd|passcode|passphrase|pass phrase|pin|pin code|cvv|cvc|csc|security code|one[- ]time (code|password)|otp|2fa|totp|verification code)\b|type\s*=\s*["']?password`)
+// passwordType matches a selector that picks a password input
+// (input[type=password], [type="password"]); compiled on first use.
+var passwordType = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)type\s*=\s*["']?password`)
 })
 
-// isSecret reports whether a step's value must not be stored.
+// isSecret reports whether a step's value must not be stored: the step
+// says so (the recorder knew the field was secret, or the value looked
+// like a credential), or it enters a value into a field that is secret by
+// redact.SecretField: its input type is password, or its accessible name
+// or selector names a password, PIN, card number and the like. Only the
+// field decides, never the text: a click or a key press enters nothing
+// (a link "Reset your password" is no secret), and a search for "reset
+// password help" typed into a search box is an ordinary value.
 func isSecret(s *Step) bool {
-	return s.Secret || strings.EqualFold(strings.TrimSpace(s.InputType), "password") ||
-		secretName().MatchString(s.Name) || secretName().MatchString(s.Selector)
+	if s.Secret {
+		return true
+	}
+	switch s.Action {
+	case "click", "press", "navigate", "hover", "scroll", "wait", "back", "finish":
+		return false
+	}
+	return redact.SecretField(s.InputType, "", s.Name) || passwordType().MatchString(s.Selector) ||
+		redact.SecretField("", "", s.Selector)
 }
 
 // prepare validates t, scrubs its secrets and fills in its template, id and

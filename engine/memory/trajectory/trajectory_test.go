@@ -246,6 +246,42 @@ func TestRecency(t *testing.T) {
 	}
 }
 
+// The field decides a secret, not the text: a search that mentions
+// passwords and a link named after them are stored as they are and the
+// trajectory stays replayable; a value entered into a password field (by
+// its name, its input type or a selector naming it) is stored as the
+// placeholder whatever its words.
+func TestSecretIsDecidedByTheField(t *testing.T) {
+	e := newEnv(t, Options{})
+	rec := e.record(Trajectory{Domain: "help.example", Goal: "find the help article on resetting a password", Steps: []Step{
+		{Action: "click", Role: "searchbox", Name: "Search help articles"},
+		{Action: "type", Role: "searchbox", Name: "Search help articles", Value: "reset password help"},
+		{Action: "press", Value: "Enter"},
+		{Action: "click", Role: "link", Name: "Reset your password", Selector: `role=link[name="Reset your password"]`},
+		{Action: "click", Role: "link", Name: "Forgot PIN?"},
+	}})
+	for i, st := range rec.Steps {
+		if st.Secret {
+			t.Errorf("step %d %+v is secret", i+1, st)
+		}
+	}
+	if rec.Steps[1].Value != "reset password help" {
+		t.Errorf("search value %q", rec.Steps[1].Value)
+	}
+	for _, st := range []Step{
+		{Action: "fill", Role: "textbox", Name: "Password", Value: "plain words"},
+		{Action: "type", Role: "textbox", Name: "Answer", InputType: "password", Value: "plain words"},
+		{Action: "fill", Selector: `input[type="password"]`, Value: "plain words"},
+		{Action: "fill", Selector: "#card-number", Value: "plain words"},
+		{Action: "type", Role: "textbox", Name: "PIN", Value: "plain words"},
+	} {
+		rec := e.record(Trajectory{Domain: "login.example", Goal: "log in", Steps: []Step{st}})
+		if got := rec.Steps[0]; !got.Secret || got.Value != SecretPlaceholder {
+			t.Errorf("%+v stored as %+v", st, got)
+		}
+	}
+}
+
 func TestSecretsAreNeverStored(t *testing.T) {
 	e := newEnv(t, Options{})
 	const pw = "hunter2-Secret!"
