@@ -139,6 +139,31 @@ var errClosed = errors.New("the session has ended")
 // ErrNoPage is an action asked for before the browser shows any page.
 var ErrNoPage = engine.Invalid("browser", "the browser shows no page yet: navigate to a URL first")
 
+// taskURL runs the checks StartTask and Replay open with, what naming the
+// call in their errors: the session is open, the goal is stated, and the
+// start URL — the page the browser shows when startURL is "" — is a web
+// address the navigation policy allows. It returns the start URL.
+func (s *Session) taskURL(ctx context.Context, what, goal, startURL string) (string, error) {
+	if s.closed {
+		return "", errClosed
+	}
+	if strings.TrimSpace(goal) == "" {
+		return "", engine.Invalid(what, "the goal is empty")
+	}
+	if startURL == "" {
+		startURL = s.page.URL
+		if !run.WebURL(startURL) {
+			return "", engine.Invalid(what, "give the task's url: the browser shows no site yet")
+		}
+	} else if _, err := domain.Host(startURL); err != nil {
+		return "", engine.Invalidf(what, "url: %v", err)
+	}
+	if err := s.cfg.Navigation.Check(ctx, startURL); err != nil {
+		return "", engine.Invalidf(what, "%v", err)
+	}
+	return startURL, nil
+}
+
 // StartTask opens a task: a registered run with goal on the site of
 // startURL ("" for the page the browser shows), and the reference
 // trajectory memory holds for it there. A run still open is ended first
@@ -146,24 +171,9 @@ var ErrNoPage = engine.Invalid("browser", "the browser shows no page yet: naviga
 func (s *Session) StartTask(ctx context.Context, goal, startURL string) (*TaskStart, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
-	if strings.TrimSpace(goal) == "" {
-		return nil, engine.Invalid("task", "the goal is empty")
-	}
-	if startURL == "" {
-		startURL = s.page.URL
-		if !run.WebURL(startURL) {
-			return nil, engine.Invalid("task", "give the task's url: the browser shows no site yet")
-		}
-	} else {
-		if _, err := domain.Host(startURL); err != nil {
-			return nil, engine.Invalidf("task", "url: %v", err)
-		}
-		if err := s.cfg.Navigation.Check(ctx, startURL); err != nil {
-			return nil, engine.Invalidf("task", "%v", err)
-		}
+	startURL, err := s.taskURL(ctx, "task", goal, startURL)
+	if err != nil {
+		return nil, err
 	}
 	if s.r != nil {
 		reason := ReasonUnconfirmed + ": a new task started before memory_task_end"
@@ -601,20 +611,9 @@ type Replayed struct {
 func (s *Session) Replay(ctx context.Context, goal, startURL string) (*Replayed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
-	if strings.TrimSpace(goal) == "" {
-		return nil, engine.Invalid("replay", "the goal is empty")
-	}
-	if startURL == "" {
-		startURL = s.page.URL
-	}
-	if !run.WebURL(startURL) {
-		return nil, engine.Invalid("replay", "give the task's url: the browser shows no site yet")
-	}
-	if err := s.cfg.Navigation.Check(ctx, startURL); err != nil {
-		return nil, engine.Invalidf("replay", "%v", err)
+	startURL, err := s.taskURL(ctx, "replay", goal, startURL)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.openBrowser(ctx); err != nil {
 		return nil, err
@@ -624,7 +623,6 @@ func (s *Session) Replay(ctx context.Context, goal, startURL string) (*Replayed,
 		if r != nil {
 			s.end(ctx, false, "", ReasonSessionEnded+": no task was stated")
 		}
-		var err error
 		if r, err = s.open(ctx, goal, startURL, true); err != nil {
 			return nil, err
 		}

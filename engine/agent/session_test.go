@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,5 +167,48 @@ func BenchmarkSessionAct(b *testing.B) {
 	b.StopTimer()
 	if _, err := s.EndTask(ctx, true, "done"); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// StartTask and Replay open with the same checks and say the same thing,
+// each naming itself: a closed session, an empty goal, no page to start
+// from, a start URL that is no web address or that the navigation policy
+// refuses.
+func TestSessionTaskAndReplayCheckAlike(t *testing.T) {
+	ctx := context.Background()
+	cfg := config(t, openDisk(t), newShop(), &fakeModel{p: naive})
+	s := sessionOn(t, cfg, newShop())
+	calls := map[string]func(goal, url string) error{
+		"task": func(goal, url string) error {
+			_, err := s.StartTask(ctx, goal, url)
+			return err
+		},
+		"replay": func(goal, url string) error {
+			_, err := s.Replay(ctx, goal, url)
+			return err
+		},
+	}
+	cases := []struct{ goal, url, want string }{
+		{" ", "http://shop.test/", "invalid %s: the goal is empty"},
+		{goal, "", "invalid %s: give the task's url: the browser shows no site yet"},
+		{goal, "file:///etc/passwd", "invalid %s: url: "},
+		{goal, "ftp://shop.test/", "invalid %s: navigation to ftp://shop.test/ blocked: ftp:// URLs are never allowed (only http and https)"},
+		{goal, "http://127.0.0.1:8080/", "invalid %s: navigation to http://127.0.0.1:8080/ blocked: "},
+	}
+	for what, call := range calls {
+		for _, c := range cases {
+			err := call(c.goal, c.url)
+			if want := fmt.Sprintf(c.want, what); err == nil || !errors.Is(err, engine.ErrInvalid) || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s(%q, %q): %v, want %q…", what, c.goal, c.url, err, want)
+			}
+		}
+	}
+	if _, err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for what, call := range calls {
+		if err := call(goal, "http://shop.test/"); !errors.Is(err, errClosed) {
+			t.Errorf("%s after Close: %v", what, err)
+		}
 	}
 }
