@@ -1,9 +1,11 @@
 package browsermcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,6 +185,42 @@ func TestToolsListed(t *testing.T) {
 		if !strings.Contains(string(b), prop) {
 			t.Errorf("browser_type's schema lacks %s: %s", prop, b)
 		}
+	}
+}
+
+// update rewrites the golden files instead of comparing with them.
+var update = flag.Bool("update", false, "rewrite testdata/tools.json from the server's tools/list")
+
+// The tools/list answer, every tool's name, description, annotations and
+// input and output schemas, is the golden file's: a change to what hosts
+// see shows in its diff (go test -run TestToolsListGolden -update).
+func TestToolsListGolden(t *testing.T) {
+	f := newFixture(t, browsermcp.Options{})
+	cs, _ := f.connect(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(res.Tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "tools.json")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("tools/list differs from %s (rerun with -update and read the diff):\n%s", golden, got)
 	}
 }
 
