@@ -188,24 +188,63 @@ func TestToolsListed(t *testing.T) {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for the transport's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // update rewrites the golden files instead of comparing with them.
 var update = flag.Bool("update", false, "rewrite testdata/tools.json from the server's tools/list")
 
-// The tools/list answer, every tool's name, description, annotations and
-// input and output schemas, is the golden file's: a change to what hosts
-// see shows in its diff (go test -run TestToolsListGolden -update).
+// The tools/list answer as hosts read it on the wire (every tool's name,
+// description, annotations and input and output schemas, properties in
+// the order sent) is the golden file's: a change to what hosts see shows
+// in its diff (go test -run TestToolsListGolden -update).
 func TestToolsListGolden(t *testing.T) {
 	f := newFixture(t, browsermcp.Options{})
-	cs, _ := f.connect(t)
-	res, err := cs.ListTools(context.Background(), nil)
+	ctx := context.Background()
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := f.srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wire syncBuffer
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-host"}, nil).Connect(ctx, &sdk.LoggingTransport{Transport: ct, Writer: &wire}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.MarshalIndent(res.Tools, "", "  ")
-	if err != nil {
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
+	var tools json.RawMessage
+	for _, line := range strings.Split(wire.String(), "\n") {
+		var msg struct {
+			Result struct {
+				Tools json.RawMessage `json:"tools"`
+			} `json:"result"`
+		}
+		if raw, ok := strings.CutPrefix(line, "read: "); ok && json.Unmarshal([]byte(raw), &msg) == nil && msg.Result.Tools != nil {
+			tools = msg.Result.Tools
+		}
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, tools, "", "  "); err != nil {
+		t.Fatalf("tools/list on the wire: %v\n%s", err, wire.String())
+	}
+	got := append(b.Bytes(), '\n')
 	golden := filepath.Join("testdata", "tools.json")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
