@@ -255,14 +255,19 @@ type TargetInput struct {
 	Ref     string `json:"ref,omitempty" jsonschema:"The same as target (older hosts send ref)"`
 }
 
-// TypeInput is browser_type's input.
+// step is the action kind with value on the element in names: by its
+// ref (target, else ref) or by its name.
+func (in TargetInput) step(kind engine.ActionKind, value string) agent.Step {
+	return agent.Step{Kind: kind, Ref: cmpOr(strings.TrimSpace(in.Target), strings.TrimSpace(in.Ref)), Element: strings.TrimSpace(in.Element), Value: value}
+}
+
+// TypeInput is browser_type's input. The embedded TargetInput's fields
+// are its own in the schema (the SDK infers through embedded structs).
 type TypeInput struct {
-	Element string `json:"element,omitempty" jsonschema:"Human-readable element description used to obtain permission to interact with the element; without target, the element's accessible name (optionally after its role: button Search)"`
-	Target  string `json:"target,omitempty" jsonschema:"Exact target element reference from the page snapshot (e.g. e12)"`
-	Ref     string `json:"ref,omitempty" jsonschema:"The same as target (older hosts send ref)"`
-	Text    string `json:"text" jsonschema:"Text to type into the element"`
-	Submit  bool   `json:"submit,omitempty" jsonschema:"Whether to submit entered text (press Enter after)"`
-	Slowly  bool   `json:"slowly,omitempty" jsonschema:"Whether to type one character at a time (appending to what the field holds) instead of filling it"`
+	TargetInput
+	Text   string `json:"text" jsonschema:"Text to type into the element"`
+	Submit bool   `json:"submit,omitempty" jsonschema:"Whether to submit entered text (press Enter after)"`
+	Slowly bool   `json:"slowly,omitempty" jsonschema:"Whether to type one character at a time (appending to what the field holds) instead of filling it"`
 }
 
 // PressKeyInput is browser_press_key's input.
@@ -270,12 +275,11 @@ type PressKeyInput struct {
 	Key string `json:"key" jsonschema:"Name of the key to press or a character to generate, such as ArrowLeft or a"`
 }
 
-// SelectInput is browser_select_option's input.
+// SelectInput is browser_select_option's input (TargetInput's fields and
+// values).
 type SelectInput struct {
-	Element string   `json:"element,omitempty" jsonschema:"Human-readable element description used to obtain permission to interact with the element; without target, the element's accessible name (optionally after its role: button Search)"`
-	Target  string   `json:"target,omitempty" jsonschema:"Exact target element reference from the page snapshot (e.g. e12)"`
-	Ref     string   `json:"ref,omitempty" jsonschema:"The same as target (older hosts send ref)"`
-	Values  []string `json:"values" jsonschema:"Array of values to select in the dropdown (one value: the browser selects one option)"`
+	TargetInput
+	Values []string `json:"values" jsonschema:"Array of values to select in the dropdown (one value: the browser selects one option)"`
 }
 
 // WaitInput is browser_wait_for's input.
@@ -340,11 +344,11 @@ func (s *Server) add(srv *sdk.Server) {
 		})
 	mcp.AddTool(srv, &sdk.Tool{Name: "browser_click", Annotations: act("Click"), Description: "Perform click on a web page"},
 		func(ctx context.Context, in TargetInput) (string, Page, error) {
-			return s.targeted(ctx, engine.ActClick, in.Element, in.Target, in.Ref, "")
+			return s.targeted(ctx, engine.ActClick, in, "")
 		})
 	mcp.AddTool(srv, &sdk.Tool{Name: "browser_hover", Annotations: act("Hover"), Description: "Hover over element on page"},
 		func(ctx context.Context, in TargetInput) (string, Page, error) {
-			return s.targeted(ctx, engine.ActHover, in.Element, in.Target, in.Ref, "")
+			return s.targeted(ctx, engine.ActHover, in, "")
 		})
 	mcp.AddTool(srv, &sdk.Tool{Name: "browser_type", Annotations: act("Type text"), Description: "Type text into editable element"},
 		s.typeText)
@@ -360,7 +364,7 @@ func (s *Server) add(srv *sdk.Server) {
 			if len(in.Values) != 1 {
 				return "", Page{}, engine.Invalidf("browser_select_option", "give one value in values, not %d: the browser selects one option at a time", len(in.Values))
 			}
-			return s.targeted(ctx, engine.ActSelect, in.Element, in.Target, in.Ref, in.Values[0])
+			return s.targeted(ctx, engine.ActSelect, in.TargetInput, in.Values[0])
 		})
 	mcp.AddTool(srv, &sdk.Tool{Name: "browser_wait_for", Annotations: look("Wait for"), Description: "Wait for text to appear or disappear or a specified time to pass"},
 		s.waitFor)
@@ -494,12 +498,11 @@ func (s *Server) typeText(ctx context.Context, in TypeInput) (string, Page, erro
 	if in.Slowly {
 		kind = engine.ActType
 	}
-	text, page, err := s.targeted(ctx, kind, in.Element, in.Target, in.Ref, in.Text)
+	text, page, err := s.targeted(ctx, kind, in.TargetInput, in.Text)
 	if err != nil || !in.Submit {
 		return text, page, err
 	}
-	ref := cmpOr(strings.TrimSpace(in.Target), strings.TrimSpace(in.Ref))
-	return s.act(ctx, agent.Step{Kind: engine.ActPress, Ref: ref, Element: strings.TrimSpace(in.Element), Value: "Enter"})
+	return s.act(ctx, in.step(engine.ActPress, "Enter"))
 }
 
 func (s *Server) waitFor(ctx context.Context, in WaitInput) (string, Page, error) {
@@ -530,8 +533,8 @@ func (s *Server) waitFor(ctx context.Context, in WaitInput) (string, Page, error
 
 // targeted runs an action on an element: target (or ref) wins, else
 // element names it.
-func (s *Server) targeted(ctx context.Context, kind engine.ActionKind, element, target, ref, value string) (string, Page, error) {
-	st := agent.Step{Kind: kind, Ref: cmpOr(strings.TrimSpace(target), strings.TrimSpace(ref)), Element: strings.TrimSpace(element), Value: value}
+func (s *Server) targeted(ctx context.Context, kind engine.ActionKind, in TargetInput, value string) (string, Page, error) {
+	st := in.step(kind, value)
 	if st.Ref == "" && st.Element == "" {
 		return "", Page{}, engine.Invalidf("browser_"+string(kind), "give target (the element's ref from the snapshot) or element (its name)")
 	}
