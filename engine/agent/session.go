@@ -285,9 +285,6 @@ func (s *Session) Act(ctx context.Context, st Step) (*Answer, error) {
 func (s *Session) WaitGone(ctx context.Context, text string, d time.Duration) (*Answer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
 	if err := s.openBrowser(ctx); err != nil {
 		return nil, err
 	}
@@ -318,9 +315,6 @@ func (s *Session) WaitGone(ctx context.Context, text string, d time.Duration) (*
 func (s *Session) Snapshot(ctx context.Context) (*Answer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
 	if err := s.openBrowser(ctx); err != nil {
 		return nil, err
 	}
@@ -352,9 +346,6 @@ func (s *Session) snapshotLocked(ctx context.Context) (*Answer, error) {
 func (s *Session) Screenshot(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
 	if err := s.openBrowser(ctx); err != nil {
 		return nil, err
 	}
@@ -547,8 +538,13 @@ type siteShown struct {
 	facts     []memctx.ShownFact
 }
 
-// openBrowser starts the session's browser when it has none.
+// openBrowser starts the session's browser when it has none; on a closed
+// session it fails (errClosed), so the calls that need a browser open
+// with it alone.
 func (s *Session) openBrowser(ctx context.Context) error {
+	if s.closed {
+		return errClosed
+	}
 	if s.browser != nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
@@ -210,5 +211,15 @@ func TestSessionTaskAndReplayCheckAlike(t *testing.T) {
 		if err := call(goal, "http://shop.test/"); !errors.Is(err, errClosed) {
 			t.Errorf("%s after Close: %v", what, err)
 		}
+	}
+	// The calls that need a browser start none once the session is closed.
+	if _, err := s.Snapshot(ctx); !errors.Is(err, errClosed) {
+		t.Errorf("Snapshot after Close: %v", err)
+	}
+	if _, err := s.Screenshot(ctx); !errors.Is(err, errClosed) {
+		t.Errorf("Screenshot after Close: %v", err)
+	}
+	if _, err := s.WaitGone(ctx, "x", time.Second); !errors.Is(err, errClosed) {
+		t.Errorf("WaitGone after Close: %v", err)
 	}
 }
