@@ -461,15 +461,7 @@ func TestFindPrefersAnElementTheActionSuits(t *testing.T) {
 func TestSecretsStayOutOfArtifacts(t *testing.T) {
 	db := openDisk(t)
 	b := &loginSite{}
-	m := &fakeModel{p: func(_, msg string) (string, map[string]any) {
-		switch {
-		case strings.Contains(msg, "Title: Welcome"):
-			return "finish", map[string]any{"answer": "logged in", "success": true}
-		case strings.Contains(msg, "Last action: (none)"):
-			return "type", map[string]any{"element": "Password", "text": "hunter2-secret"}
-		}
-		return "press", map[string]any{"key": "Enter"}
-	}}
+	m := &fakeModel{p: logIn("hunter2-secret")}
 	cfg := Config{Goal: "log in with password hunter2-secret", StartURL: "http://login.test/", Browser: b, Model: m,
 		Memory: memOf(t, db), Approve: ApproveAuto, RunsDir: t.TempDir()}
 	res := mustRun(t, cfg)
@@ -495,6 +487,19 @@ func TestSecretsStayOutOfArtifacts(t *testing.T) {
 	recs, llm := readLLMLog(t, res.Dir)
 	if strings.Contains(llm, "hunter2") || !strings.Contains(llm, Redacted) || len(recs) != 3 {
 		t.Fatalf("llm.jsonl:\n%s", llm)
+	}
+}
+
+// logIn types password into loginSite's Password field and presses Enter.
+func logIn(password string) policy {
+	return func(_, msg string) (string, map[string]any) {
+		switch {
+		case strings.Contains(msg, "Title: Welcome"):
+			return "finish", map[string]any{"answer": "logged in", "success": true}
+		case strings.Contains(msg, "Last action: (none)"):
+			return "type", map[string]any{"element": "Password", "text": password}
+		}
+		return "press", map[string]any{"key": "Enter"}
 	}
 }
 

@@ -64,17 +64,8 @@ func TestSearchMentioningPasswordIsReplayed(t *testing.T) {
 // never replayed: the next run of the same goal asks the model.
 func TestPasswordFieldIsNeverReplayed(t *testing.T) {
 	db := openDisk(t)
-	p := func(_, msg string) (string, map[string]any) {
-		switch {
-		case strings.Contains(msg, "Title: Welcome"):
-			return "finish", map[string]any{"answer": "logged in", "success": true}
-		case strings.Contains(msg, "Last action: (none)"):
-			return "type", map[string]any{"element": "Password", "text": "plain words"}
-		}
-		return "press", map[string]any{"key": "Enter"}
-	}
 	run := func(replay bool) *Result {
-		cfg := Config{Goal: "log in to the site", StartURL: "http://login.test/", Browser: &loginSite{}, Model: &fakeModel{p: p},
+		cfg := Config{Goal: "log in to the site", StartURL: "http://login.test/", Browser: &loginSite{}, Model: &fakeModel{p: logIn("plain words")},
 			Memory: memOf(t, db), Approve: ApproveNever, RunsDir: t.TempDir(), Replay: replay}
 		res := mustRun(t, cfg)
 		if !res.Success {
