@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -98,6 +100,20 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts browsermcp.Options) *fixture {
 	t.Helper()
+	f, opts := prepare(t, opts)
+	var err error
+	f.bs, f.srv, err = browsermcp.New(context.Background(), f.c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.bs.Close() })
+	return f
+}
+
+// prepare is a fixture's memory (on disk) and opts with browsers from
+// newPage, for browsermcp.New or Handler.
+func prepare(t *testing.T, opts browsermcp.Options) (*fixture, browsermcp.Options) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	m, err := memory.Open(ctx, dir, memory.Options{})
@@ -116,12 +132,7 @@ func newFixture(t *testing.T, opts browsermcp.Options) *fixture {
 		return p, nil
 	}
 	opts.RunsDir = filepath.Join(dir, "runs")
-	f.bs, f.srv, err = browsermcp.New(ctx, f.c, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.bs.Close() })
-	return f
+	return f, opts
 }
 
 // connect opens an MCP session on the fixture's server.
@@ -367,5 +378,43 @@ func TestBrowserCap(t *testing.T) {
 	out = call(t, cs1, "browser_snapshot", nil, true)
 	if !strings.Contains(out, "the most this server runs at once") {
 		t.Fatal(out)
+	}
+}
+
+// Over streamable HTTP, a host that ends its MCP session (the SDK's client
+// sends DELETE) ends the engine's at once: the browser closes and the open
+// task's run ends failed, with no wait for --browser-idle.
+func TestHTTPDeleteEndsTheSession(t *testing.T) {
+	ctx := context.Background()
+	f, opts := prepare(t, browsermcp.Options{})
+	h, bs, err := browsermcp.Handler(ctx, f.c, opts, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bs.Close() })
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-host"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: ts.Client()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "memory_task_start", map[string]any{"goal": "sign in to the shop", "url": "https://shop.example/login"}, false)
+	call(t, cs, "browser_navigate", map[string]any{"url": "https://shop.example/login"}, false)
+	if bs.Browsers() != 1 {
+		t.Fatalf("%d browsers", bs.Browsers())
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	p := f.pages[0]
+	f.mu.Unlock()
+	<-p.closed
+	runs, err := f.c.Runs(ctx, run.Filter{}, listing.Request{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Runs) != 1 || runs.Runs[0].Status != run.Failed || !strings.Contains(runs.Runs[0].Reason, "session_ended: the session ended before memory_task_end") {
+		t.Fatalf("runs: %+v", runs.Runs)
 	}
 }
