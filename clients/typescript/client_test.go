@@ -136,6 +136,18 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the TypeScript client's tests failed: %v", err)
 	}
+
+	// The README's TypeScript example (the README test checks that its
+	// block is this file) runs as a reader would run it, with the server's
+	// address and token in ENGINE_SERVER and ENGINE_TOKEN.
+	t.Run("readme", func(t *testing.T) {
+		out := run(t, ctx, []string{"ENGINE_SERVER=" + url, "ENGINE_TOKEN=" + tok}, nodeBin, "dist/examples/readme.js")
+		for _, want := range []string{"recorded l", "refused: invalid lesson: unknown category \"tips\""} {
+			if !bytes.Contains(out, []byte(want)) {
+				t.Errorf("examples/readme.ts printed no %q:\n%s", want, out)
+			}
+		}
+	})
 }
 
 // serve builds cmd/engine and cmd/engine-agent (which serves), or takes
