@@ -114,6 +114,11 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 
 	run(t, ctx, nil, npm, "run", "--silent", "build")
+	// tsc emits no declaration file for a declaration file: the build
+	// copies the generated types beside the compiled ones, which import them.
+	if _, err := os.Stat("dist/src/schema.d.ts"); err != nil {
+		t.Fatalf("the build left the generated types out of dist/src: %v", err)
+	}
 	sock, url, tok := serve(t, ctx)
 	shop, err := demosite.Start(demosite.Options{})
 	if err != nil {

@@ -121,7 +121,7 @@ export class MemoryPage {
       out = await fn();
     } catch (e) {
       const err = e as ActionError;
-      const text = describe(err);
+      const text = describeError(err);
       rec.error = text;
       rec.origin = "browser";
       this.actions.push(rec);
@@ -230,7 +230,7 @@ const ansi = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
  * id="cookie-banner"> intercepts pointer events"), then its message
  * without the API's name ("page.click: ").
  */
-export function describe(err: unknown): string {
+export function describeError(err: unknown): string {
   const msg = (err instanceof Error ? err.message : String(err)).replace(ansi, "");
   const [head, log = ""] = msg.split(/\n\s*Call log:\s*\n/);
   const first = head.split("\n")[0].replace(/^[\w.]+:\s*/, "").trim();
