@@ -85,8 +85,19 @@ export class MemoryPage {
     return this.act("click", selector, "", () => this.page.click(selector, options));
   }
 
+  /**
+   * Fills selector with value. The step records the input's type, so the
+   * server stores a password's value as a placeholder; the action log
+   * learning reads never holds a filled value.
+   */
   fill(selector: string, value: string, options?: Parameters<Page["fill"]>[2]): Promise<void> {
-    return this.act("fill", selector, value, () => this.page.fill(selector, value, options));
+    const step: Partial<Step> = {};
+    return this.act("fill", selector, value, async () => {
+      await this.page.fill(selector, value, options);
+      const type = await this.page.getAttribute(selector, "type", { timeout: 1000 }).catch(() => null);
+      if (type) step.input_type = type;
+      if (type?.toLowerCase() === "password") step.secret = true;
+    }, step);
   }
 
   press(selector: string, key: string, options?: Parameters<Page["press"]>[2]): Promise<void> {
@@ -114,12 +125,13 @@ export class MemoryPage {
     const url = this.page.url();
     const rec: ActionRecord = { step: this.actions.length + 1, action, ok: false, url: url === "about:blank" ? step.url : url };
     if (selector) rec.ref = selector;
-    if (value && action !== "navigate") rec.value = value;
+    if (value && action !== "navigate" && action !== "fill") rec.value = value; // a filled value may be a secret
     if (action === "navigate") rec.ref = value;
     let out: T;
     try {
       out = await fn();
     } catch (e) {
+      if (typeof e !== "object" || e === null) throw e;
       const err = e as ActionError;
       const text = describeError(err);
       rec.error = text;

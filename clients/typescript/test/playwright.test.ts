@@ -132,6 +132,8 @@ test("a failed action gets tips, a finished task is learned and recorded", async
       ["click", "#results a >> nth=0"],
     ],
   );
+  assert.equal(done.trajectory.steps[3].input_type, "search", "a fill's step says what it filled");
+  assert.deepEqual(one.mp.actions.filter((a) => a.action === "fill").map((a) => a.value), [undefined, undefined]);
   // A click recovered by a click teaches nothing (learning pairs a failed
   // verb with another one); the fill recovered by a click does.
   assert.deepEqual(
