@@ -157,6 +157,17 @@ export class Client {
     return c;
   }
 
+  /**
+   * A client like this one whose writes are stamped as run's (Engine-Run,
+   * Engine-Source: learned), and model's when given (Engine-Model): what it
+   * records can be traced to the run, and reverted with it.
+   */
+  withRun(run: string, model?: string): Client {
+    const c = Object.create(Client.prototype) as Client;
+    Object.assign(c, this, { runId: run, model: model ?? this.model });
+    return c;
+  }
+
   // The transport.
 
   /** Sends one request and returns its decoded JSON answer; any route of the API can be called this way. */

@@ -178,17 +178,18 @@ export class MemoryPage {
 
   /**
    * Ends the task: learns from the failure→recovery pairs of its action
-   * log, records its steps as a trajectory when it succeeded, and
-   * completes (or fails) its run.
+   * log, records its steps as a trajectory when it succeeded (both stamped
+   * as the run's), and completes (or fails) its run.
    */
   async finish(result: { success: boolean; summary?: string; reason?: string }): Promise<Finished> {
     const out: Finished = { learned: [] };
     const domain = this.domain || hostOf(this.page.url());
+    const writer = this.run ? this.client.withRun(this.run.run_id) : this.client;
     if (this.actions.some((a) => !a.ok)) {
-      out.learned = await this.client.learn(this.actions, domain);
+      out.learned = await writer.learn(this.actions, domain);
     }
     if (result.success && domain && this.steps.length > 0) {
-      out.trajectory = await this.client.recordTrajectory({
+      out.trajectory = await writer.recordTrajectory({
         domain,
         goal: this.goal,
         steps: this.steps,

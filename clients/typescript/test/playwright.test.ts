@@ -142,6 +142,8 @@ test("a failed action gets tips, a finished task is learned and recorded", async
   );
   const lesson = done.learned[0].lesson;
   assert.equal(lesson.category, "error_recovery");
+  assert.equal(lesson.provenance?.run, "run_pw1", "what the run taught is stamped as the run's");
+  assert.equal(done.trajectory.provenance?.run, "run_pw1");
 
   // The server holds them.
   assert.ok((await mem.trajectories({ domain: host })).some((t) => t.id === done.trajectory?.id));
