@@ -6,7 +6,8 @@
 #   scripts/install-deps.sh demo   a browser for the agent (chromium)
 #   scripts/install-deps.sh test   the demo's needs, plus a C compiler (the
 #                                  race detector needs cgo), python3 (the
-#                                  Python client's tests), protoc and the
+#                                  Python client's tests), node and npm (the
+#                                  TypeScript client's tests), protoc and the
 #                                  pinned protoc-gen-go / protoc-gen-go-grpc
 #                                  in ./bin/tools (the proto staleness test)
 #
@@ -134,6 +135,11 @@ fi
 # --- python3, for the Python client's tests (clients/python) ---------------
 if ! command -v python3 >/dev/null 2>&1; then
 	apt_install python3 || exit 1
+fi
+
+# --- node and npm, for the TypeScript client's tests (clients/typescript) ---
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	apt_install nodejs npm || exit 1
 fi
 
 # --- protoc and the pinned generators --------------------------------------

@@ -43,6 +43,9 @@ import (
 //	serve       the block's engine serve command runs with port 7070 made a
 //	            free one, and each "# engine: …" comment line must match a
 //	            line it prints (7070 any port, … any token)
+//	same-as FILE  the block is FILE (a path from the repository's root)
+//	            as it is, which another test runs (an example in a language
+//	            this test does not run)
 //	mcp-config  an MCP host's configuration: each server in it is started as
 //	            a host would (the SDK's client over its stdio, /home/me read
 //	            as the test's HOME) and must list exactly the memory_* tools
@@ -264,6 +267,14 @@ func (r *readmeRunner) check(t *testing.T, w *readmeWork, sec mdSection, b mdBlo
 		r.checkServe(t, w, b)
 	case mode == "mcp-config" && b.lang == "json":
 		r.checkMCPConfig(t, w, sec, b)
+	case mode == "same-as" && arg != "":
+		want, err := os.ReadFile(filepath.Join("../..", arg))
+		if err != nil {
+			t.Fatalf("README.md:%d: %v", b.line, err)
+		}
+		if strings.TrimSpace(b.body) != strings.TrimSpace(string(want)) {
+			t.Fatalf("README.md:%d: the block is not %s as it is: copy the file into the block", b.line, arg)
+		}
 	default:
 		t.Fatalf("README.md:%d: a ```%s block with marker %q: the test does not know how to check it (see readme_test.go)", b.line, b.lang, b.marker)
 	}
