@@ -42,6 +42,7 @@ import (
 	"github.com/engine-dev/engine/engine/memory/internal/decoded"
 	"github.com/engine-dev/engine/engine/memory/internal/sitecache"
 	"github.com/engine-dev/engine/engine/memory/keyspace"
+	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/kv"
 )
 
@@ -52,7 +53,7 @@ const (
 )
 
 // SecretPlaceholder replaces a secret value in a stored trajectory.
-const SecretPlaceholder = "{{secret}}"
+const SecretPlaceholder = redact.SecretSlot
 
 // Event names this package emits.
 const (

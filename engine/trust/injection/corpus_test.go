@@ -20,7 +20,7 @@ type corpusEntry struct {
 	Text   string `json:"text"`
 }
 
-func readCorpus(t *testing.T, file string) []corpusEntry {
+func readCorpus(t testing.TB, file string) []corpusEntry {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -46,11 +46,17 @@ func readCorpus(t *testing.T, file string) []corpusEntry {
 	return out
 }
 
+// corpusFiles are the labelled corpora TestCorpus requires figures of.
+var corpusFiles = []string{"testdata/corpus.jsonl"}
+
 // TestCorpus measures the screen on the labelled corpus: it prints
 // precision and recall (overall and per kind) and requires no real lesson
 // or browser error held back and at least 95 % of the injections held.
 func TestCorpus(t *testing.T) {
-	corpus := readCorpus(t, "testdata/corpus.jsonl")
+	var corpus []corpusEntry
+	for _, f := range corpusFiles {
+		corpus = append(corpus, readCorpus(t, f)...)
+	}
 	if len(corpus) < 300 {
 		t.Fatalf("the corpus has %d texts; it must have at least 300", len(corpus))
 	}
@@ -125,4 +131,31 @@ func TestHeldOut(t *testing.T) {
 	}
 	t.Logf("held out: %d texts (%d real, %d injections): precision %.3f, recall %.3f (%d false positives, %d missed)",
 		tp+fp+fn+tn, fp+tn, tp+fn, float64(tp)/float64(max(tp+fp, 1)), float64(tp)/float64(max(tp+fn, 1)), fp, fn)
+}
+
+// BenchmarkCorpus screens the corpus's real texts and its injections, one
+// text an operation (ns/op is the cost of one written text).
+func BenchmarkCorpus(b *testing.B) {
+	var corpus []corpusEntry
+	for _, f := range corpusFiles {
+		corpus = append(corpus, readCorpus(b, f)...)
+	}
+	Text("warm up", Options{}) // compiles the patterns
+	for _, label := range []string{"real", "injection"} {
+		var texts []corpusEntry
+		for _, e := range corpus {
+			if e.Label == label {
+				texts = append(texts, e)
+			}
+		}
+		b.Run(label, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				e := texts[i%len(texts)]
+				Text(e.Text, Options{Domain: e.Domain})
+				i++
+			}
+		})
+	}
 }

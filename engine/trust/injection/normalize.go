@@ -102,13 +102,18 @@ func readings(text, lower string) []reading {
 		t = normal(t)
 		if t != "" && t != lower {
 			out = append(out, reading{how, t})
+			if !foldable(t) {
+				return
+			}
 			if sk := skeleton(t); sk != t {
 				out = append(out, reading{how + " with homoglyphs folded", sk})
 			}
 		}
 	}
-	if sk := skeleton(lower); sk != lower {
-		out = append(out, reading{"with homoglyphs folded", sk})
+	if foldable(lower) {
+		if sk := skeleton(lower); sk != lower {
+			out = append(out, reading{"with homoglyphs folded", sk})
+		}
 	}
 	if strings.Contains(lower, "&") {
 		add("HTML entities decoded", html.UnescapeString(lower))
@@ -128,7 +133,7 @@ func readings(text, lower string) []reading {
 			return string(rune(n))
 		}))
 	}
-	if m := hexRunRE().FindAllString(lower, -1); len(m) > 0 {
+	if m := hexRuns(lower); len(m) > 0 {
 		var b strings.Builder
 		for _, run := range m {
 			h := strings.NewReplacer(" ", "", ":", "").Replace(run)
@@ -142,7 +147,7 @@ func readings(text, lower string) []reading {
 			add("hex decoded", b.String())
 		}
 	}
-	if sp := spacedRE().FindAllString(lower, -1); len(sp) > 0 {
+	if spaced(lower) {
 		add("letter spacing removed", spacedRE().ReplaceAllStringFunc(lower, func(m string) string {
 			return strings.Map(func(r rune) rune {
 				if r == ' ' || r == '.' || r == '_' || r == '-' || r == '*' {
@@ -161,6 +166,9 @@ func readings(text, lower string) []reading {
 // matters) that decode to readable words.
 func base64Readings(text string) []reading {
 	var out []reading
+	if !run(text, 16, base64Byte) {
+		return nil
+	}
 	for _, m := range base64RE().FindAllString(text, -1) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			b, err := enc.DecodeString(m)
@@ -176,6 +184,83 @@ func base64Readings(text string) []reading {
 		}
 	}
 	return out
+}
+
+// The expressions that find encoded runs have no literal to start from and
+// are tried at every position of the text: the byte loops below turn away,
+// at a fraction of the cost, the texts they cannot match.
+
+// foldable reports whether folding homoglyphs can change lower's words: it
+// holds a non-ASCII character, or a digit or sign of leetspeak next to a
+// letter ("1gn0re"; a "5" standing alone is a number).
+func foldable(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		switch c {
+		case '0', '1', '3', '4', '5', '7', '@', '$', '|':
+		default:
+			continue
+		}
+		if i > 0 && asciiLetter(lower[i-1]) || i+1 < len(lower) && asciiLetter(lower[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// run reports whether s has at least n bytes in a row that in accepts.
+func run(s string, n int, in func(byte) bool) bool {
+	k := 0
+	for i := 0; i < len(s); i++ {
+		if !in(s[i]) {
+			k = 0
+			continue
+		}
+		if k++; k >= n {
+			return true
+		}
+	}
+	return false
+}
+
+func base64Byte(c byte) bool {
+	return asciiLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+func hexOrSeparator(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == ' ' || c == ':'
+}
+
+// hexRuns returns hexRunRE's matches in lower: 12 or more hex pairs need
+// 24 bytes in a row of hex digits and separators.
+func hexRuns(lower string) []string {
+	if !run(lower, 24, hexOrSeparator) {
+		return nil
+	}
+	return hexRunRE().FindAllString(lower, -1)
+}
+
+// spaced reports whether lower has letter-spaced text ("i g n o r e"):
+// in ASCII text, four letters each followed by a separator but the last.
+func spaced(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		if lower[i] >= utf8.RuneSelf {
+			return spacedRE().MatchString(lower)
+		}
+	}
+	sep := func(c byte) bool { return c == ' ' || c == '.' || c == '_' || c == '-' || c == '*' }
+	for i := 0; i+6 < len(lower); i++ {
+		if asciiLetter(lower[i]) && sep(lower[i+1]) && asciiLetter(lower[i+2]) && sep(lower[i+3]) &&
+			asciiLetter(lower[i+4]) && sep(lower[i+5]) && asciiLetter(lower[i+6]) {
+			return spacedRE().MatchString(lower)
+		}
+	}
+	return false
 }
 
 // printable reports whether s is text a person could read: valid UTF-8,
