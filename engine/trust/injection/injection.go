@@ -70,22 +70,34 @@ func Text(text string, o Options) string {
 		lower = markers.Replace(lower)
 	}
 	lx := screen().lexicon
-	in := lx.scan(lower)
+	plain := lx.scan(lower)
 	for _, p := range patterns() {
-		if !p.filter.mayMatch(in) {
+		if !p.filter[asIs].mayMatch(plain) {
 			continue
 		}
 		if m := p.re.FindString(lower); m != "" {
 			return fmt.Sprintf("%s (%q)", p.what, strings.TrimSpace(m))
 		}
 	}
-	for _, v := range readings(text, lower) {
-		in := lx.scan(v.text)
+	rs := readings(text, lower)
+	for i := range rs {
+		v := &rs[i]
+		// A ROT13 or reversed reading of an ASCII text holds a string
+		// exactly where the text holds the string ROT13-encoded or
+		// reversed: the one scan of the text has found them.
+		in := plain
+		if v.view == asIs {
+			in = lx.scan(v.text)
+		}
 		for _, p := range patterns() {
-			if !p.instruction || !p.filter.mayMatch(in) {
+			if !p.instruction || !p.filter[v.view].mayMatch(in) {
 				continue
 			}
-			if m := p.re.FindString(v.text); m != "" {
+			t := v.spelled(lower)
+			if t == lower {
+				break // ROT13 or reversal changed nothing: the text as is did not match
+			}
+			if m := p.re.FindString(t); m != "" {
 				return fmt.Sprintf("%s, %s (%q)", p.what, v.how, strings.TrimSpace(m))
 			}
 		}
@@ -123,10 +135,11 @@ type pattern struct {
 	instruction bool
 	re          *regexp.Regexp
 	// need is what a text must hold to match; filter is need compiled
-	// over the patterns' lexicon: the expression runs only on text it
-	// lets by.
+	// over the patterns' lexicon, for a reading as is and for the ROT13
+	// and reversed readings found in the text itself (see view): the
+	// expression runs only on text it lets by.
 	need   filter
-	filter compiled
+	filter [views]compiled
 }
 
 // patterns are matched against the normalised text. Each names a shape
@@ -142,7 +155,12 @@ var screen = sync.OnceValue(func() (s struct {
 	s.patterns = patternList()
 	s.lexicon = &lexicon{}
 	for i := range s.patterns {
-		s.patterns[i].filter = s.lexicon.compile(s.patterns[i].need)
+		p := &s.patterns[i]
+		for v := range views {
+			if v == asIs || p.instruction {
+				p.filter[v] = s.lexicon.compile(p.need, view(v))
+			}
+		}
 	}
 	return s
 })
@@ -235,14 +253,14 @@ func bareHost(lower string) bool {
 // foreignLink returns the host of the first URL or email address in text
 // (lower is text lower-cased) that is not within own's site, or "".
 func foreignLink(text, lower, own string) string {
+	if !strings.Contains(text, "://") && !strings.Contains(text, "@") && !strings.Contains(lower, "www.") && !bareHost(lower) {
+		return ""
+	}
 	ownSite := ""
 	if own != "" {
 		if h, err := domain.Host(own); err == nil {
 			ownSite = domain.Site(h)
 		}
-	}
-	if !strings.Contains(text, "://") && !strings.Contains(text, "@") && !strings.Contains(lower, "www.") && !bareHost(lower) {
-		return ""
 	}
 	for _, m := range linkRE().FindAllString(text, -1) {
 		host := ""

@@ -55,6 +55,9 @@ func skeleton(lower string) string { return confusables.Replace(lower) }
 // a filter does not (real Russian or Greek words are written in one
 // script).
 func mixedScript(text string) string {
+	if ascii(text) {
+		return ""
+	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
 		var latin, other bool
 		for _, r := range w {
@@ -75,8 +78,13 @@ func mixedScript(text string) string {
 }
 
 // reading is one way of reading the text: how it was decoded, and the
-// result (normalised).
-type reading struct{ how, text string }
+// result (normalised); view says how its strings are found (asIs: by a
+// scan of the reading), and a reading of another view may leave text
+// empty until it is needed (see spelled).
+type reading struct {
+	how, text string
+	view      int
+}
 
 var (
 	spacedRE = sync.OnceValue(func() *regexp.Regexp {
@@ -101,18 +109,18 @@ func readings(text, lower string) []reading {
 	add := func(how, t string) {
 		t = normal(t)
 		if t != "" && t != lower {
-			out = append(out, reading{how, t})
+			out = append(out, reading{how, t, asIs})
 			if !foldable(t) {
 				return
 			}
 			if sk := skeleton(t); sk != t {
-				out = append(out, reading{how + " with homoglyphs folded", sk})
+				out = append(out, reading{how + " with homoglyphs folded", sk, asIs})
 			}
 		}
 	}
 	if foldable(lower) {
 		if sk := skeleton(lower); sk != lower {
-			out = append(out, reading{"with homoglyphs folded", sk})
+			out = append(out, reading{"with homoglyphs folded", sk, asIs})
 		}
 	}
 	if strings.Contains(lower, "&") {
@@ -157,8 +165,28 @@ func readings(text, lower string) []reading {
 			}, m)
 		}))
 	}
-	add("ROT13 decoded", rot13(lower))
-	add("reversed", reverse(lower))
+	if !ascii(lower) {
+		add("ROT13 decoded", rot13(lower))
+		add("reversed", reverse(lower))
+		return append(out, base64Readings(text)...)
+	}
+	// ROT13 and reversal keep an ASCII text normal (lower-case, NFKC,
+	// nothing invisible), and their strings are found by the scan of the
+	// text itself (asROT13, asReversed): the reading is spelled out only
+	// for an expression to run on, or to be folded (ROT13 and reversal
+	// keep letters and digits next to each other as they were).
+	fold := foldable(lower)
+	for _, r := range []reading{{how: "ROT13 decoded", view: asROT13}, {how: "reversed", view: asReversed}} {
+		if !fold {
+			out = append(out, r)
+			continue
+		}
+		r.text = view(r.view)(lower)
+		out = append(out, r)
+		if sk := skeleton(r.text); sk != r.text {
+			out = append(out, reading{r.how + " with homoglyphs folded", sk, asIs})
+		}
+	}
 	return append(out, base64Readings(text)...)
 }
 
@@ -176,9 +204,9 @@ func base64Readings(text string) []reading {
 				continue
 			}
 			t := normal(string(b))
-			out = append(out, reading{"base64 decoded", t})
+			out = append(out, reading{"base64 decoded", t, asIs})
 			if sk := skeleton(t); sk != t {
-				out = append(out, reading{"base64 decoded with homoglyphs folded", sk})
+				out = append(out, reading{"base64 decoded with homoglyphs folded", sk, asIs})
 			}
 			break
 		}
@@ -282,6 +310,24 @@ func printable(s string) bool {
 		}
 	}
 	return other == 0 && spaces > 0 && letters*10 >= utf8.RuneCountInString(s)*6
+}
+
+// spelled returns the reading's text, spelling a ROT13 or reversed
+// reading of lower out if it was not.
+func (r *reading) spelled(lower string) string {
+	if r.text == "" && r.view != asIs {
+		r.text = view(r.view)(lower)
+	}
+	return r.text
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func rot13(s string) string {

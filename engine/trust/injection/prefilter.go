@@ -56,8 +56,29 @@ clauses:
 	return false
 }
 
-// compile numbers the strings of f in lx.
-func (lx *lexicon) compile(f filter) compiled {
+// The views a filter is compiled for: a reading as is, and the ROT13 and
+// reversed readings of an ASCII text, whose strings are looked for in the
+// text ROT13-encoded and reversed.
+const (
+	asIs = iota
+	asROT13
+	asReversed
+	views
+)
+
+// view is how a filter's strings are written for view v.
+func view(v int) func(string) string {
+	switch v {
+	case asROT13:
+		return rot13
+	case asReversed:
+		return reverse
+	}
+	return func(s string) string { return s }
+}
+
+// compile numbers the strings of f, written as spell writes them, in lx.
+func (lx *lexicon) compile(f filter, spell func(string) string) compiled {
 	if lx.ids == nil {
 		lx.ids = map[string]int{}
 	}
@@ -66,6 +87,7 @@ func (lx *lexicon) compile(f filter) compiled {
 		out[i] = make([][]int, len(clause))
 		for j, set := range clause {
 			for _, w := range set {
+				w = spell(w)
 				id, ok := lx.ids[w]
 				if !ok {
 					id = len(lx.words)
@@ -192,7 +214,7 @@ func product(a, b []string) []string {
 
 // need returns the filter of re: nil when re needs no string at all.
 func need(re *syntax.Regexp) filter {
-	if s, ok := exact(re); ok {
+	if s, ok := exact(re); ok && (len(s) <= maxSet || re.Op != syntax.OpConcat && re.Op != syntax.OpAlternate && re.Op != syntax.OpCapture) {
 		return clauseOf(s)
 	}
 	switch re.Op {
@@ -203,13 +225,23 @@ func need(re *syntax.Regexp) filter {
 			return need(re.Sub[0])
 		}
 	case syntax.OpAlternate:
+		// One clause for each branch; branches that each need one set
+		// make one set.
 		var out filter
+		var union []string
 		for _, sub := range re.Sub {
 			f := need(sub)
 			if f == nil {
 				return nil
 			}
-			out = append(out, f...)
+			if len(f) == 1 && len(f[0]) == 1 {
+				union = append(union, f[0][0]...)
+			} else {
+				out = append(out, f...)
+			}
+		}
+		if union != nil {
+			out = append(out, []([]string){minimal(union)})
 		}
 		return out
 	case syntax.OpConcat:
@@ -218,28 +250,39 @@ func need(re *syntax.Regexp) filter {
 	return nil
 }
 
-// needAll is the filter of a sequence: runs of exactly spelled parts are
-// spelled out together ("ignor" then "e|ing"), and every part's single
-// clause must hold; of the parts needing one of several clauses, the one
-// with the fewest is kept.
+// needAll is the filter of a sequence: every part is in a match, so each
+// part's need holds. Runs of exactly spelled parts are spelled out together
+// ("ignor" then "e|ing") when that gives few strings, else each part is a
+// set of its own; of the parts needing one of several clauses, the one
+// with the fewest is kept when no part needs a single one.
 func needAll(parts []*syntax.Regexp) filter {
 	var sets [][]string
 	var alt filter
-	run := []string{""}
+	var run []string      // the run spelled out
+	var pieces [][]string // the run's parts, each spelled out
 	flush := func() {
-		if c := clauseOf(run); c != nil {
-			sets = append(sets, c[0]...)
+		if c := clauseOf(run); c != nil && len(c[0][0]) <= maxSet {
+			sets = append(sets, c[0][0])
+		} else {
+			for _, p := range pieces {
+				if c := clauseOf(p); c != nil {
+					sets = append(sets, c[0][0])
+				}
+			}
 		}
-		run = []string{""}
+		run, pieces = []string{""}, nil
 	}
+	run = []string{""}
 	for _, p := range parts {
-		if s, ok := exact(p); ok && len(run)*len(s) <= maxExact {
+		s, ok := exact(p)
+		if ok && len(run)*len(s) <= maxExact {
 			run = product(run, s)
+			pieces = append(pieces, s)
 			continue
 		}
 		flush()
-		if s, ok := exact(p); ok {
-			run = s
+		if ok {
+			run, pieces = s, [][]string{s}
 			continue
 		}
 		switch f := need(p); {
@@ -254,8 +297,21 @@ func needAll(parts []*syntax.Regexp) filter {
 		return alt
 	}
 	// The rarest set first: a text that fails it is turned away at once.
-	sort.SliceStable(sets, func(i, j int) bool { return shortest(sets[i]) > shortest(sets[j]) })
+	sort.SliceStable(sets, func(i, j int) bool { return rarer(sets[i], sets[j]) })
 	return filter{sets}
+}
+
+// maxSet is the most strings a run spelled out may give; a longer run's
+// parts are sets of their own.
+const maxSet = 16
+
+// rarer reports whether set a is likely in fewer texts than b: its
+// shortest string is longer, or as long and it has fewer strings.
+func rarer(a, b []string) bool {
+	if la, lb := shortest(a), shortest(b); la != lb {
+		return la > lb
+	}
+	return len(a) < len(b)
 }
 
 // clauseOf is the filter "one of set": nil when set holds "" (no need).
