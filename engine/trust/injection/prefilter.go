@@ -22,10 +22,17 @@ type lexicon struct {
 	words []string
 	ids   map[string]int
 	// single lists the one-byte strings by their byte; pairs the longer
-	// ones by their first two bytes (an index into buckets, plus one).
+	// ones by their first two bytes (an index into buckets, plus one),
+	// each bucket with what follows the two bytes.
 	single  [256][]int
 	pairs   [1 << 16]uint16
-	buckets [][]int
+	buckets [][]suffix
+}
+
+// suffix is a string of the lexicon past its first two bytes.
+type suffix struct {
+	id   int
+	rest string
 }
 
 // found is the set of a lexicon's strings a text holds.
@@ -101,7 +108,7 @@ func (lx *lexicon) compile(f filter, spell func(string) string) compiled {
 							lx.buckets = append(lx.buckets, nil)
 							lx.pairs[k] = uint16(len(lx.buckets))
 						}
-						lx.buckets[lx.pairs[k]-1] = append(lx.buckets[lx.pairs[k]-1], id)
+						lx.buckets[lx.pairs[k]-1] = append(lx.buckets[lx.pairs[k]-1], suffix{id, w[2:]})
 					}
 				}
 				out[i][j] = append(out[i][j], id)
@@ -126,9 +133,11 @@ func (lx *lexicon) scan(text string) found {
 		if b == 0 {
 			continue
 		}
-		for _, id := range lx.buckets[b-1] {
-			if strings.HasPrefix(text[i:], lx.words[id]) {
-				f[id>>6] |= 1 << (id & 63)
+		after := text[i+2:]
+		for _, w := range lx.buckets[b-1] {
+			// The third byte first: most candidates differ there.
+			if w.rest == "" || len(after) >= len(w.rest) && after[0] == w.rest[0] && after[:len(w.rest)] == w.rest {
+				f[w.id>>6] |= 1 << (w.id & 63)
 			}
 		}
 	}
