@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,17 +58,22 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*source, *merge, flag.Args()); err != nil {
+	out := bufio.NewWriter(os.Stdout)
+	err := run(out, *source, *merge, flag.Args())
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "capture-corpus:", err)
 		os.Exit(1)
 	}
 }
 
-func run(source, merge string, dirs []string) error {
+// run writes the corpus lines of merge's file and of the runs under dirs
+// to out.
+func run(out io.Writer, source, merge string, dirs []string) error {
 	seen := map[string]bool{}
 	key := func(e entry) string { return e.Kind + "\x00" + e.Text }
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
 	if merge != "" {
 		old, err := os.ReadFile(merge)
 		if err != nil {
