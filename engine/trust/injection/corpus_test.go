@@ -13,8 +13,8 @@ import (
 // and real chromium and Playwright errors (label "real": they must pass),
 // and injections (label "injection": direct, paraphrased, translated,
 // homoglyph, zero-width, encoded, and harmful advice worded as ordinary
-// advice). testdata/captured.jsonl holds what real runs wrote (Source
-// "captured:gym", "captured:demo"; scripts/capture-corpus collects them).
+// advice). testdata/captured.jsonl holds what real runs wrote (a Source
+// such as "captured:gym"; scripts/capture-corpus collects them).
 type corpusEntry struct {
 	Label  string `json:"label"`
 	Kind   string `json:"kind"`
