@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +138,13 @@ func TestRunWritesNoSecret(t *testing.T) {
 				if !st.Secret || st.Value != trajectory.SecretPlaceholder {
 					t.Errorf("step %+v is not secret", st)
 				}
+			}
+			// The flow fact written from those steps keeps the secret's
+			// slot, and the screen takes the slot for the engine's word,
+			// not a template: the fact is shown, not quarantined.
+			if ev := seen["events"]; strings.Contains(ev, `"event":"fact_quarantined"`) ||
+				!regexp.MustCompile(`"event":"fact_observed"[^\n]*"key":"flow: [^\n]*\{\{secret\}\}`).MatchString(ev) {
+				t.Errorf("the flow fact is not observed with its secret slot, or is quarantined:\n%s", ev)
 			}
 		})
 	}

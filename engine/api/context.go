@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engine-dev/engine/engine"
+	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/memctx"
 )
 
@@ -37,8 +38,7 @@ func contextRoutes() []Route {
 				{Name: "step", Type: "integer", Description: "the step number (default 1; for the context_built event)"},
 				{Name: "last_command", Type: "string", Description: "the previous command, when it failed (needs last_error)"},
 				{Name: "last_error", Type: "string", Description: "the previous command's error: adds tips for it (Trigger A), returned apart in error_tips, as a run appends them to the error"},
-				{Name: "weighted", Type: "boolean", Description: "rank reference trajectories by the weighted blend"},
-				{Name: "trace_ttl_days", Type: "integer", Description: "use only trajectories recorded at most this many days ago (default: their 30-day expiry)"},
+				weightedParam, traceTTLParam,
 				{Name: "domain_tips", Type: "boolean", Description: "include the site's tips, Trigger B (default true; an agent asks for them on the step it enters a domain)"},
 			},
 			Response: memctx.Result{},
@@ -61,11 +61,7 @@ func buildContext(c *call) (any, error) {
 	if req.LastCommand != "" && req.LastError == "" {
 		return nil, engine.Invalid("request", "last_command needs last_error")
 	}
-	weighted, err := c.queryBool("weighted")
-	if err != nil {
-		return nil, err
-	}
-	ttlDays, err := c.queryInt("trace_ttl_days", 0, 0, maxTraceTTLDays)
+	traced, err := c.traced()
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +72,41 @@ func buildContext(c *call) (any, error) {
 		}
 		req.SkipDomainTips = !tips
 	}
-	return c.m.Traced(weighted, time.Duration(ttlDays)*24*time.Hour).Context(memctx.Options{}).Build(c.ctx, req)
+	return traced.Context(memctx.Options{}).Build(c.ctx, req)
 }
 
 // maxTraceTTLDays bounds trace_ttl_days (a hundred years).
 const maxTraceTTLDays = 36500
+
+// weightedParam and traceTTLParam are the two query parameters that rank
+// reference trajectories, the same on every route that matches one.
+var (
+	weightedParam = Param{Name: "weighted", Type: "boolean", Description: "rank trajectories by the weighted blend: similarity 60%, recency 20%, speed 10%, verification 10%"}
+	traceTTLParam = Param{Name: "trace_ttl_days", Type: "integer", Description: "use only trajectories recorded at most this many days ago (default: their 30-day expiry)"}
+)
+
+// traced returns the memory with trajectory matches ranked as the
+// request's weighted and trace_ttl_days ask, as a run's --trace-scoring
+// and --trace-ttl-days do.
+func (c *call) traced() (*memory.Memory, error) {
+	weighted, err := c.queryBool("weighted")
+	if err != nil {
+		return nil, err
+	}
+	ttlDays, err := c.queryInt("trace_ttl_days", 0, 0, maxTraceTTLDays)
+	if err != nil {
+		return nil, err
+	}
+	return c.m.Traced(weighted, time.Duration(ttlDays)*24*time.Hour), nil
+}
+
+// setTraced puts a request's trajectory ranking into its query.
+func setTraced(q url.Values, weighted bool, ttlDays int) {
+	if weighted {
+		q.Set("weighted", "true")
+	}
+	setInt(q, "trace_ttl_days", ttlDays)
+}
 
 // Context is GET /v1/context.
 func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result, error) {
@@ -88,10 +114,7 @@ func (c *Client) Context(ctx context.Context, r ContextRequest) (*memctx.Result,
 	setInt(q, "budget", r.Budget)
 	set(q, "last_command", r.LastCommand)
 	set(q, "last_error", r.LastError)
-	if r.Weighted {
-		q.Set("weighted", "true")
-	}
-	setInt(q, "trace_ttl_days", r.TraceTTLDays)
+	setTraced(q, r.Weighted, r.TraceTTLDays)
 	if r.SkipDomainTips {
 		q.Set("domain_tips", "false")
 	}

@@ -25,11 +25,15 @@ type TrajectoryMatch struct {
 }
 
 // MatchRequest asks GET /v1/recall/trajectory for the best trajectory for
-// Goal on Domain (a host or URL); Weighted ranks by the weighted blend.
+// Goal on Domain (a host or URL); Weighted ranks by the weighted blend, and
+// TraceTTLDays leaves out trajectories recorded more than that many days
+// ago (0: the store's TTL, 30 days), as a run's --trace-scoring and
+// --trace-ttl-days do.
 type MatchRequest struct {
-	Domain   string
-	Goal     string
-	Weighted bool
+	Domain       string
+	Goal         string
+	Weighted     bool
+	TraceTTLDays int
 }
 
 func init() { routeSets = append(routeSets, trajectoryRoutes) }
@@ -102,15 +106,15 @@ func trajectoryRoutes() []Route {
 			Query: []Param{
 				{Name: "domain", Type: "string", Required: true, Description: "the host (or URL): trajectories are matched within one site"},
 				{Name: "goal", Type: "string", Required: true, Description: "the new goal"},
-				{Name: "weighted", Type: "boolean", Description: "rank by similarity 60%, recency 20%, speed 10%, verification 10%"},
+				weightedParam, traceTTLParam,
 			},
 			Response: TrajectoryMatch{},
 			handle: func(c *call) (any, error) {
-				weighted, err := c.queryBool("weighted")
+				traced, err := c.traced()
 				if err != nil {
 					return nil, err
 				}
-				m, err := c.m.Weighted(weighted).Trajectories.Match(c.ctx, c.query("domain"), c.query("goal"))
+				m, err := traced.Trajectories.Match(c.ctx, c.query("domain"), c.query("goal"))
 				if err != nil {
 					return nil, err
 				}
@@ -169,9 +173,7 @@ func (c *Client) RemoveTrajectory(ctx context.Context, host, id string) error {
 // MatchTrajectory is GET /v1/recall/trajectory.
 func (c *Client) MatchTrajectory(ctx context.Context, r MatchRequest) (*TrajectoryMatch, error) {
 	q := url.Values{"domain": {r.Domain}, "goal": {r.Goal}}
-	if r.Weighted {
-		q.Set("weighted", "true")
-	}
+	setTraced(q, r.Weighted, r.TraceTTLDays)
 	var out TrajectoryMatch
 	return &out, c.do(ctx, request{method: http.MethodGet, path: "/v1/recall/trajectory", query: q}, &out)
 }

@@ -94,6 +94,43 @@ func TestTrajectoryRoutes(t *testing.T) {
 	}
 }
 
+// TestTrajectoryMatchTraceTTL: trace_ttl_days on GET /v1/recall/trajectory
+// leaves out trajectories recorded more than that many days ago, as on
+// GET /v1/context.
+func TestTrajectoryMatchTraceTTL(t *testing.T) {
+	ctx := context.Background()
+	h := api.Handler(open(t), api.Options{AllowClock: true})
+	at := func(now time.Time) *api.LocalClient {
+		c := api.Local(h, api.ClientOptions{Now: now})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	tenDaysAgo := march12.Add(-10 * 24 * time.Hour)
+	old, err := at(tenDaysAgo).RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example", Goal: "search padel rackets", Steps: searchSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := at(march12)
+	for _, tc := range []struct {
+		days int
+		want string
+	}{{0, old.ID}, {10, old.ID}, {9, ""}} {
+		for _, weighted := range []bool{false, true} {
+			m, err := c.MatchTrajectory(ctx, api.MatchRequest{Domain: "shop.example", Goal: "search tennis balls", Weighted: weighted, TraceTTLDays: tc.days})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if m.Match != nil {
+				got = m.Match.Trajectory.ID
+			}
+			if got != tc.want {
+				t.Errorf("trace_ttl_days=%d weighted=%v: matched %q, want %q", tc.days, weighted, got, tc.want)
+			}
+		}
+	}
+}
+
 // TestTrajectoryExpiry: the request's clock decides what has expired.
 func TestTrajectoryExpiry(t *testing.T) {
 	ctx := context.Background()
@@ -132,6 +169,7 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories?domain=http://", "", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?goal=x", "", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x&weighted=maybe", "", ""), 400, "weighted")
+	wantProblem(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x&trace_ttl_days=-1", "", ""), 400, "trace_ttl_days")
 	wantProblem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"acton": "click"}]}`), 400, `unknown field "acton"`)
 	wantProblem(t, do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "shop.example", "goal": "x", "steps": [{"action": "click"}, {"name": "Go"}]}`), 400, "step 2 has no action")
 

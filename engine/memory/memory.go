@@ -326,22 +326,11 @@ func (m *Memory) WithClock(now func() time.Time) *Memory {
 	return m.derive(opts)
 }
 
-// Weighted returns the same memory with trajectory matches ranked by the
-// weighted blend (or not).
-func (m *Memory) Weighted(on bool) *Memory {
-	if m.opts.Weighted == on {
-		return m
-	}
-	opts := m.opts
-	opts.Weighted = on
-	return m.derive(opts)
-}
-
 // Traced returns the same memory with trajectory matches ranked the way a
 // run's --trace-scoring and --trace-ttl-days ask: weighted or by
 // similarity, and no older than maxAge (zero: the store's TTL). A run and
-// `engine query context` both pass through it, so both pick the same
-// reference trajectory.
+// `engine query context` and `engine query trajectories` pass through it,
+// so all pick the same reference trajectory.
 func (m *Memory) Traced(weighted bool, maxAge time.Duration) *Memory {
 	if m.opts.Weighted == weighted && m.opts.TrajectoryMaxAge == maxAge {
 		return m

@@ -144,7 +144,7 @@ Environment:
 	fl.StringVar(&f.allowDomains, "allow-domains", "", "navigate only to these `DOMAINS` (comma-separated) and their subdomains")
 	fl.BoolVar(&f.allowPrivate, "allow-private", false, "allow private, loopback and link-local addresses (allowed anyway when --url is one)")
 	fl.BoolVar(&f.traceScoring, "trace-scoring", false, "pick the reference trajectory by the weighted rank: similarity 60%, recency 20%, speed 10%, verification 10% (env ENGINE_TRACE_SCORING=1)")
-	fl.IntVar(&f.traceTTLDays, "trace-ttl-days", 0, "use only trajectories recorded at most `N` days ago (default: their 30-day expiry)")
+	cli.TraceTTLFlag(fl, &f.traceTTLDays)
 	fl.BoolVar(&f.keepContacts, "keep-contacts", os.Getenv("ENGINE_KEEP_CONTACTS") == "1", "keep email addresses and phone numbers in what the run stores (redacted by default; env ENGINE_KEEP_CONTACTS=1)")
 	addLLMFlags(fl, &f)
 	return c

@@ -93,7 +93,7 @@ pick the reference trajectory as engine run --trace-scoring and
 	f.BoolVar(&entered, "entered", false, "the step enters the site: with its tips (the default)")
 	f.BoolVar(&sameSite, "same-site", false, "a later step on the same site: without the site's tips")
 	f.BoolVar(&weighted, "weighted", false, "rank reference trajectories by the weighted blend, as engine run --trace-scoring (env ENGINE_TRACE_SCORING=1)")
-	f.IntVar(&ttlDays, "trace-ttl-days", 0, "use only trajectories recorded at most `N` days ago, as engine run --trace-ttl-days")
+	TraceTTLFlag(f, &ttlDays)
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	c.MarkFlagRequired("url")
 	c.MarkFlagRequired("goal")
@@ -107,13 +107,27 @@ func items(n int) string {
 	return fmt.Sprintf("%d items", n)
 }
 
-// TraceFlags settles the trace scoring flags of engine run and engine query
-// context alike: the boolean flag name, when not given, takes
-// ENGINE_TRACE_SCORING (1/true or 0/false), and --trace-ttl-days must not
-// be negative.
-func TraceFlags(fs *pflag.FlagSet, name string, on *bool, ttlDays int) error {
+// TraceTTLFlag defines --trace-ttl-days, the same on engine run, engine
+// query context and engine query trajectories.
+func TraceTTLFlag(fs *pflag.FlagSet, days *int) {
+	fs.IntVar(days, "trace-ttl-days", 0, "use only trajectories recorded at most `N` days ago (default: their 30-day expiry)")
+}
+
+// checkTraceTTL refuses a negative --trace-ttl-days.
+func checkTraceTTL(ttlDays int) error {
 	if ttlDays < 0 {
 		return Usagef("--trace-ttl-days must be 0 (the 30-day expiry) or a positive number of days, not %d", ttlDays)
+	}
+	return nil
+}
+
+// TraceFlags settles the trace scoring flags of engine run, engine query
+// context and engine query trajectories alike: the boolean flag name, when
+// not given, takes ENGINE_TRACE_SCORING (1/true or 0/false), and
+// --trace-ttl-days must not be negative.
+func TraceFlags(fs *pflag.FlagSet, name string, on *bool, ttlDays int) error {
+	if err := checkTraceTTL(ttlDays); err != nil {
+		return err
 	}
 	if fs.Changed(name) {
 		return nil

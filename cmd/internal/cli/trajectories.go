@@ -287,12 +287,15 @@ func quoteIf(s string) string {
 func (a *App) queryTrajectoriesCommand() *cobra.Command {
 	var host, goal, trust string
 	var weighted, asJSON, stale bool
+	var ttlDays int
 	c := &cobra.Command{
-		Use:   "trajectories [--domain D] [--goal G [--weighted]] [--trust shown|quarantined] [--stale]",
+		Use:   "trajectories [--domain D] [--goal G [--weighted] [--trace-ttl-days N]] [--trust shown|quarantined] [--stale]",
 		Short: "List trajectories, newest first (--goal: the best match, with the steps as they would be replayed)",
 		Long: `List trajectories, newest first; FROM says how each was recorded (learned by
 a run, manual, api, imported; --json has the run, model and time). --goal
-shows the best match, with the steps as they would be replayed.
+shows the best match, with the steps as they would be replayed; --weighted
+(or ENGINE_TRACE_SCORING=1) and --trace-ttl-days pick it as engine run
+--trace-scoring and --trace-ttl-days do.
 
 --trust quarantined lists instead the trajectories held out of matching
 because their goal or a step's text failed the screen, each with its
@@ -304,8 +307,12 @@ run, the step and the reason. They are not matched until a newer
 successful run of their goal template replaces them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := checkTraceTTL(ttlDays); err != nil {
+				return err
+			}
+			ranked := weighted || ttlDays != 0
 			if stale {
-				if goal != "" || weighted || trust != "" {
+				if goal != "" || ranked || trust != "" {
 					return Usagef("--stale lists the stale trajectories: it takes only --domain")
 				}
 				return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
@@ -326,7 +333,7 @@ successful run of their goal template replaces them.`,
 			switch trust {
 			case "", "shown":
 			case "quarantined":
-				if host != "" || goal != "" || weighted {
+				if host != "" || goal != "" || ranked {
 					return Usagef("--trust quarantined lists every quarantined trajectory: it takes no other filter")
 				}
 				return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
@@ -352,9 +359,17 @@ successful run of their goal template replaces them.`,
 			if weighted && goal == "" {
 				return Usagef("--weighted ranks matches: it needs --goal")
 			}
+			if ttlDays != 0 && goal == "" {
+				return Usagef("--trace-ttl-days limits which trajectories match: it needs --goal")
+			}
+			if goal != "" {
+				if err := TraceFlags(cmd.Flags(), "weighted", &weighted, ttlDays); err != nil {
+					return err
+				}
+			}
 			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
 				if goal != "" {
-					res, err := k.MatchTrajectory(cmd.Context(), api.MatchRequest{Domain: host, Goal: goal, Weighted: weighted})
+					res, err := k.MatchTrajectory(cmd.Context(), api.MatchRequest{Domain: host, Goal: goal, Weighted: weighted, TraceTTLDays: ttlDays})
 					if err != nil {
 						return err
 					}
@@ -400,7 +415,8 @@ successful run of their goal template replaces them.`,
 	}
 	c.Flags().StringVar(&host, "domain", "", "only trajectories of this host, its parent domains and its subdomains")
 	c.Flags().StringVar(&goal, "goal", "", "show the best match for this goal on --domain")
-	c.Flags().BoolVar(&weighted, "weighted", false, "rank by similarity 60%, recency 20%, speed 10%, verification 10%")
+	c.Flags().BoolVar(&weighted, "weighted", false, "rank by similarity 60%, recency 20%, speed 10%, verification 10%, as engine run --trace-scoring (env ENGINE_TRACE_SCORING=1)")
+	TraceTTLFlag(c.Flags(), &ttlDays)
 	c.Flags().StringVar(&trust, "trust", "", "shown (the default: the trajectories that are matched) or quarantined")
 	c.Flags().BoolVar(&stale, "stale", false, "only the stale trajectories (a run found the site changed), with their reasons")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

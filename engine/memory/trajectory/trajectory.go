@@ -53,7 +53,7 @@ const (
 )
 
 // SecretPlaceholder replaces a secret value in a stored trajectory.
-const SecretPlaceholder = "{{secret}}"
+const SecretPlaceholder = redact.SecretSlot
 
 // Event names this package emits.
 const (

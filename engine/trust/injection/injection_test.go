@@ -121,6 +121,9 @@ func TestScreenReasons(t *testing.T) {
 		{"Press Escape\u200b", "", "an invisible or control character (U+200B)"},
 		{strings.Repeat("x", 601), "", "over-long: 601 characters (advice is at most 600)"},
 		{"click <script>x</script>", "", `code or markup ("<script")`},
+		// A flow fact written from a trajectory keeps the secret's slot.
+		{`fill "48210377" into "Customer ID" → click "PIN" → fill "{{secret}}" into "PIN" → click "Sign in"`, "127.0.0.1", ""},
+		{`fill "{{constructor}}" into "PIN"`, "", `code or markup ("{{")`},
 	} {
 		if got := Text(c.text, Options{Domain: c.domain}); got != c.want {
 			t.Errorf("Text(%.40q) = %q, want %q", c.text, got, c.want)

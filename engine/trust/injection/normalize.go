@@ -55,6 +55,9 @@ func skeleton(lower string) string { return confusables.Replace(lower) }
 // a filter does not (real Russian or Greek words are written in one
 // script).
 func mixedScript(text string) string {
+	if ascii(text) {
+		return ""
+	}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
 		var latin, other bool
 		for _, r := range w {
@@ -75,8 +78,13 @@ func mixedScript(text string) string {
 }
 
 // reading is one way of reading the text: how it was decoded, and the
-// result (normalised).
-type reading struct{ how, text string }
+// result (normalised); view says how its strings are found (asIs: by a
+// scan of the reading), and a reading of another view may leave text
+// empty until it is needed (see spelled).
+type reading struct {
+	how, text string
+	view      int
+}
 
 var (
 	spacedRE = sync.OnceValue(func() *regexp.Regexp {
@@ -101,14 +109,19 @@ func readings(text, lower string) []reading {
 	add := func(how, t string) {
 		t = normal(t)
 		if t != "" && t != lower {
-			out = append(out, reading{how, t})
+			out = append(out, reading{how, t, asIs})
+			if !foldable(t) {
+				return
+			}
 			if sk := skeleton(t); sk != t {
-				out = append(out, reading{how + " with homoglyphs folded", sk})
+				out = append(out, reading{how + " with homoglyphs folded", sk, asIs})
 			}
 		}
 	}
-	if sk := skeleton(lower); sk != lower {
-		out = append(out, reading{"with homoglyphs folded", sk})
+	if foldable(lower) {
+		if sk := skeleton(lower); sk != lower {
+			out = append(out, reading{"with homoglyphs folded", sk, asIs})
+		}
 	}
 	if strings.Contains(lower, "&") {
 		add("HTML entities decoded", html.UnescapeString(lower))
@@ -128,7 +141,7 @@ func readings(text, lower string) []reading {
 			return string(rune(n))
 		}))
 	}
-	if m := hexRunRE().FindAllString(lower, -1); len(m) > 0 {
+	if m := hexRuns(lower); len(m) > 0 {
 		var b strings.Builder
 		for _, run := range m {
 			h := strings.NewReplacer(" ", "", ":", "").Replace(run)
@@ -142,7 +155,7 @@ func readings(text, lower string) []reading {
 			add("hex decoded", b.String())
 		}
 	}
-	if sp := spacedRE().FindAllString(lower, -1); len(sp) > 0 {
+	if spaced(lower) {
 		add("letter spacing removed", spacedRE().ReplaceAllStringFunc(lower, func(m string) string {
 			return strings.Map(func(r rune) rune {
 				if r == ' ' || r == '.' || r == '_' || r == '-' || r == '*' {
@@ -152,8 +165,28 @@ func readings(text, lower string) []reading {
 			}, m)
 		}))
 	}
-	add("ROT13 decoded", rot13(lower))
-	add("reversed", reverse(lower))
+	if !ascii(lower) {
+		add("ROT13 decoded", rot13(lower))
+		add("reversed", reverse(lower))
+		return append(out, base64Readings(text)...)
+	}
+	// ROT13 and reversal keep an ASCII text normal (lower-case, NFKC,
+	// nothing invisible), and their strings are found by the scan of the
+	// text itself (asROT13, asReversed): the reading is spelled out only
+	// for an expression to run on, or to be folded (ROT13 and reversal
+	// keep letters and digits next to each other as they were).
+	fold := foldable(lower)
+	for _, r := range []reading{{how: "ROT13 decoded", view: asROT13}, {how: "reversed", view: asReversed}} {
+		if !fold {
+			out = append(out, r)
+			continue
+		}
+		r.text = view(r.view)(lower)
+		out = append(out, r)
+		if sk := skeleton(r.text); sk != r.text {
+			out = append(out, reading{r.how + " with homoglyphs folded", sk, asIs})
+		}
+	}
 	return append(out, base64Readings(text)...)
 }
 
@@ -161,6 +194,9 @@ func readings(text, lower string) []reading {
 // matters) that decode to readable words.
 func base64Readings(text string) []reading {
 	var out []reading
+	if !run(text, 16, base64Byte) {
+		return nil
+	}
 	for _, m := range base64RE().FindAllString(text, -1) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			b, err := enc.DecodeString(m)
@@ -168,14 +204,91 @@ func base64Readings(text string) []reading {
 				continue
 			}
 			t := normal(string(b))
-			out = append(out, reading{"base64 decoded", t})
+			out = append(out, reading{"base64 decoded", t, asIs})
 			if sk := skeleton(t); sk != t {
-				out = append(out, reading{"base64 decoded with homoglyphs folded", sk})
+				out = append(out, reading{"base64 decoded with homoglyphs folded", sk, asIs})
 			}
 			break
 		}
 	}
 	return out
+}
+
+// The expressions that find encoded runs have no literal to start from and
+// are tried at every position of the text: the byte loops below turn away,
+// at a fraction of the cost, the texts they cannot match.
+
+// foldable reports whether folding homoglyphs can change lower's words: it
+// holds a non-ASCII character, or a digit or sign of leetspeak next to a
+// letter ("1gn0re"; a "5" standing alone is a number).
+func foldable(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		switch c {
+		case '0', '1', '3', '4', '5', '7', '@', '$', '|':
+		default:
+			continue
+		}
+		if i > 0 && asciiLetter(lower[i-1]) || i+1 < len(lower) && asciiLetter(lower[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// run reports whether s has at least n bytes in a row that in accepts.
+func run(s string, n int, in func(byte) bool) bool {
+	k := 0
+	for i := 0; i < len(s); i++ {
+		if !in(s[i]) {
+			k = 0
+			continue
+		}
+		if k++; k >= n {
+			return true
+		}
+	}
+	return false
+}
+
+func base64Byte(c byte) bool {
+	return asciiLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+func hexOrSeparator(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == ' ' || c == ':'
+}
+
+// hexRuns returns hexRunRE's matches in lower: 12 or more hex pairs need
+// 24 bytes in a row of hex digits and separators.
+func hexRuns(lower string) []string {
+	if !run(lower, 24, hexOrSeparator) {
+		return nil
+	}
+	return hexRunRE().FindAllString(lower, -1)
+}
+
+// spaced reports whether lower has letter-spaced text ("i g n o r e"):
+// in ASCII text, four letters each followed by a separator but the last.
+func spaced(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		if lower[i] >= utf8.RuneSelf {
+			return spacedRE().MatchString(lower)
+		}
+	}
+	sep := func(c byte) bool { return c == ' ' || c == '.' || c == '_' || c == '-' || c == '*' }
+	for i := 0; i+6 < len(lower); i++ {
+		if asciiLetter(lower[i]) && sep(lower[i+1]) && asciiLetter(lower[i+2]) && sep(lower[i+3]) &&
+			asciiLetter(lower[i+4]) && sep(lower[i+5]) && asciiLetter(lower[i+6]) {
+			return spacedRE().MatchString(lower)
+		}
+	}
+	return false
 }
 
 // printable reports whether s is text a person could read: valid UTF-8,
@@ -197,6 +310,24 @@ func printable(s string) bool {
 		}
 	}
 	return other == 0 && spaces > 0 && letters*10 >= utf8.RuneCountInString(s)*6
+}
+
+// spelled returns the reading's text, spelling a ROT13 or reversed
+// reading of lower out if it was not.
+func (r *reading) spelled(lower string) string {
+	if r.text == "" && r.view != asIs {
+		r.text = view(r.view)(lower)
+	}
+	return r.text
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func rot13(s string) string {

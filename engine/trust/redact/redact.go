@@ -30,6 +30,9 @@ const (
 	Email = "[email]"
 	// Phone replaces a phone number (unless Options.KeepContacts).
 	Phone = "[phone]"
+	// SecretSlot stands for a secret value in a stored trajectory step and
+	// in what is written from one (a flow fact): a replay fills it in.
+	SecretSlot = "{{secret}}"
 )
 
 // minValue is the shortest typed value removed, in bytes: shorter ones
