@@ -2284,7 +2284,7 @@ export interface operations {
                 last_command?: string;
                 /** @description the previous command's error: adds tips for it (Trigger A), returned apart in error_tips, as a run appends them to the error */
                 last_error?: string;
-                /** @description rank reference trajectories by the weighted blend */
+                /** @description rank trajectories by the weighted blend: similarity 60%, recency 20%, speed 10%, verification 10% */
                 weighted?: boolean;
                 /** @description use only trajectories recorded at most this many days ago (default: their 30-day expiry) */
                 trace_ttl_days?: number;
@@ -3663,8 +3663,10 @@ export interface operations {
                  * @example add 3 padel rackets to the cart
                  */
                 goal: string;
-                /** @description rank by similarity 60%, recency 20%, speed 10%, verification 10% */
+                /** @description rank trajectories by the weighted blend: similarity 60%, recency 20%, speed 10%, verification 10% */
                 weighted?: boolean;
+                /** @description use only trajectories recorded at most this many days ago (default: their 30-day expiry) */
+                trace_ttl_days?: number;
             };
             header?: never;
             path?: never;
