@@ -62,7 +62,7 @@ func TestLessonCountersCannotBeWritten(t *testing.T) {
 	if code != http.StatusBadRequest {
 		t.Fatalf("self-promoting lesson: %d %s", code, body)
 	}
-	for _, f := range []string{"use_count", "triggered_domains", "shown", "used", "helped", "trust", "engine import --trust"} {
+	for _, f := range []string{"use_count", "triggered_domains", "shown", "used", "helped", "trust", "POST /v1/import?trust=true"} {
 		if !strings.Contains(body, f) {
 			t.Errorf("the refusal does not name %s: %s", f, body)
 		}
