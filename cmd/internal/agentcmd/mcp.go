@@ -73,7 +73,11 @@ given with it and the data dir, and exits.`,
 				if err != nil {
 					return err
 				}
-				return printMCPConfig(a.Stdout, printConfig, asJSON, l)
+				if err := printMCPConfig(a.Stdout, printConfig, asJSON, l); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stderr, "engine: %s\n", mcpWhere(printConfig, asJSON))
+				return nil
 			}
 			if asJSON {
 				return cli.Usagef("--json is for --print-config claude-code")

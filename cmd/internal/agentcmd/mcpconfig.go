@@ -16,12 +16,26 @@ import (
 )
 
 // MCPHosts are the MCP hosts engine mcp --print-config writes a
-// configuration for, each with where that configuration goes.
-var MCPHosts = []struct{ Name, Where string }{
-	{"claude-desktop", "claude_desktop_config.json (Settings > Developer > Edit Config)"},
-	{"claude-code", "a terminal (it runs claude mcp add; --json prints the .mcp.json form for a project instead)"},
-	{"cursor", "~/.cursor/mcp.json, or .cursor/mcp.json in a project"},
-	{"vscode", ".vscode/mcp.json in a workspace (or the user mcp.json: MCP: Open User Configuration)"},
+// configuration for, each with what to do with it (JSONWhere: with --json).
+var MCPHosts = []struct{ Name, Where, JSONWhere string }{
+	{"claude-desktop", "paste it into claude_desktop_config.json (Settings > Developer > Edit Config)", ""},
+	{"claude-code", "run it in a terminal: it adds the server to Claude Code for every project", "paste it into .mcp.json at a project's root"},
+	{"cursor", "paste it into ~/.cursor/mcp.json, or .cursor/mcp.json in a project", ""},
+	{"vscode", "paste it into .vscode/mcp.json in a workspace, or the user mcp.json (MCP: Open User Configuration)", ""},
+}
+
+// mcpWhere is what to do with host's configuration, for the line on
+// stderr.
+func mcpWhere(host string, asJSON bool) string {
+	for _, h := range MCPHosts {
+		if h.Name == host {
+			if asJSON && h.JSONWhere != "" {
+				return h.JSONWhere
+			}
+			return h.Where
+		}
+	}
+	return ""
 }
 
 // mcpHostNames is the hosts' names, for messages and completion.
