@@ -744,30 +744,84 @@ func (r *readmeRunner) checkServe(t *testing.T, w *readmeWork, b mdBlock) {
 
 var toolName = regexp.MustCompile("`(memory_[a-z0-9_]+)`")
 
+// mcpServerConfig is one server of an MCP host's configuration.
+type mcpServerConfig struct {
+	Type    string            `json:"type"` // VS Code's: stdio
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// mcpHostConfig is an MCP host's configuration, in either form.
+type mcpHostConfig struct {
+	MCPServers map[string]mcpServerConfig `json:"mcpServers"`
+	Servers    map[string]mcpServerConfig `json:"servers"` // VS Code's form
+}
+
+// checkPrintConfig checks that engine mcp --print-config prints, for each
+// of hosts, the README's servers as they stand (the reader's install path
+// for this binary's, /home/me for the test's HOME): one source for both.
+func (r *readmeRunner) checkPrintConfig(t *testing.T, w *readmeWork, b mdBlock, servers map[string]mcpServerConfig, hosts ...string) {
+	for name, s := range servers {
+		if len(s.Args) == 0 || s.Args[0] != "mcp" {
+			t.Fatalf("README.md:%d: %s: args %q do not start engine mcp", b.line, name, s.Args)
+		}
+		for _, host := range hosts {
+			args := append([]string{"mcp", "--print-config", host}, s.Args[1:]...)
+			if host == "claude-code" {
+				args = append(args, "--json")
+			}
+			cmd := exec.Command(r.engine, args...)
+			cmd.Dir, cmd.Env = w.dir, w.env
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("engine %s: %v", strings.Join(args, " "), err)
+			}
+			var printed mcpHostConfig
+			dec := json.NewDecoder(bytes.NewReader(out))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&printed); err != nil {
+				t.Fatalf("engine %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			got, ok := printed.MCPServers[name]
+			if host == "vscode" {
+				got, ok = printed.Servers[name]
+			}
+			if !ok || len(printed.MCPServers)+len(printed.Servers) != 1 {
+				t.Errorf("README.md:%d: engine %s prints\n%s\nnot the one server %s", b.line, strings.Join(args, " "), out, name)
+				continue
+			}
+			if !filepath.IsAbs(got.Command) || filepath.Base(got.Command) != filepath.Base(s.Command) {
+				t.Errorf("README.md:%d: engine %s: command %q, want an absolute path to %s", b.line, strings.Join(args, " "), got.Command, filepath.Base(s.Command))
+			}
+			got.Command = s.Command
+			for k, v := range got.Env {
+				got.Env[k] = strings.ReplaceAll(v, w.home, "/home/me")
+			}
+			if g, want := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", s); g != want {
+				t.Errorf("README.md:%d: engine %s prints %s; the README has %s", b.line, strings.Join(args, " "), g, want)
+			}
+		}
+	}
+}
+
 // checkMCPConfig starts each server of an MCP host's configuration over
 // stdio and wants the tools the section names, no more and no fewer.
 func (r *readmeRunner) checkMCPConfig(t *testing.T, w *readmeWork, sec mdSection, b mdBlock) {
-	type server struct {
-		Type    string            `json:"type"` // VS Code's: stdio
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env"`
-	}
-	var conf struct {
-		MCPServers map[string]server `json:"mcpServers"`
-		Servers    map[string]server `json:"servers"` // VS Code's form
-	}
+	var conf mcpHostConfig
 	dec := json.NewDecoder(strings.NewReader(b.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&conf); err != nil || len(conf.MCPServers)+len(conf.Servers) == 0 {
 		t.Fatalf("README.md:%d: not an MCP host configuration: %v", b.line, err)
 	}
+	r.checkPrintConfig(t, w, b, conf.MCPServers, "claude-desktop", "cursor", "claude-code")
+	r.checkPrintConfig(t, w, b, conf.Servers, "vscode")
 	for name, s := range conf.Servers {
 		if s.Type != "stdio" {
 			t.Fatalf("README.md:%d: %s: type %q, want stdio", b.line, name, s.Type)
 		}
 		if conf.MCPServers == nil {
-			conf.MCPServers = map[string]server{}
+			conf.MCPServers = map[string]mcpServerConfig{}
 		}
 		conf.MCPServers[name] = s
 	}

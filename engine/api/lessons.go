@@ -249,7 +249,7 @@ func refuseCounts(what string, fields map[string]int) error {
 	if len(set) == 0 {
 		return nil
 	}
-	return engine.Invalid(what, strings.Join(set, ", ")+" cannot be written: counters and trust come only from the engine's own accounting (an operator brings counted records with engine import --trust)")
+	return engine.Invalid(what, strings.Join(set, ", ")+" cannot be written: counters and trust come only from the engine's own accounting (an operator brings counted records by an import with trust, POST /v1/import?trust=true)")
 }
 
 func listLessons(c *call) (any, error) {

@@ -39,7 +39,7 @@ func planRoutes() []Route {
 			Query:    []Param{{Name: "budget", Type: "integer", Description: "fit the iteration history in this many tokens by summarising old iterations (default 0: no limit)"}},
 			Response: PlanHistory{},
 			handle:   getPlan},
-		{Method: http.MethodPost, Path: "/v1/runs/{id}/plan/iterations", Summary: "Append one iteration (planner output and tool executions) to a run's planner history",
+		{Method: http.MethodPost, Path: "/v1/runs/{id}/plan/iterations", Summary: "Append one iteration (planner output and tool executions) to a registered run's planner history",
 			Body: plan.Iteration{}, Response: plan.Iteration{},
 			handle: func(c *call) (any, error) {
 				id, err := runID(c)
@@ -48,6 +48,11 @@ func planRoutes() []Route {
 				}
 				var in plan.Iteration
 				if err := c.decode(&in); err != nil {
+					return nil, err
+				}
+				// A history belongs to a registered run: one added for an
+				// unknown id would show up as a run's that never was.
+				if _, err := c.m.Runs.Get(c.ctx, id); err != nil {
 					return nil, err
 				}
 				return c.m.Plans.Add(c.ctx, id, in)

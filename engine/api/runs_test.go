@@ -317,11 +317,19 @@ func TestPlanRoutes(t *testing.T) {
 		t.Fatalf("plan with a budget: %+v, %v", small.Render, err)
 	}
 
-	// Without the run in the registry the task is the planner's.
-	if _, err := c.AddIteration(ctx, "orphan", it1); err != nil {
+	// A run the registry does not hold takes no iteration.
+	if _, err := c.AddIteration(ctx, "orphan", it1); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "orphan") {
+		t.Fatalf("add to an unregistered run: %v", err)
+	}
+	// A history without its run (an import's) is served, the task the
+	// planner's.
+	om := open(t)
+	if _, err := om.Plans.Add(ctx, "orphan", it1); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := c.Plan(ctx, "orphan", 0); err != nil || h.Task != "the planner's task" {
+	oc := api.Local(api.Handler(om, api.Options{}), api.ClientOptions{})
+	t.Cleanup(func() { oc.Close() })
+	if h, err := oc.Plan(ctx, "orphan", 0); err != nil || h.Task != "the planner's task" {
 		t.Fatalf("orphan plan: %+v, %v", h, err)
 	}
 
@@ -329,6 +337,9 @@ func TestPlanRoutes(t *testing.T) {
 	wantProblem(t, do(t, hh, "GET", "/v1/runs/nope/plan", "", ""), 404, "plan: nope: no planner history for run")
 	wantProblem(t, do(t, hh, "GET", "/v1/runs/nope/plan?budget=-1", "", ""), 400, "budget")
 	wantProblem(t, do(t, hh, "GET", "/v1/runs/a%20b/plan", "", ""), 400, `run id "a b"`)
+	if resp := do(t, hh, "POST", "/v1/runs", "application/json", `{"run_id": "r1", "goal": "x", "domain": "shop.example"}`); resp.StatusCode != 201 && resp.StatusCode != 200 {
+		t.Fatalf("register r1: %d %s", resp.StatusCode, body(t, resp))
+	}
 	wantProblem(t, do(t, hh, "POST", "/v1/runs/r1/plan/iterations", "application/json", `{"plan": {}}`), 400, `unknown field "plan"`)
 	wantProblem(t, do(t, hh, "POST", "/v1/runs/r1/plan/iterations", "application/json",
 		`{"planner": {"user_task": "x"}, "tools": [{"tool": "click", "ok": false}]}`), 400, "invalid iteration: tools[0] (click): a failed tool execution needs its error")

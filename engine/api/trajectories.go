@@ -39,7 +39,7 @@ type MatchRequest struct {
 func init() { routeSets = append(routeSets, trajectoryRoutes) }
 
 func trajectoryRoutes() []Route {
-	domainParam := Param{Name: "domain", Type: "string", Required: true, Description: "the host (or URL) it was recorded on: a trajectory's id is unique within its site"}
+	domainParam := Param{Name: "domain", Type: "string", Description: "the host (or URL) it was recorded on; without it the id (unique: it hashes the host) finds it"}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/trajectories", Summary: "List unexpired trajectories, newest first",
 			Query: []Param{{Name: "domain", Type: "string", Description: "trajectories of this host, its parent domains and its subdomains"},
@@ -160,14 +160,21 @@ func (c *Client) RecordTrajectory(ctx context.Context, t trajectory.Trajectory) 
 // Trajectory is GET /v1/trajectories/{id}.
 func (c *Client) Trajectory(ctx context.Context, host, id string) (*trajectory.Trajectory, error) {
 	var out trajectory.Trajectory
-	return &out, c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/trajectories/%s", id),
-		query: url.Values{"domain": {host}}}, &out)
+	return &out, c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/trajectories/%s", id), query: hostQuery(host)}, &out)
 }
 
 // RemoveTrajectory is DELETE /v1/trajectories/{id}.
 func (c *Client) RemoveTrajectory(ctx context.Context, host, id string) error {
-	return c.do(ctx, request{method: http.MethodDelete, path: pathf("/v1/trajectories/%s", id),
-		query: url.Values{"domain": {host}}}, &Removed{})
+	return c.do(ctx, request{method: http.MethodDelete, path: pathf("/v1/trajectories/%s", id), query: hostQuery(host)}, &Removed{})
+}
+
+// hostQuery is the domain query of a trajectory by id: none for "" (the id
+// finds it).
+func hostQuery(host string) url.Values {
+	if host == "" {
+		return nil
+	}
+	return url.Values{"domain": {host}}
 }
 
 // MatchTrajectory is GET /v1/recall/trajectory.

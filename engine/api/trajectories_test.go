@@ -162,8 +162,10 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 	if b := body(t, do(t, h, "GET", "/v1/recall/trajectory?domain=shop.example&goal=x", "", "")); strings.TrimSpace(b) != `{"match":null,"threshold":0.5}` {
 		t.Fatalf("no match: %s", b)
 	}
-	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1", "", ""), 400, "domain")
-	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "application/json", ""), 400, "domain")
+	// Without a domain the id finds the trajectory (or does not).
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1", "", ""), 404, "traj_1: no such trajectory")
+	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1", "application/json", ""), 404, "traj_1: no such trajectory")
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1?domain=http://", "", ""), 400, "domain")
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories/traj_1?domain=shop.example", "", ""), 404, "no such trajectory")
 	wantProblem(t, do(t, h, "DELETE", "/v1/trajectories/traj_1?domain=shop.example", "application/json", ""), 404, "no such trajectory")
 	wantProblem(t, do(t, h, "GET", "/v1/trajectories?domain=http://", "", ""), 400, "domain")
@@ -181,9 +183,24 @@ func TestTrajectoryRoutesOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := do(t, h, "POST", "/v1/trajectories", "application/json", string(big))
-	if b := body(t, resp); resp.StatusCode != 200 || !strings.Contains(b, `"id":"traj_`) {
+	b := body(t, resp)
+	if resp.StatusCode != 200 || !strings.Contains(b, `"id":"traj_`) {
 		t.Fatalf("a trajectory over %d bytes: %d %.200s", api.MaxBody, resp.StatusCode, b)
 	}
+	resp = do(t, h, "POST", "/v1/trajectories", "application/json", `{"domain": "www.shop.example", "goal": "open the cart", "steps": [{"action": "click", "name": "Cart"}]}`)
+	b = body(t, resp)
+	var rec trajectory.Trajectory
+	if err := json.Unmarshal([]byte(b), &rec); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("record: %d %s (%v)", resp.StatusCode, b, err)
+	}
+	resp = do(t, h, "GET", "/v1/trajectories/"+rec.ID, "", "")
+	if got := body(t, resp); resp.StatusCode != 200 || !strings.Contains(got, `"goal":"open the cart"`) {
+		t.Fatalf("get %s without a domain: %d %.200s", rec.ID, resp.StatusCode, got)
+	}
+	if resp := do(t, h, "DELETE", "/v1/trajectories/"+rec.ID, "application/json", ""); resp.StatusCode != 200 {
+		t.Fatalf("delete %s without a domain: %d %s", rec.ID, resp.StatusCode, body(t, resp))
+	}
+	wantProblem(t, do(t, h, "GET", "/v1/trajectories/"+rec.ID, "", ""), 404, "no such trajectory")
 }
 
 // Only a successful run records a trajectory: a run the registry holds as

@@ -62,7 +62,7 @@ func TestLessonCountersCannotBeWritten(t *testing.T) {
 	if code != http.StatusBadRequest {
 		t.Fatalf("self-promoting lesson: %d %s", code, body)
 	}
-	for _, f := range []string{"use_count", "triggered_domains", "shown", "used", "helped", "trust", "engine import --trust"} {
+	for _, f := range []string{"use_count", "triggered_domains", "shown", "used", "helped", "trust", "POST /v1/import?trust=true"} {
 		if !strings.Contains(body, f) {
 			t.Errorf("the refusal does not name %s: %s", f, body)
 		}
@@ -127,7 +127,8 @@ func TestTrajectoryCountsCannotBeWritten(t *testing.T) {
 	}
 	base := `"domain": "www.shop.example", "goal": "search padel rackets", "steps": ` + string(steps)
 	code, body := post(t, srv, "/v1/trajectories", "application/json", `{`+base+`, "runs": 40, "helped": 7, "used": 7, "shown": 7}`)
-	if code != http.StatusBadRequest || !strings.Contains(body, "runs, shown, used, helped cannot be written") {
+	if code != http.StatusBadRequest || !strings.Contains(body, "runs, shown, used, helped cannot be written") ||
+		!strings.Contains(body, "POST /v1/import?trust=true") || strings.Contains(body, "--") {
 		t.Fatalf("counted trajectory: %d %s", code, body)
 	}
 	code, body = post(t, srv, "/v1/trajectories", "application/json", `{`+base+`}`)

@@ -11,7 +11,8 @@ import (
 )
 
 // Bad bodies are told in the API's words (JSON kinds and field names),
-// never a Go type; a required field left out is named.
+// never a Go type nor a command-line flag; a required field left out is
+// named.
 func TestBodyErrorsInAPIWords(t *testing.T) {
 	h := api.Handler(open(t), api.Options{})
 	for _, c := range []struct{ method, path, body, want string }{
@@ -23,6 +24,9 @@ func TestBodyErrorsInAPIWords(t *testing.T) {
 		{"POST", "/v1/recall/error", `{"command": "click e12"}`, `invalid request: body: the field "error" is required`},
 		{"POST", "/v1/lessons", `{}`, `invalid request: body: the fields "lesson", "category" are required`},
 		{"POST", "/v1/lessons", ``, "invalid request: the body is empty: send a JSON object"},
+		{"POST", "/v1/retract/fact_x", `{"reason": " "}`, `invalid retract: the field "reason" is blank: say why the record is withdrawn`},
+		{"POST", "/v1/lessons/les_x/retract", `{"reason": ""}`, `invalid retract: the field "reason" is blank: say why the record is withdrawn`},
+		{"POST", "/v1/imports/abc/revert", `{}`, `invalid revert: the path parameter "sha256" is not a file's SHA-256 (64 lowercase hex digits, as engine import prints it)`},
 	} {
 		resp := do(t, h, c.method, c.path, "application/json", c.body)
 		var p problem.Problem
@@ -34,6 +38,9 @@ func TestBodyErrorsInAPIWords(t *testing.T) {
 		}
 		if strings.Contains(p.Detail, "Go ") || strings.Contains(p.Detail, "json:") {
 			t.Errorf("%s %s: %q names Go", c.method, c.path, p.Detail)
+		}
+		if strings.Contains(p.Detail, "--") {
+			t.Errorf("%s %s: %q names a command-line flag, not the request's field", c.method, c.path, p.Detail)
 		}
 	}
 	// An empty error is an error text like any other.

@@ -292,7 +292,7 @@ class Client:
         out = self.request("GET", "/v1/trajectories", query={"domain": domain})
         return [Trajectory.from_dict(x) for x in out.get("trajectories") or []]
 
-    def trajectory(self, id: str, domain: str) -> Trajectory:
+    def trajectory(self, id: str, domain: str = "") -> Trajectory:
         return Trajectory.from_dict(self.request("GET", "/v1/trajectories/" + _seg(id), query={"domain": domain}))
 
     def record_trajectory(self, domain: str, goal: str, steps: Sequence[Union[Step, JSON]], *,

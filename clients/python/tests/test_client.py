@@ -114,6 +114,7 @@ class Memory:
         self.assertTrue(t.id)
         self.assertEqual(len(t.steps), 3)
         self.assertEqual(self.mem.trajectory(t.id, "shop.example").goal, t.goal)
+        self.assertEqual(self.mem.trajectory(t.id).goal, t.goal)  # the id alone finds it
         self.assertEqual([x.id for x in self.mem.trajectories(domain="shop.example")], [t.id])
         m = self.mem.find_trajectory("shop.example", "add 3 padel rackets to the cart")
         self.assertIsNotNone(m.trajectory)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,6 +29,8 @@ func init() {
 
 func (a *app) mcpCommand() *cobra.Command {
 	var f runFlags
+	var printConfig string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "mcp",
 		Short: cli.AgentShort("mcp"),
@@ -53,9 +57,31 @@ memory_task_end, which register each task as a run and learn from it as
 engine run does. Answers carry the page, the site's memory when a page
 enters a site, and tips from earlier runs when an action fails. The browser
 starts at the first browser tool and ends (its plugin process with it) when
-stdin closes; a task not ended by then ends failed.`,
+stdin closes; a task not ended by then ends failed.
+
+--print-config HOST prints what makes the MCP host HOST (claude-desktop,
+claude-code, cursor or vscode) start this command, with this binary's
+absolute path (GUI hosts start servers with a minimal PATH), the flags
+given with it and the data dir, and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cmd.Flags().Changed("print-config") {
+				if !slices.Contains(mcpHostNames(), printConfig) {
+					return cli.Usagef("--print-config %q: not a host this prints a configuration for; the hosts are %s", printConfig, strings.Join(mcpHostNames(), ", "))
+				}
+				l, err := a.mcpLaunchOf(cmd.LocalNonPersistentFlags())
+				if err != nil {
+					return err
+				}
+				if err := printMCPConfig(a.Stdout, printConfig, asJSON, l); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stderr, "engine: %s\n", mcpWhere(printConfig, asJSON))
+				return nil
+			}
+			if asJSON {
+				return cli.Usagef("--json is for --print-config claude-code")
+			}
 			ctx := cmd.Context()
 			opts, dir, err := a.AttachOptions("")
 			if err != nil {
@@ -91,6 +117,7 @@ stdin closes; a task not ended by then ends failed.`,
 	}
 	fl := c.Flags()
 	addBrowserMCPFlags(fl, &f)
+	addPrintConfigFlags(c, &printConfig, &asJSON)
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/api"
+	"github.com/engine-dev/engine/engine/memory/archive"
 	"github.com/engine-dev/engine/engine/memory/fact"
 	"github.com/engine-dev/engine/engine/memory/history"
 	"github.com/engine-dev/engine/engine/memory/lesson"
@@ -192,6 +193,11 @@ query retracted lists them) until engine revert ID restores it. Its
 version is kept (op retract).`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			// The memory's message names the request's field; this
+			// command's input is the flag.
+			if strings.TrimSpace(reason) == "" {
+				return Usagef("--reason is blank: say why the record is withdrawn")
+			}
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
 				if kind := api.KindOf(args[0]); kind != api.KindLesson {
 					if _, err := m.WithProvenance(manual).Retract(cmd.Context(), args[0], reason); err != nil {
@@ -250,6 +256,9 @@ one it created is removed.`,
 			}
 			if to < -1 || (len(args) == 0 && to != -1) {
 				return Usagef("--to must be a version number from engine history, and goes with an ID")
+			}
+			if imp != "" && !archive.IsSHA256(imp) {
+				return Usagef("--import %q: not a file's SHA-256 (64 lowercase hex digits, as engine import prints it)", imp)
 			}
 			return a.withMemory(cmd.Context(), func(m *MemoryClient) error {
 				if imp != "" {

@@ -221,7 +221,7 @@ func (a *App) trajectoriesShowCommand() *cobra.Command {
 	var host string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "show ID --domain D",
+		Use:   "show ID [--domain D]",
 		Short: "Show one trajectory with its steps",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -240,16 +240,15 @@ func (a *App) trajectoriesShowCommand() *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&host, "domain", "", "host it was recorded on (required)")
+	c.Flags().StringVar(&host, "domain", "", "host it was recorded on (optional: the id names it)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.MarkFlagRequired("domain")
 	return c
 }
 
 func (a *App) trajectoriesRmCommand() *cobra.Command {
 	var host string
 	c := &cobra.Command{
-		Use:   "rm ID... --domain D",
+		Use:   "rm ID... [--domain D]",
 		Short: "Remove trajectories",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -258,8 +257,7 @@ func (a *App) trajectoriesRmCommand() *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&host, "domain", "", "host they were recorded on (required)")
-	c.MarkFlagRequired("domain")
+	c.Flags().StringVar(&host, "domain", "", "host they were recorded on (optional: each id names it)")
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/memory"
@@ -167,6 +168,20 @@ func (m *Archive) prepareHistory(d *Document) (func(ctx context.Context) error, 
 	}, nil
 }
 
+// IsSHA256 reports whether sha can be a file's SHA-256 as engine import
+// prints it: 64 lowercase hex digits.
+func IsSHA256(sha string) bool {
+	if len(sha) != 64 {
+		return false
+	}
+	for _, r := range sha {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // ImportReverted is what RevertImport did, by kind.
 type ImportReverted struct {
 	SHA256 string `json:"sha256"`
@@ -179,8 +194,8 @@ type ImportReverted struct {
 // before the import, every one it created is removed. The revert's own
 // changes are kept as versions (op revert), so it can be undone too.
 func RevertImport(ctx context.Context, m *memory.Memory, sha string) (*ImportReverted, error) {
-	if p := check.Text("sha256", sha, 64, false); p != "" || len(sha) != 64 {
-		return nil, engine.Invalid("revert", "--import takes the file's SHA-256 (64 hex digits, as engine import prints it)")
+	if !IsSHA256(sha) {
+		return nil, engine.Invalid("revert", `the path parameter "sha256" is not a file's SHA-256 (64 lowercase hex digits, as engine import prints it)`)
 	}
 	out := &ImportReverted{SHA256: sha}
 	var err error

@@ -112,8 +112,8 @@ func Count(ctx context.Context, m *memory.Memory, host string) (Survey, error) {
 
 // Site deletes everything m holds about host's site, of every kind, and
 // returns what it deleted. Index entries outside the site's key range
-// (lesson ids, due dates and list entries, run indexes, the runs' planner
-// histories) go first, then its held facts and trajectories and the site's
+// (lesson and trajectory ids, due dates and list entries, run indexes, the
+// runs' planner histories) go first, then its held facts and trajectories and the site's
 // whole range, one DropPrefix each. Lessons bound to no site stay, even
 // when they were learned on this one.
 func Site(ctx context.Context, m *memory.Memory, host string) (Survey, error) {
@@ -130,6 +130,9 @@ func Site(ctx context.Context, m *memory.Memory, host string) (Survey, error) {
 		return Survey{}, err
 	}
 	if err := m.Plans.Delete(ctx, ids...); err != nil {
+		return Survey{}, err
+	}
+	if _, err := m.Trajectories.ForgetSite(ctx, site); err != nil {
 		return Survey{}, err
 	}
 	if err := forgetHistory(ctx, m, site); err != nil {

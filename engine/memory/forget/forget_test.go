@@ -163,7 +163,7 @@ func TestForgetOneSite(t *testing.T) {
 	}
 	// No index entry outside the range points at forgotten memory.
 	err = db.View(ctx, func(r kv.Reader) error {
-		for _, p := range []string{"runidx/", "plan/", "id/lesson/", "due/lesson/", "list/"} {
+		for _, p := range []string{"runidx/", "plan/", "id/", "due/lesson/", "list/"} {
 			err := r.Scan([]byte(p), kv.ScanOptions{}, func(k, v []byte) error {
 				if strings.Contains(string(k), "run_1") || string(v) == "example.com" {
 					t.Errorf("dangling %s → %s", k, v)

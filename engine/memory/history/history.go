@@ -550,11 +550,12 @@ func Hold(tx kv.Txn, kind, id, reason string, c Change, rec []byte) (*Retraction
 // Release ends the retraction of record id of kind, if it has one, in tx.
 func Release(tx kv.Txn, kind, id string) error { return tx.Delete(keyspace.Retracted(kind, id)) }
 
-// Reason checks a retraction's reason: trimmed, and required.
+// Reason checks a retraction's reason: trimmed, and required. The error
+// names the request's field; the CLI checks its --reason itself.
 func Reason(reason string) (string, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return "", engine.Invalid("retract", "give a --reason")
+		return "", engine.Invalid("retract", `the field "reason" is blank: say why the record is withdrawn`)
 	}
 	return reason, nil
 }

@@ -13,6 +13,8 @@
 //	                                            one is unfinished            (see schema.go)
 //
 //	id/lesson/<id>                           → <site> the lesson is stored under
+//	id/trajectory/<id>                       → <site> the trajectory is stored under, TTL
+//	                                            (see trajectory.go)
 //	due/lesson/<yyyy-mm-dd>/<id>             → "" learned lessons by last_used (pruning)
 //	list/lesson/<pos>                        → <site>: every lesson in list order
 //	list/lesson-cat/<category>/<pos>         → <site>: one category's lessons in list order

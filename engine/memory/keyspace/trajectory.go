@@ -16,6 +16,17 @@ import "strings"
 // Matching reads the idx range (or a cache of it), never the records, and
 // then reads the one record that won.
 
+// Trajectories by id, outside the site ranges:
+//
+//	id/trajectory/<id> → <site> the trajectory is stored under, TTL = expiry
+//
+// written and deleted with the record (and its match entry), so a lookup by
+// id alone (engine trajectories show ID) is one read. A store written before
+// the entry existed has none: a miss falls back to a scan of the site keys.
+
+// TrajectoryID is the key of trajectory id's site entry.
+func TrajectoryID(id string) []byte { return []byte("id/trajectory/" + esc(id)) }
+
 // Trajectory is the key of one trajectory record.
 func Trajectory(site, id string) []byte {
 	return []byte("site/" + esc(site) + "/trajectory/rec/" + esc(id))

@@ -61,11 +61,24 @@ func (s *Store) History(ctx context.Context, id string) ([]Version, error) {
 	return out, nil
 }
 
-// locate returns the key of stored trajectory id (a scan of every site's
-// keys: an operator's command).
+// locate returns the key of stored trajectory id: one read of its id
+// entry, else (a store written before the entries, or no such trajectory)
+// a scan of every site's keys.
 func locate(r kv.Reader, id string) ([]byte, error) {
+	site, err := r.Get(keyspace.TrajectoryID(id))
+	switch {
+	case err == nil:
+		key := keyspace.Trajectory(string(site), id)
+		if _, err := r.Get(key); err == nil {
+			return key, nil
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return nil, err
+		}
+	case !errors.Is(err, kv.ErrNotFound):
+		return nil, err
+	}
 	var key []byte
-	err := r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
+	err = r.Scan(keyspace.SitesPrefix(), kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 		if keyspace.IsTrajectory(k) && keyspace.LastPart(k) == id {
 			key = bytes.Clone(k)
 			return kv.ErrStop
@@ -158,6 +171,9 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (out *Traje
 		if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
 			return nil, nil, err
 		}
+		if err := tx.Delete(keyspace.TrajectoryID(id)); err != nil {
+			return nil, nil, err
+		}
 		return nil, func() { s.applyWrite(site, oldGen, gen, id, nil) }, nil
 	}
 	ttl := out.ExpiresAt.Sub(s.opts.Now())
@@ -165,6 +181,9 @@ func (s *Store) restore(tx kv.Txn, id string, rec []byte, op string) (out *Traje
 		return nil, nil, engine.Invalidf("revert", "trajectory %s: the version expired at %s", id, out.ExpiresAt.Format(time.RFC3339))
 	}
 	if err := tx.Set(key, rec, ttl); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Set(keyspace.TrajectoryID(id), []byte(site), ttl); err != nil {
 		return nil, nil, err
 	}
 	if out.Stale != nil { // a stale version stays out of the match index
@@ -254,4 +273,40 @@ func Stored(r kv.Reader, id string) ([]byte, error) {
 		return nil, err
 	}
 	return r.Get(key)
+}
+
+// ForgetSite deletes the id entries of site's trajectories (they lie
+// outside its key range), in transactions of at most a batch of entries,
+// before forgetting drops the range; it returns how many went.
+func (s *Store) ForgetSite(ctx context.Context, site string) (int, error) {
+	batch := kv.TxnItems(s.db, 512, 1)
+	total := 0
+	for start := keyspace.Trajectories(site); ; {
+		var ids []string
+		err := s.db.View(ctx, func(r kv.Reader) error {
+			ids = ids[:0]
+			return r.Scan(keyspace.Trajectories(site), kv.ScanOptions{KeysOnly: true, Start: start, Limit: batch}, func(k, _ []byte) error {
+				ids = append(ids, keyspace.LastPart(k))
+				start = append(bytes.Clone(k), 0)
+				return nil
+			})
+		})
+		if err == nil && len(ids) > 0 {
+			err = s.db.Update(ctx, func(tx kv.Txn) error {
+				for _, id := range ids {
+					if err := tx.Delete(keyspace.TrajectoryID(id)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return total, fmt.Errorf("trajectory: forget %s: %w", site, err)
+		}
+		total += len(ids)
+		if len(ids) < batch {
+			return total, nil
+		}
+	}
 }

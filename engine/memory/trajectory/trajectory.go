@@ -416,6 +416,9 @@ func (s *Store) write(ctx context.Context, t Trajectory, ttl time.Duration, nSec
 		if err := tx.Set(keyspace.Trajectory(site, t.ID), rec, ttl); err != nil {
 			return err
 		}
+		if err := tx.Set(keyspace.TrajectoryID(t.ID), []byte(site), ttl); err != nil {
+			return err
+		}
 		if put == nil {
 			err = tx.Delete(keyspace.TrajectoryIndex(site, t.ID))
 		} else {
@@ -449,8 +452,20 @@ func applies(h, r string) bool {
 	return domain.Within(strings.TrimPrefix(h, "www."), strings.TrimPrefix(r, "www."))
 }
 
-// Get returns one trajectory by id; host (or URL) names its site.
+// Get returns one trajectory by id; host (or URL) names its site, and ""
+// finds the site from the id (ids are unique: they hash the host).
 func (s *Store) Get(ctx context.Context, host, id string) (Trajectory, error) {
+	if host == "" {
+		site, err := s.siteOf(ctx, id)
+		if err != nil {
+			return Trajectory{}, fmt.Errorf("trajectory: get %s: %w", id, err)
+		}
+		t, err := s.get(ctx, site, id)
+		if err != nil {
+			return Trajectory{}, fmt.Errorf("trajectory: get %s: %w", id, err)
+		}
+		return t, nil
+	}
 	h, err := domain.Host(host)
 	if err != nil {
 		return Trajectory{}, engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
@@ -460,6 +475,24 @@ func (s *Store) Get(ctx context.Context, host, id string) (Trajectory, error) {
 		return Trajectory{}, fmt.Errorf("trajectory: get %s %s: %w", h, id, err)
 	}
 	return t, nil
+}
+
+// siteOf returns the site trajectory id is stored under (locate), or
+// ErrNotFound.
+func (s *Store) siteOf(ctx context.Context, id string) (string, error) {
+	var site string
+	err := s.db.View(ctx, func(r kv.Reader) error {
+		key, err := locate(r, id)
+		if err != nil {
+			return err
+		}
+		site, err = keyspace.SiteOf(key)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return "", ErrNotFound
+	}
+	return site, err
 }
 
 func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
@@ -484,13 +517,22 @@ func (s *Store) get(ctx context.Context, site, id string) (Trajectory, error) {
 // reference trajectory is read at every step.
 var decodedTrajectories = decoded.New(64, Trajectory.Clone)
 
-// Delete removes one trajectory.
+// Delete removes one trajectory; host names its site, and "" finds it
+// from the id (as Get).
 func (s *Store) Delete(ctx context.Context, host, id string) error {
-	h, err := domain.Host(host)
-	if err != nil {
-		return engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
+	var site, h string
+	var err error
+	if host == "" {
+		if site, err = s.siteOf(ctx, id); err != nil {
+			return fmt.Errorf("trajectory: delete %s: %w", id, err)
+		}
+		h = site
+	} else {
+		if h, err = domain.Host(host); err != nil {
+			return engine.Invalid("trajectory", fmt.Sprintf("domain: %v", err))
+		}
+		site = domain.Site(h)
 	}
-	site := domain.Site(h)
 	gen := newGen()
 	var oldGen string
 	err = s.db.Update(ctx, func(tx kv.Txn) error {
@@ -513,6 +555,9 @@ func (s *Store) Delete(ctx context.Context, host, id string) error {
 			return err
 		}
 		if err := tx.Delete(keyspace.TrajectoryIndex(site, id)); err != nil {
+			return err
+		}
+		if err := tx.Delete(keyspace.TrajectoryID(id)); err != nil {
 			return err
 		}
 		return tx.Set(keyspace.TrajectoryGen(site), []byte(gen), 0)
