@@ -362,8 +362,9 @@ export class Client {
     return (await this.call("get", "/v1/trajectories", { query })).trajectories ?? [];
   }
 
-  trajectory(id: string, domain: string): Promise<Trajectory> {
-    return this.call("get", "/v1/trajectories/{id}", { path: { id }, query: { domain } });
+  /** A trajectory by id; the id alone finds it (the domain, when given, must match). */
+  trajectory(id: string, domain?: string): Promise<Trajectory> {
+    return this.call("get", "/v1/trajectories/{id}", { path: { id }, query: domain ? { domain } : {} });
   }
 
   /** Records a successful run's steps (a run of the same goal template replaces it). */
@@ -371,8 +372,8 @@ export class Client {
     return this.call("post", "/v1/trajectories", { body: t });
   }
 
-  async removeTrajectory(id: string, domain: string): Promise<void> {
-    await this.call("delete", "/v1/trajectories/{id}", { path: { id }, query: { domain } });
+  async removeTrajectory(id: string, domain?: string): Promise<void> {
+    await this.call("delete", "/v1/trajectories/{id}", { path: { id }, query: domain ? { domain } : {} });
   }
 
   // Runs.

@@ -834,7 +834,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Append one iteration (planner output and tool executions) to a run's planner history */
+        /** Append one iteration (planner output and tool executions) to a registered run's planner history */
         post: operations["addPlanIteration"];
         delete?: never;
         options?: never;
@@ -4720,12 +4720,12 @@ export interface operations {
     };
     getTrajectory: {
         parameters: {
-            query: {
+            query?: {
                 /**
-                 * @description the host (or URL) it was recorded on: a trajectory's id is unique within its site
+                 * @description the host (or URL) it was recorded on; without it the id (unique: it hashes the host) finds it
                  * @example shop.example
                  */
-                domain: string;
+                domain?: string;
             };
             header?: never;
             path: {
@@ -4758,12 +4758,12 @@ export interface operations {
     };
     removeTrajectory: {
         parameters: {
-            query: {
+            query?: {
                 /**
-                 * @description the host (or URL) it was recorded on: a trajectory's id is unique within its site
+                 * @description the host (or URL) it was recorded on; without it the id (unique: it hashes the host) finds it
                  * @example shop.example
                  */
-                domain: string;
+                domain?: string;
             };
             header?: never;
             path: {

@@ -139,12 +139,14 @@ function suite(transport: string, client: () => Client): void {
       assert.ok(t.id);
       assert.equal(t.steps.length, 3);
       assert.equal((await mem.trajectory(t.id, "shop.example")).goal, t.goal);
+      assert.equal((await mem.trajectory(t.id)).goal, t.goal, "the id alone finds it");
       assert.deepEqual((await mem.trajectories({ domain: "shop.example" })).map((x) => x.id), [t.id]);
       const m = await mem.findTrajectory("shop.example", "add 3 padel rackets to the cart");
       assert.ok(m.match?.trajectory, JSON.stringify(m));
       assert.equal(m.match.steps[1].value, "3");
       await mem.removeTrajectory(t.id, "shop.example");
       await rejects(mem.trajectory(t.id, "shop.example"), NotFound);
+      await rejects(mem.trajectory(t.id), NotFound);
     });
 
     test("context", async () => {
