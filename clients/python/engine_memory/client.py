@@ -9,7 +9,7 @@ import socket
 import urllib.parse
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from .errors import EngineError, error_for
+from .errors import EngineError, Unreachable, error_for
 from .types import (
     Context,
     FactList,
@@ -154,6 +154,17 @@ class Client:
             conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
             payload = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            where = f"unix://{self._unix}" if self._unix is not None else \
+                f"{'https' if self._tls else 'http'}://{self._host}:{self._port}"
+            if isinstance(e, socket.timeout):
+                why = f"no answer in {self.timeout:g} s"
+            elif isinstance(e, OSError) and e.strerror:
+                why = e.strerror
+            else:
+                why = str(e) or type(e).__name__
+            raise Unreachable(f"{method} {path}: no answer from the engine server at {where} ({why}): "
+                              "is engine serve running there?") from e
         finally:
             conn.close()
         ctype = resp.getheader("Content-Type", "")
