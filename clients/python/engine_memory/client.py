@@ -51,7 +51,7 @@ class Client:
 
     ``address`` is ``http://host:port`` (a TCP listener: give ``token``, the
     data dir's serve.token), ``unix:///path/to/engine.sock`` or a socket's
-    path. Without an address, ``ENGINE_URL`` is read, then the socket of
+    path. Without an address, ``ENGINE_SERVER`` (as the CLI) or ``ENGINE_URL`` is read, then the socket of
     ``ENGINE_DATA_DIR``. ``namespace`` runs every request in that namespace
     of the store; ``run`` and ``model`` stamp what the client writes with
     the run and model that learned it.
@@ -72,11 +72,12 @@ class Client:
         model: Optional[str] = None,
     ):
         if address is None:
-            address = os.environ.get("ENGINE_URL")
+            # ENGINE_SERVER is what the engine command line reads; ENGINE_URL too.
+            address = os.environ.get("ENGINE_SERVER") or os.environ.get("ENGINE_URL") or None
         if address is None:
             data = os.environ.get("ENGINE_DATA_DIR")
             if not data:
-                raise ValueError("no server address: give one, or set ENGINE_URL or ENGINE_DATA_DIR")
+                raise ValueError("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)")
             address = os.path.join(data, "engine.sock")
         if token is None:
             token = os.environ.get("ENGINE_TOKEN")

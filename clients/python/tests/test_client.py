@@ -214,6 +214,23 @@ class NoServer(unittest.TestCase):
         self.assertRegex(str(unix.exception), rf"unix://{path}.*No such file.*engine serve")
 
 
+class Environment(unittest.TestCase):
+    def test_engine_server_as_the_cli_reads_it(self) -> None:
+        saved = {k: os.environ.pop(k, None) for k in ("ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR")}
+        try:
+            os.environ["ENGINE_SERVER"], os.environ["ENGINE_TOKEN"] = URL, TOKEN
+            self.assertEqual(em.Client().health()["status"], "ok")
+            del os.environ["ENGINE_SERVER"]
+            with self.assertRaisesRegex(ValueError, "ENGINE_SERVER"):
+                em.Client()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 class Addresses(unittest.TestCase):
     def test_bad_address(self) -> None:
         with self.assertRaises(ValueError):

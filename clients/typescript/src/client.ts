@@ -105,7 +105,7 @@ interface Answer {
 /**
  * Talks to one memory server. address is http://host:port (a TCP
  * listener: give the token), unix:///path/to/engine.sock or a socket's
- * path; without one, ENGINE_URL is read, then the socket of
+ * path; without one, ENGINE_SERVER (as the CLI) or ENGINE_URL is read, then the socket of
  * ENGINE_DATA_DIR. Every method throws an {@link EngineError} subclass
  * (BadRequest, NotFound, Unauthorized, …) when the server answers with a
  * problem.
@@ -120,10 +120,10 @@ export class Client {
   private readonly socket?: string; // a unix socket's path
 
   constructor(address?: string, opts: ClientOptions = {}) {
-    address ??= process.env.ENGINE_URL;
+    address ||= process.env.ENGINE_SERVER || process.env.ENGINE_URL; // ENGINE_SERVER: as the engine command line
     if (!address) {
       const data = process.env.ENGINE_DATA_DIR;
-      if (!data) throw new Error("no server address: give one, or set ENGINE_URL or ENGINE_DATA_DIR");
+      if (!data) throw new Error("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)");
       address = join(data, "engine.sock");
     }
     this.token = opts.token ?? process.env.ENGINE_TOKEN;

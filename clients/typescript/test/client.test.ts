@@ -226,6 +226,21 @@ test("a server that is not there is Unreachable, naming the address", async () =
   assert.match(unix.message, new RegExp(`${sock}.*ENOENT.*engine serve`));
 });
 
+test("without an address, ENGINE_SERVER is read as the CLI reads it", async () => {
+  const keys = ["ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR"] as const;
+  const saved = keys.map((k) => process.env[k]);
+  try {
+    for (const k of keys) delete process.env[k];
+    process.env.ENGINE_SERVER = URL_;
+    process.env.ENGINE_TOKEN = TOKEN;
+    assert.equal((await new Client().health()).status, "ok");
+    delete process.env.ENGINE_SERVER;
+    assert.throws(() => new Client(), /ENGINE_SERVER/);
+  } finally {
+    keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
+  }
+});
+
 test("a bad address is refused", () => {
   assert.throws(() => new Client("ftp://x"), /want http:\/\/host:port/);
   assert.throws(() => new Client("http://"), /not a URL/);
