@@ -19,6 +19,7 @@ from .errors import (
     RequestTimeout,
     ServerError,
     Unauthorized,
+    Unreachable,
     UnsupportedMediaType,
 )
 from .types import (
@@ -43,7 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Client", "EngineError", "BadRequest", "Busy", "Forbidden", "NotFound", "PayloadTooLarge",
-    "RequestTimeout", "ServerError", "Unauthorized", "UnsupportedMediaType",
+    "RequestTimeout", "ServerError", "Unauthorized", "Unreachable", "UnsupportedMediaType",
     "Context", "Fact", "FactList", "FactOutcome", "Learned", "Lesson", "LessonPage", "Namespace",
     "RecordedLesson", "Run", "RunPage", "Selector", "Step", "Trajectory", "TrajectoryMatch",
 ]

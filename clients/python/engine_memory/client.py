@@ -9,7 +9,7 @@ import socket
 import urllib.parse
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from .errors import EngineError, error_for
+from .errors import EngineError, Unreachable, error_for
 from .types import (
     Context,
     FactList,
@@ -51,7 +51,7 @@ class Client:
 
     ``address`` is ``http://host:port`` (a TCP listener: give ``token``, the
     data dir's serve.token), ``unix:///path/to/engine.sock`` or a socket's
-    path. Without an address, ``ENGINE_URL`` is read, then the socket of
+    path. Without an address, ``ENGINE_SERVER`` (as the CLI) or ``ENGINE_URL`` is read, then the socket of
     ``ENGINE_DATA_DIR``. ``namespace`` runs every request in that namespace
     of the store; ``run`` and ``model`` stamp what the client writes with
     the run and model that learned it.
@@ -72,11 +72,12 @@ class Client:
         model: Optional[str] = None,
     ):
         if address is None:
-            address = os.environ.get("ENGINE_URL")
+            # ENGINE_SERVER is what the engine command line reads; ENGINE_URL too.
+            address = os.environ.get("ENGINE_SERVER") or os.environ.get("ENGINE_URL") or None
         if address is None:
             data = os.environ.get("ENGINE_DATA_DIR")
             if not data:
-                raise ValueError("no server address: give one, or set ENGINE_URL or ENGINE_DATA_DIR")
+                raise ValueError("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)")
             address = os.path.join(data, "engine.sock")
         if token is None:
             token = os.environ.get("ENGINE_TOKEN")
@@ -154,6 +155,17 @@ class Client:
             conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
             payload = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            where = f"unix://{self._unix}" if self._unix is not None else \
+                f"{'https' if self._tls else 'http'}://{self._host}:{self._port}"
+            if isinstance(e, socket.timeout):
+                why = f"no answer in {self.timeout:g} s"
+            elif isinstance(e, OSError) and e.strerror:
+                why = e.strerror
+            else:
+                why = str(e) or type(e).__name__
+            raise Unreachable(f"{method} {path}: no answer from the engine server at {where} ({why}): "
+                              "is engine serve running there?") from e
         finally:
             conn.close()
         ctype = resp.getheader("Content-Type", "")

@@ -55,6 +55,22 @@ class ServerError(EngineError):
     """500 and any other status: the server failed."""
 
 
+class Unreachable(EngineError):
+    """Status 0: no answer at all.
+
+    Nothing listens at the address (the server is not running, or the
+    socket's path is wrong), or the server was silent past the client's
+    timeout; the message names the address and the cause.
+    """
+
+    def __init__(self, detail: str):
+        super().__init__(0, detail)
+        self.args = (detail,)
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 _BY_STATUS = {
     400: BadRequest,
     401: Unauthorized,

@@ -10,6 +10,7 @@ other's records.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import unittest
 import uuid
@@ -195,6 +196,40 @@ class TCPWithoutToken(unittest.TestCase):
         with self.assertRaises(em.Unauthorized):
             em.Client(URL, token="0" * 64).lessons()
         self.assertEqual(c.openapi()["openapi"], "3.1.0")
+
+
+class NoServer(unittest.TestCase):
+    def test_unreachable_names_the_address(self) -> None:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        with self.assertRaises(em.Unreachable) as tcp:
+            em.Client(f"http://127.0.0.1:{port}", token="t").tier1()
+        self.assertEqual(tcp.exception.status, 0)
+        self.assertIsInstance(tcp.exception, em.EngineError)
+        self.assertRegex(str(tcp.exception), rf"http://127\.0\.0\.1:{port}.*refused.*engine serve")
+        path = f"/tmp/engine-py-{uuid.uuid4().hex[:12]}.sock"
+        with self.assertRaises(em.Unreachable) as unix:
+            em.Client("unix://" + path).tier1()
+        self.assertRegex(str(unix.exception), rf"unix://{path}.*No such file.*engine serve")
+
+
+class Environment(unittest.TestCase):
+    def test_engine_server_as_the_cli_reads_it(self) -> None:
+        saved = {k: os.environ.pop(k, None) for k in ("ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR")}
+        try:
+            os.environ["ENGINE_SERVER"], os.environ["ENGINE_TOKEN"] = URL, TOKEN
+            self.assertEqual(em.Client().health()["status"], "ok")
+            del os.environ["ENGINE_SERVER"]
+            with self.assertRaisesRegex(ValueError, "ENGINE_SERVER"):
+                em.Client()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 class Addresses(unittest.TestCase):

@@ -5,7 +5,7 @@
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 
-import { EngineError, errorFor, type Problem } from "./errors.js";
+import { EngineError, errorFor, Unreachable, type Problem } from "./errors.js";
 import type { components, paths } from "./schema.js";
 
 type Schemas = components["schemas"];
@@ -105,7 +105,7 @@ interface Answer {
 /**
  * Talks to one memory server. address is http://host:port (a TCP
  * listener: give the token), unix:///path/to/engine.sock or a socket's
- * path; without one, ENGINE_URL is read, then the socket of
+ * path; without one, ENGINE_SERVER (as the CLI) or ENGINE_URL is read, then the socket of
  * ENGINE_DATA_DIR. Every method throws an {@link EngineError} subclass
  * (BadRequest, NotFound, Unauthorized, …) when the server answers with a
  * problem.
@@ -120,10 +120,10 @@ export class Client {
   private readonly socket?: string; // a unix socket's path
 
   constructor(address?: string, opts: ClientOptions = {}) {
-    address ??= process.env.ENGINE_URL;
+    address ||= process.env.ENGINE_SERVER || process.env.ENGINE_URL; // ENGINE_SERVER: as the engine command line
     if (!address) {
       const data = process.env.ENGINE_DATA_DIR;
-      if (!data) throw new Error("no server address: give one, or set ENGINE_URL or ENGINE_DATA_DIR");
+      if (!data) throw new Error("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)");
       address = join(data, "engine.sock");
     }
     this.token = opts.token ?? process.env.ENGINE_TOKEN;
@@ -191,9 +191,14 @@ export class Client {
       headers["Engine-Source"] = "learned";
     }
     if (this.model) headers["Engine-Model"] = this.model;
-    const ans = this.socket !== undefined
-      ? await this.overSocket(method, target, headers, body)
-      : await this.overFetch(method, target, headers, body);
+    let ans: Answer;
+    try {
+      ans = this.socket !== undefined
+        ? await this.overSocket(method, target, headers, body)
+        : await this.overFetch(method, target, headers, body);
+    } catch (e) {
+      throw this.unreachable(method, path, e);
+    }
     if (ans.status >= 400) {
       let problem: Partial<Problem> = {};
       let detail = ans.text.trim();
@@ -213,6 +218,22 @@ export class Client {
     } catch (e) {
       throw new EngineError(ans.status, `${method} ${path}: the answer is not JSON: ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * The Unreachable error of a request that got no answer: the address, what
+   * the transport said (fetch hides it in cause), and what to check.
+   */
+  private unreachable(method: string, path: string, e: unknown): Unreachable {
+    const where = this.socket !== undefined ? `unix://${this.socket}` : this.base;
+    let cause = e as { name?: string; message?: string; code?: string; cause?: unknown };
+    while (cause?.cause && typeof cause.cause === "object") cause = cause.cause as typeof cause;
+    let why = cause?.message || String(e);
+    if (cause?.name === "TimeoutError") why = `no answer in ${this.timeoutMs} ms`;
+    if (cause?.code && !why.includes(cause.code)) why = `${cause.code}: ${why}`;
+    const err = new Unreachable(0, `${method} ${path}: no answer from the engine server at ${where} (${why}): is engine serve running there?`);
+    (err as { cause?: unknown }).cause = e;
+    return err;
   }
 
   private async overFetch(method: string, target: string, headers: Record<string, string>, body?: string): Promise<Answer> {

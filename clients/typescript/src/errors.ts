@@ -42,6 +42,17 @@ export class UnsupportedMediaType extends EngineError {}
 export class Busy extends EngineError {}
 /** 500 and any other status: the server failed. */
 export class ServerError extends EngineError {}
+/**
+ * Status 0: no answer at all: nothing listens at the address (the server
+ * is not running, or the socket's path is wrong), or the server was silent
+ * past the client's timeout. The message names the address and the cause.
+ */
+export class Unreachable extends EngineError {
+  constructor(status: number, detail: string, problem: Partial<Problem> = {}) {
+    super(status, detail, problem);
+    this.message = detail; // no status to show
+  }
+}
 
 const byStatus: Record<number, typeof EngineError> = {
   400: BadRequest,

@@ -86,17 +86,26 @@ export class MemoryPage {
   }
 
   /**
-   * Fills selector with value. The step records the input's type, so the
-   * server stores a password's value as a placeholder; the action log
-   * learning reads never holds a filled value.
+   * Fills selector with value. The step records the input's type and its
+   * name (its labels, aria-label, placeholder or title, else its name
+   * attribute), so the server stores a secret field's value as a
+   * placeholder (a password input, a field labelled "Kennwort", one named
+   * "pwd"); an autocomplete of a credential or card marks it secret here.
+   * The action log learning reads never holds a filled value.
    */
   fill(selector: string, value: string, options?: Parameters<Page["fill"]>[2]): Promise<void> {
     const step: Partial<Step> = {};
     return this.act("fill", selector, value, async () => {
       await this.page.fill(selector, value, options);
-      const type = await this.page.getAttribute(selector, "type", { timeout: 1000 }).catch(() => null);
-      if (type) step.input_type = type;
-      if (type?.toLowerCase() === "password") step.secret = true;
+      const f = await this.page
+        .locator(selector)
+        .first()
+        .evaluate(fieldOf, undefined, { timeout: 1000 })
+        .catch(() => null);
+      if (!f) return;
+      if (f.type) step.input_type = f.type;
+      if (f.name) step.name = f.name;
+      if (f.type.toLowerCase() === "password" || secretAutocomplete(f.autocomplete)) step.secret = true;
     }, step);
   }
 
@@ -253,4 +262,32 @@ export function describeError(err: unknown): string {
     .filter((l) => why.test(l));
   const cause = causes.at(-1);
   return cause && cause !== first ? `${cause}\n${first}` : first;
+}
+
+/** What fill records of a field: its type, autocomplete and name. */
+interface Field {
+  type: string;
+  autocomplete: string;
+  name: string;
+}
+
+/**
+ * fieldOf runs in the page: the field's type, autocomplete and name (its
+ * labels, else aria-label, placeholder, title, the name attribute, the id).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function fieldOf(e: any): Field {
+  const text = (n: { textContent?: string | null } | null) => (n?.textContent ?? "").replace(/\s+/g, " ").trim();
+  const labels = Array.from((e.labels ?? []) as ArrayLike<{ textContent?: string | null }>).map(text).filter(Boolean).join(" ");
+  const attr = (a: string): string => (e.getAttribute?.(a) as string | null) ?? "";
+  const name = labels || attr("aria-label") || attr("placeholder") || attr("title") || attr("name") || attr("id");
+  return { type: attr("type") || (e.tagName === "TEXTAREA" ? "textarea" : ""), autocomplete: attr("autocomplete"), name };
+}
+
+/** Whether an autocomplete attribute names a credential or a card (the server's redact.SecretField). */
+function secretAutocomplete(ac: string): boolean {
+  return ac
+    .toLowerCase()
+    .split(/\s+/)
+    .some((t) => t === "current-password" || t === "new-password" || t === "one-time-code" || t.startsWith("cc-"));
 }

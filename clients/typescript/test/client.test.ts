@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { createServer, type AddressInfo } from "node:net";
 import { before, describe, test } from "node:test";
 
 import {
@@ -16,6 +17,7 @@ import {
   EngineError,
   NotFound,
   Unauthorized,
+  Unreachable,
   type ActionRecord,
 } from "../src/index.js";
 
@@ -209,6 +211,36 @@ test("TCP without the token is refused, but the document is served", async () =>
   await rejects(c.lessons(), Unauthorized);
   await rejects(new Client(URL_, { token: "0".repeat(64) }).lessons(), Unauthorized);
   assert.equal((await c.openapi()).openapi, "3.1.0");
+});
+
+test("a server that is not there is Unreachable, naming the address", async () => {
+  const free = await new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+  const tcp = await rejects(new Client(`http://127.0.0.1:${free}`, { token: "t" }).tier1(), Unreachable);
+  assert.equal(tcp.status, 0);
+  assert.match(tcp.message, new RegExp(`http://127\\.0\\.0\\.1:${free}.*ECONNREFUSED.*engine serve`));
+  const sock = `/tmp/engine-ts-${fresh()}.sock`;
+  const unix = await rejects(new Client("unix://" + sock).tier1(), Unreachable);
+  assert.match(unix.message, new RegExp(`${sock}.*ENOENT.*engine serve`));
+});
+
+test("without an address, ENGINE_SERVER is read as the CLI reads it", async () => {
+  const keys = ["ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR"] as const;
+  const saved = keys.map((k) => process.env[k]);
+  try {
+    for (const k of keys) delete process.env[k];
+    process.env.ENGINE_SERVER = URL_;
+    process.env.ENGINE_TOKEN = TOKEN;
+    assert.equal((await new Client().health()).status, "ok");
+    delete process.env.ENGINE_SERVER;
+    assert.throws(() => new Client(), /ENGINE_SERVER/);
+  } finally {
+    keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
+  }
 });
 
 test("a bad address is refused", () => {

@@ -165,6 +165,25 @@ test("a failed action gets tips, a finished task is learned and recorded", async
   assert.equal(again.trajectory?.id, done.trajectory.id, "the same task's trajectory is replaced, not added");
 });
 
+test("a value filled into a secret field is stored as a placeholder, whatever marks it", async () => {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  const mp = withMemory(page, mem, { goal: "sign in to the shop" });
+  await mp.goto(SHOP);
+  await page.evaluate(`document.body.insertAdjacentHTML("beforeend",
+    '<label for="kw">Kennwort</label><input id="kw" type="text">' +
+    '<input id="ac" type="text" autocomplete="username current-password" aria-label="Login">' +
+    '<input id="nm" type="text" name="pass">' +
+    '<input id="pw" type="password">')`);
+  const fields = ["#kw", "#ac", "#nm", "#pw"];
+  for (const [i, f] of fields.entries()) await mp.fill(f, `typed-secret-${i}-value`);
+  const done = await mp.finish({ success: true });
+  await ctx.close();
+  const fills = (done.trajectory?.steps ?? []).filter((s) => s.action === "fill");
+  assert.deepEqual(fills.map((s) => [s.selector, s.value, s.secret]), fields.map((f) => [f, "{{secret}}", true]));
+  assert.doesNotMatch(JSON.stringify(await mem.trajectories({ domain: host })), /typed-secret/);
+});
+
 test("an action's error is thrown even when memory cannot be reached", async () => {
   const ctx = await browser.newContext();
   const page = await ctx.newPage();

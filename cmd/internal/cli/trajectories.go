@@ -376,7 +376,13 @@ successful run of their goal template replaces them.`,
 						return PrintJSON(a.Stdout, m)
 					}
 					if m == nil {
-						fmt.Fprintf(a.Stdout, "no trajectory on %s matches %q (a match needs more than %.2f)\n", host, goal, res.Threshold)
+						within := "" // an older one, left out, may have matched
+						if ttlDays == 1 {
+							within = " recorded in the last day"
+						} else if ttlDays > 1 {
+							within = fmt.Sprintf(" recorded in the last %d days", ttlDays)
+						}
+						fmt.Fprintf(a.Stdout, "no trajectory on %s%s matches %q (a match needs more than %.2f)\n", host, within, goal, res.Threshold)
 						return nil
 					}
 					fmt.Fprintf(a.Stdout, "%s: %q (template %q), similarity %.2f", m.Trajectory.ID, m.Trajectory.Goal, m.Trajectory.Template, m.Similarity)

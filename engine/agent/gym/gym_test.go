@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,13 @@ func TestRegistry(t *testing.T) {
 			seen[task.Name] = true
 			if task.Goal == "" || len(task.Traps) == 0 || task.Path == "" || task.Path[0] != '/' {
 				t.Errorf("task %s: needs a goal, traps and a path from /", task.Name)
+			}
+			if w := strings.Fields(strings.ToLower(task.Goal)); len(w) > 1 {
+				for i := 1; i < len(w); i++ {
+					if w[i] == w[i-1] {
+						t.Errorf("task %s: the goal says %q twice: %s", task.Name, w[i], task.Goal)
+					}
+				}
 			}
 			var r struct {
 				Rules []json.RawMessage `json:"rules"`

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -80,7 +81,7 @@ func bankTask(name string, a bankAccount) Task {
 	return Task{
 		Name: "bank." + name,
 		Goal: "sign in to the bank as customer " + bankCustomer + " (your PIN is in your credentials) and tell the balance of the " +
-			a.Name + " account",
+			strings.TrimSuffix(a.Name, " account") + " account", // "Joint account": not "Joint account account"
 		Traps:    []string{TrapLogin, TrapDynamicIDs},
 		MaxSteps: 12,
 		Rules:    bankRules(a),

@@ -6,14 +6,16 @@ import (
 )
 
 // emailRule replaces email addresses by Email. A user in a URL
-// (https://bob@host) is not an address, nor is an image's density suffix
-// (icon@2x.png).
+// (https://bob@host) is not an address, nor is a redacted password before
+// a URL's host (https://bob:%5Bredacted%5D@host), nor is an image's density
+// suffix (icon@2x.png).
 var emailRule = sync.OnceValue(func() rule {
 	return rule{
 		at: emailAt,
 		re: lazy(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})\b`),
 		repl: func(s string, m []int) string {
-			if strings.HasSuffix(s[:m[0]], "://") || fileExt[strings.ToLower(s[m[2]:m[3]])] {
+			if strings.HasSuffix(s[:m[0]], "://") || strings.HasPrefix(s[m[0]:], secretUserinfo+"@") ||
+				fileExt[strings.ToLower(s[m[2]:m[3]])] {
 				return s[m[0]:m[1]]
 			}
 			return Email

@@ -35,6 +35,10 @@ const (
 	SecretSlot = "{{secret}}"
 )
 
+// secretUserinfo is Secret as a URL's userinfo password (percent-escaped:
+// url.Parse reads it back as Secret).
+const secretUserinfo = "%5Bredacted%5D"
+
 // minValue is the shortest typed value removed, in bytes: shorter ones
 // ("1", "ok") would blank ordinary text everywhere.
 const minValue = 3

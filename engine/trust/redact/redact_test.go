@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,7 @@ func TestStringShapes(t *testing.T) {
 		{"a " + pem + " b " + pem + " c", "a [redacted] b [redacted] c"},
 		{"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"},
 		// URLs.
-		{"https://bob:s3cret@db.example.com:5432/app", "https://bob:[redacted]@db.example.com:5432/app"},
+		{"https://bob:s3cret@db.example.com:5432/app", "https://bob:%5Bredacted%5D@db.example.com:5432/app"},
 		{"go to https://shop.example.com/reset?token=a1b2c3d4&lang=en", "go to https://shop.example.com/reset?token=[redacted]&lang=en"},
 		{"https://x.example/cb?state=xyz&code=4/0AfJohX&scope=email", "https://x.example/cb?state=xyz&code=[redacted]&scope=email"},
 		{"https://api.example.com/v1?api_key=ABCDEF&key=123&sig=zz9", "https://api.example.com/v1?api_key=[redacted]&key=[redacted]&sig=[redacted]"},
@@ -144,6 +145,26 @@ var benign = []string{
 	"Dismiss the cookie: banner first",
 	"Order #123-456-7890 shipped, ref 2024-01-15T10:30:00Z",
 	"https://www.google.com/maps/@52.5200066,13.404954,14z",
+}
+
+// A URL whose userinfo password is redacted is still a URL (a run's start
+// URL on a site behind basic auth is stored and parsed), its password the
+// marker, and redacting it again changes nothing.
+func TestUserinfoStaysAURL(t *testing.T) {
+	r := New(Options{})
+	for _, in := range []string{"http://bob:STARTpw77@127.0.0.1:18765/", "https://bob:s3cret@db.example.com:5432/app?x=1"} {
+		out := r.String(in)
+		u, err := url.Parse(out)
+		if err != nil {
+			t.Fatalf("String(%q) = %q: %v", in, out, err)
+		}
+		if pw, _ := u.User.Password(); pw != Secret || u.User.Username() != "bob" {
+			t.Errorf("String(%q) = %q: user %q, password %q", in, out, u.User.Username(), pw)
+		}
+		if again := r.String(out); again != out {
+			t.Errorf("String(%q) = %q, again %q", in, out, again)
+		}
+	}
 }
 
 func TestStringBenign(t *testing.T) {
@@ -364,6 +385,33 @@ func TestSecretField(t *testing.T) {
 		{"text", "", "newPassword", true},
 		{"text", "", "Passcode", true},
 		{"text", "", "token", true},
+		{"text", "", "pass", true},
+		{"text", "", "user_pass", true},
+		{"text", "", "userPass", true},
+		{"text", "", "Passwort", true},
+		{"text", "", "Kennwort", true},
+		{"text", "", "Mot de passe", true},
+		{"text", "", "mdp", true},
+		{"text", "", "Contraseña", true},
+		{"text", "", "contrasena", true},
+		{"text", "", "Senha", true},
+		{"text", "", "Wachtwoord", true},
+		{"text", "", "Hasło", true},
+		{"text", "", "Lösenord", true},
+		{"text", "", "Adgangskode", true},
+		{"text", "", "Salasana", true},
+		{"text", "", "Şifre", true},
+		{"text", "", "Пароль", true},
+		{"text", "", "PIN-код", true},
+		{"text", "", "请输入密码", true},
+		{"text", "", "パスワードを入力", true},
+		{"text", "", "비밀번호", true},
+		{"text", "", "Passenger name", false},
+		{"text", "", "Passport number", false},
+		{"text", "", "Compass heading", false},
+		{"text", "", "Bypass reason", false},
+		{"text", "", "Kennwortlänge", false},
+		{"text", "", "Fecha de nacimiento", false},
 		{"text", "email", "email", false},
 		{"text", "", "username", false},
 		{"search", "", "q", false},

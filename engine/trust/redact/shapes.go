@@ -82,12 +82,14 @@ var rules = sync.OnceValue(func() []rule {
 			re:   lazy(`(?i)(authorization\s*:\s*basic\s+)([A-Za-z0-9+/]{4,}=*)`),
 			repl: keep1,
 		},
-		// A password in a URL's userinfo: the user is kept.
+		// A password in a URL's userinfo: the user is kept, and the marker
+		// escaped as a URL's userinfo must be ("[" is not allowed there), so
+		// the URL stays one: a run on a site behind basic auth is stored.
 		{
 			all:  bitAt | bitColon,
 			gate: func(s string) bool { return strings.Contains(s, "://") },
 			re:   lazy(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@?#"'<>]+:)([^/\s@?#"'<>]+)@`),
-			repl: func(s string, m []int) string { return s[m[2]:m[3]] + Secret + "@" },
+			repl: func(s string, m []int) string { return s[m[2]:m[3]] + secretUserinfo + "@" },
 		},
 		// Secret values in URL queries and fragments: the name is kept.
 		{
