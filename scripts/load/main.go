@@ -184,10 +184,11 @@ func indexBuilds(c *http.Client) int {
 // server is the engine serve process of a load, started again after
 // each kill; ready is closed while a server answers.
 type server struct {
-	cfg   *config
-	mu    sync.Mutex
-	cmd   *exec.Cmd
-	ready chan struct{}
+	cfg    *config
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan error // cmd's exit
+	ready  chan struct{}
 }
 
 func (s *server) start() error {
@@ -221,7 +222,7 @@ func (s *server) start() error {
 		time.Sleep(10 * time.Millisecond) // polling the socket: the server sends no event
 	}
 	s.mu.Lock()
-	s.cmd = cmd
+	s.cmd, s.exited = cmd, exited
 	close(s.ready)
 	s.mu.Unlock()
 	return nil
@@ -250,12 +251,23 @@ func (s *server) waitReady() {
 	<-ch
 }
 
+// stop stops the server with SIGTERM and waits for it to exit (SIGKILL
+// after 30 s), so that its data dir is removed only once it has closed it:
+// a server whose data dir goes while it shuts down never finishes.
 func (s *server) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if s.cmd == nil {
+		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
 }
 
 func (s *server) rss() int64 {
