@@ -231,6 +231,24 @@ func (c *Cache[T]) advance(key, oldGen, newGen string, fn func(T) T, committed b
 	defer c.mu.Unlock()
 	p := pendingAdvance[T]{oldGen, newGen, fn, committed}
 	it := c.m[key]
+	if it != nil && it.gen == oldGen && committed {
+		// fn runs outside the lock, which every site's readers and
+		// writers share: on a big site it copies and may fold an
+		// overlay. Only this write advances from oldGen (the chain is
+		// one), so the entry is still at oldGen afterwards unless a
+		// build replaced it or a recall applied this write's
+		// announcement meanwhile.
+		v := it.v
+		c.mu.Unlock()
+		nv := fn(v)
+		c.mu.Lock()
+		it = c.m[key]
+		if it != nil && it.gen == oldGen {
+			it.pending = slices.DeleteFunc(it.pending, func(q pendingAdvance[T]) bool { return q.newGen == newGen })
+			c.put(key, newGen, nv)
+			return
+		}
+	}
 	if it == nil {
 		// A build may be on its way, read before this write: keep the
 		// advance for it.
@@ -243,12 +261,8 @@ func (c *Cache[T]) advance(key, oldGen, newGen string, fn func(T) T, committed b
 		c.orphans[key] = addPending(c.orphans[key], p)
 		return
 	}
-	if it.gen != oldGen || !committed {
-		it.pending = addPending(it.pending, p)
-		return
-	}
-	it.pending = slices.DeleteFunc(it.pending, func(q pendingAdvance[T]) bool { return q.newGen == newGen })
-	c.put(key, newGen, fn(it.v))
+	it.pending = addPending(it.pending, p)
+	it.catchUp()
 }
 
 // addPending adds p to ps, marking an announced advance of the same write
