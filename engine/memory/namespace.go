@@ -221,6 +221,7 @@ func (m *Memory) Namespaces(ctx context.Context) ([]NamespaceInfo, error) {
 	nsPrefix := keyspace.NamespacesPrefix()
 	sitesPrefix := keyspace.SitesPrefix()
 	tokensPrefix := keyspace.TokensPrefix()
+	tokenHashes := keyspace.TokenHashesPrefix()
 	var out []NamespaceInfo
 	err := m.root.View(ctx, func(r kv.Reader) error {
 		out = []NamespaceInfo{{Name: DefaultNamespace}}
@@ -228,7 +229,7 @@ func (m *Memory) Namespaces(ctx context.Context) ([]NamespaceInfo, error) {
 		var lastSite []byte
 		return r.Scan(nil, kv.ScanOptions{KeysOnly: true}, func(k, _ []byte) error {
 			at := 0
-			if bytes.HasPrefix(k, tokensPrefix) {
+			if bytes.HasPrefix(k, tokensPrefix) || bytes.HasPrefix(k, tokenHashes) {
 				return nil // the store's, not the default namespace's
 			}
 			if rest, ok := bytes.CutPrefix(k, nsPrefix); ok {

@@ -117,7 +117,9 @@ type result struct {
 	wall             time.Duration
 	rps              float64
 	p50, p99, max    time.Duration
-	rssBefore        int64 // KiB
+	byOp             [3]opLatency // writes, error recalls, domain recalls
+	builds           int          // recall index builds since the last start (the server's /metrics)
+	rssBefore        int64        // KiB
 	rssAfter         int64
 	importTime       time.Duration
 	restarts         int
@@ -130,19 +132,63 @@ func (r result) print() {
 		r.lessons, r.importTime.Round(time.Millisecond), r.requests, r.ok, r.transport, r.restarts, r.server5xx, r.other4xx)
 	fmt.Printf("  %.0f req/s; p50 %s, p99 %s, max %s; server RSS %d → %d MiB\n", r.rps,
 		r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.max.Round(10*time.Microsecond), r.rssBefore/1024, r.rssAfter/1024)
+	fmt.Printf("  recall index builds since the last start %d\n", r.builds)
 	fmt.Printf("  acknowledged writes %d, missing after the kills %d (read back in %s)\n", r.acked, r.lost, r.readBackDuration.Round(time.Millisecond))
+	for i, name := range opNames {
+		if o := r.byOp[i]; o.n > 0 {
+			fmt.Printf("  %-14s %6d: p50 %s, p99 %s, max %s\n", name, o.n, o.p50.Round(10*time.Microsecond), o.p99.Round(10*time.Microsecond), o.max.Round(10*time.Microsecond))
+		}
+	}
 	if r.firstErr != "" {
 		fmt.Printf("  first unexpected answer: %s\n", r.firstErr)
 	}
 }
 
+// opLatency is the latency of one kind of request.
+type opLatency struct {
+	n             int
+	p50, p99, max time.Duration
+}
+
+var opNames = [3]string{"write", "error recall", "domain recall"}
+
+func latencyOf(lat []time.Duration) opLatency {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return opLatency{}
+	}
+	return opLatency{n: len(lat), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1]}
+}
+
+// indexBuilds is how many times the server compiled a site's recall
+// index since it started (a cold start's, and any a write did not spare),
+// from its /metrics; -1 when it does not say.
+func indexBuilds(c *http.Client) int {
+	resp, err := c.Get("http://engine/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), `engine_recall_index_rebuild_seconds_count{kind="build"} `); ok {
+			n, err := strconv.Atoi(v)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
 // server is the engine serve process of a load, started again after
 // each kill; ready is closed while a server answers.
 type server struct {
-	cfg   *config
-	mu    sync.Mutex
-	cmd   *exec.Cmd
-	ready chan struct{}
+	cfg    *config
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan error // cmd's exit
+	ready  chan struct{}
 }
 
 func (s *server) start() error {
@@ -176,7 +222,7 @@ func (s *server) start() error {
 		time.Sleep(10 * time.Millisecond) // polling the socket: the server sends no event
 	}
 	s.mu.Lock()
-	s.cmd = cmd
+	s.cmd, s.exited = cmd, exited
 	close(s.ready)
 	s.mu.Unlock()
 	return nil
@@ -205,12 +251,23 @@ func (s *server) waitReady() {
 	<-ch
 }
 
+// stop stops the server with SIGTERM and waits for it to exit (SIGKILL
+// after 30 s), so that its data dir is removed only once it has closed it:
+// a server whose data dir goes while it shuts down never finishes.
 func (s *server) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if s.cmd == nil {
+		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
 }
 
 func (s *server) rss() int64 {
@@ -303,6 +360,7 @@ func run(cfg config) (result, error) {
 		next      atomic.Int64 // requests handed out
 		mu        sync.Mutex
 		lat       []time.Duration
+		latOp     [3][]time.Duration
 		acked     []string
 		killEvery = int64(cfg.requests / (cfg.kills + 1))
 		killErr   error
@@ -334,14 +392,17 @@ func run(cfg config) (result, error) {
 				op := rng.IntN(100)
 				var req *http.Request
 				write := op < cfg.writes
+				kind := 2
 				switch {
 				case write:
 					body, _ := json.Marshal(map[string]string{"lesson": fmt.Sprintf("load %d-%d: wait for the spinner to go before clicking", c, i),
 						"category": "error_recovery", "failed_command": "click", "error_pattern": fmt.Sprintf("spinner %d-%d still there", c, i), "domain": site(rng.IntN(sites))})
 					req, _ = http.NewRequest("POST", "http://engine/v1/lessons", bytes.NewReader(body))
+					kind = 0
 				case op < cfg.writes+cfg.recalls:
 					body, _ := json.Marshal(map[string]string{"command": "click", "error": fmt.Sprintf("element not visible %d", rng.IntN(max(cfg.lessons, 1))), "domain": site(rng.IntN(sites))})
 					req, _ = http.NewRequest("POST", "http://engine/v1/recall/error", bytes.NewReader(body))
+					kind = 1
 				default:
 					req, _ = http.NewRequest("GET", "http://engine/v1/recall/domain?host="+site(rng.IntN(sites)), nil)
 				}
@@ -389,6 +450,7 @@ func run(cfg config) (result, error) {
 				count(func() {
 					res.ok++
 					lat = append(lat, d)
+					latOp[kind] = append(latOp[kind], d)
 					if id != "" {
 						acked = append(acked, id)
 					}
@@ -403,10 +465,12 @@ func run(cfg config) (result, error) {
 	}
 	res.requests = cfg.requests
 	res.rssAfter = srv.rss()
+	res.builds = indexBuilds(client)
 	res.rps = float64(res.ok) / res.wall.Seconds()
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		res.p50, res.p99, res.max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	all := latencyOf(lat)
+	res.p50, res.p99, res.max = all.p50, all.p99, all.max
+	for i := range latOp {
+		res.byOp[i] = latencyOf(latOp[i])
 	}
 	// Every acknowledged write is there, read back through the server
 	// started after the last kill.

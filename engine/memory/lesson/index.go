@@ -1056,9 +1056,16 @@ func (w *ownWrite) end(tx kv.Txn) error {
 // so a run's own uses and new lessons do not force a rebuild of a big
 // site: each cached index still at the token the write read is replaced
 // by a copy with the lesson's entries changed, at the token it wrote.
-// An index another writer moved on is left alone (the next recall
-// rebuilds it).
-func (w *ownWrite) advance() {
+// An index at another token keeps the write until it reaches the token
+// the write read (sitecache.Cache.Advance).
+func (w *ownWrite) advance() { w.apply((*sitecache.Cache[*siteIndex]).Advance) }
+
+// prepare announces the write before its commit, so a recall whose
+// snapshot already holds it applies it rather than rebuilding the site
+// (sitecache.Cache.Prepare).
+func (w *ownWrite) prepare() { w.apply((*sitecache.Cache[*siteIndex]).Prepare) }
+
+func (w *ownWrite) apply(to func(c *sitecache.Cache[*siteIndex], key, oldGen, newGen string, fn func(*siteIndex) *siteIndex)) {
 	if w == nil || w.newGens == nil {
 		return
 	}
@@ -1071,7 +1078,7 @@ func (w *ownWrite) advance() {
 			n = w.new
 		}
 		for part, c := range indexes {
-			c.Advance(site, w.oldGens[i], w.newGens[i], func(ix *siteIndex) *siteIndex {
+			to(c, site, w.oldGens[i], w.newGens[i], func(ix *siteIndex) *siteIndex {
 				return ix.with(site, part, old, n)
 			})
 		}

@@ -215,7 +215,11 @@ func putOwn(tx kv.Txn, old, l *Lesson, w **ownWrite) error {
 	if err := put(tx, old, l); err != nil {
 		return err
 	}
-	return (*w).end(tx)
+	if err := (*w).end(tx); err != nil {
+		return err
+	}
+	(*w).prepare()
+	return nil
 }
 
 // touch writes a fresh lesson generation token for site (keyspace.LessonGen)

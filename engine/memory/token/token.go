@@ -5,7 +5,10 @@
 //
 // Tokens live once per store, outside every namespace (keyspace.Token),
 // so the same tokens open a badger data dir and an etcd cluster through
-// the kv contract alone.
+// the kv contract alone. Each record is indexed by its hash
+// (keyspace.TokenHash), so a token resolves with two reads whatever the
+// number of tokens; a store whose records predate the index gets it the
+// first time one of its tokens is resolved.
 package token
 
 import (
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -118,6 +122,9 @@ var ErrNotFound = engine.NotFound("no such token")
 type Store struct {
 	db  kv.Store
 	now func() time.Time
+
+	indexMu sync.Mutex
+	indexed bool // the store holds keyspace.TokenHashIndexed
 }
 
 // New returns the token store over db (the whole store, never a
@@ -164,7 +171,12 @@ func (s *Store) Create(ctx context.Context, spec Spec) (Token, string, error) {
 	if err != nil {
 		return Token{}, "", err
 	}
-	err = s.db.Update(ctx, func(tx kv.Txn) error { return tx.Set(keyspace.Token(t.ID), v, 0) })
+	err = s.db.Update(ctx, func(tx kv.Txn) error {
+		if err := tx.Set(keyspace.Token(t.ID), v, 0); err != nil {
+			return err
+		}
+		return tx.Set(keyspace.TokenHash(hex.EncodeToString(sum[:])), []byte(t.ID), 0)
+	})
 	if err != nil {
 		return Token{}, "", err
 	}
@@ -197,41 +209,125 @@ func (s *Store) Get(ctx context.Context, id string) (Token, error) {
 	return r.Token, nil
 }
 
-// Revoke deletes the token id: from then on it is refused.
+// Revoke deletes the token id and its hash key: from then on it is
+// refused.
 func (s *Store) Revoke(ctx context.Context, id string) error {
 	return s.db.Update(ctx, func(tx kv.Txn) error {
-		if _, err := tx.Get(keyspace.Token(id)); errors.Is(err, kv.ErrNotFound) {
+		v, err := tx.Get(keyspace.Token(id))
+		if errors.Is(err, kv.ErrNotFound) {
 			return fmt.Errorf("%w %q", ErrNotFound, id)
 		} else if err != nil {
 			return err
+		}
+		var r record
+		if err := json.Unmarshal(v, &r); err == nil && r.Hash != "" {
+			// Only this token's: a hash key naming another id (which
+			// no hash of two secrets ever would) stays.
+			hk := keyspace.TokenHash(r.Hash)
+			if owner, err := tx.Get(hk); err == nil && string(owner) == id {
+				if err := tx.Delete(hk); err != nil {
+					return err
+				}
+			} else if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
 		}
 		return tx.Delete(keyspace.Token(id))
 	})
 }
 
 // Resolve returns the token whose secret is secret; ok is false for a
-// secret no token has, or whose token has expired. Every stored hash is
-// compared, each in constant time, so the answer's timing tells nothing
-// of which hash came close.
+// secret no token has, or whose token has expired. The token is found by
+// the SHA-256 of secret (keyspace.TokenHash): a lookup by a hash tells a
+// caller nothing of how close a guess came, and the record found is
+// checked against it in constant time. A revoked token's keys are gone
+// and an expired one is refused on the clock of this call: nothing is
+// cached.
 func (s *Store) Resolve(ctx context.Context, secret string) (t Token, ok bool, err error) {
-	recs, err := s.all(ctx)
-	if err != nil {
+	if err := s.ensureIndex(ctx); err != nil {
 		return Token{}, false, err
 	}
 	sum := sha256.Sum256([]byte(secret))
-	for _, r := range recs {
-		want, err := hex.DecodeString(r.Hash)
-		if err != nil || len(want) != sha256.Size {
-			continue
+	var rec record
+	found := false
+	err = s.db.View(ctx, func(r kv.Reader) error {
+		found = false
+		id, err := r.Get(keyspace.TokenHash(hex.EncodeToString(sum[:])))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
 		}
-		if subtle.ConstantTimeCompare(sum[:], want) == 1 {
-			t, ok = r.Token, true
+		if err != nil {
+			return err
 		}
+		v, err := r.Get(keyspace.Token(string(id)))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("token record %s: %w", id, err)
+		}
+		found = true
+		return nil
+	})
+	if err != nil || !found {
+		return Token{}, false, err
 	}
-	if ok && t.Expired(s.now()) {
+	want, err := hex.DecodeString(rec.Hash)
+	if err != nil || len(want) != sha256.Size || subtle.ConstantTimeCompare(sum[:], want) != 1 {
 		return Token{}, false, nil
 	}
-	return t, ok, nil
+	if rec.Expired(s.now()) {
+		return Token{}, false, nil
+	}
+	return rec.Token, true, nil
+}
+
+// ensureIndex gives every token record its hash key, once per store: a
+// store written before the index existed gets it here, in one
+// transaction, and keyspace.TokenHashIndexed says it is done.
+func (s *Store) ensureIndex(ctx context.Context) error {
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
+	if s.indexed {
+		return nil
+	}
+	if _, err := kv.Get(ctx, s.db, keyspace.TokenHashIndexed()); err == nil {
+		s.indexed = true
+		return nil
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return err
+	}
+	err := s.db.Update(ctx, func(tx kv.Txn) error {
+		var recs []record
+		err := tx.Scan(keyspace.TokensPrefix(), kv.ScanOptions{}, func(k, v []byte) error {
+			var rec record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("token record %s: %w", k, err)
+			}
+			recs = append(recs, rec)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if rec.Hash == "" || rec.ID == "" {
+				continue // resolves to nothing, as before the index
+			}
+			if err := tx.Set(keyspace.TokenHash(rec.Hash), []byte(rec.ID), 0); err != nil {
+				return err
+			}
+		}
+		return tx.Set(keyspace.TokenHashIndexed(), []byte("1"), 0)
+	})
+	if err != nil {
+		return fmt.Errorf("token: index the stored tokens by hash: %w", err)
+	}
+	s.indexed = true
+	return nil
 }
 
 func (s *Store) all(ctx context.Context) ([]record, error) {
