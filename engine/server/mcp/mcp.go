@@ -120,6 +120,16 @@ type ContextInput struct {
 	Budget      int    `json:"budget,omitempty" jsonschema:"the most tokens the memory text may take (about 4 characters a token); default 2000"`
 	LastCommand string `json:"last_command,omitempty" jsonschema:"your previous command, when it failed (give last_error too)"`
 	LastError   string `json:"last_error,omitempty" jsonschema:"the error of your previous command: adds tips for it"`
+	TraceInput
+}
+
+// TraceInput is how memory_context and memory_find_trajectory rank
+// recorded runs, as GET /v1/context's and GET /v1/recall/trajectory's
+// weighted and trace_ttl_days (the server checks them, with the API's
+// errors).
+type TraceInput struct {
+	Weighted     bool `json:"weighted,omitempty" jsonschema:"rank recorded runs by a blend of similarity (60%), recency (20%), speed (10%) and verified steps (10%) instead of similarity alone: set it when the site changes often, so a recent, fast, verified run wins over an old one with a slightly closer goal"`
+	TraceTTLDays int  `json:"trace_ttl_days,omitempty" jsonschema:"use only runs recorded at most this many days ago (0 or absent: every unexpired run, 30 days): set it when the site changed recently and older runs would mislead"`
 }
 
 // RecordLessonInput is memory_record_lesson's input.
@@ -164,6 +174,7 @@ type RecordSelectorInput struct {
 type FindTrajectoryInput struct {
 	Goal string `json:"goal" jsonschema:"the task, e.g. add 2 padel rackets to the cart"`
 	URL  string `json:"url" jsonschema:"the site (start URL or host): trajectories are matched within one site"`
+	TraceInput
 }
 
 // QueryInput is memory_query's input.
@@ -224,7 +235,7 @@ func (t *tools) add(s *sdk.Server) {
 		Description: "Everything memory holds for the page you are on and your goal, fitted into a token budget by priority: recent sessions on the site, tips for your last error, a reference trajectory of the same task, site tips, app knowledge (facts) and known selectors. Put the text in your working context at each step."}, nil,
 		func(ctx context.Context, in ContextInput) (string, *memctx.Result, error) {
 			r, err := t.c.Context(ctx, api.ContextRequest{Request: memctx.Request{URL: in.URL, Goal: in.Goal, Budget: in.Budget,
-				LastCommand: in.LastCommand, LastError: in.LastError, Step: 1}})
+				LastCommand: in.LastCommand, LastError: in.LastError, Step: 1}, Weighted: in.Weighted, TraceTTLDays: in.TraceTTLDays})
 			if err != nil {
 				return "", nil, err
 			}
@@ -280,9 +291,9 @@ func (t *tools) add(s *sdk.Server) {
 			return renderSelector(out), out, nil
 		})
 	addTool(s, &sdk.Tool{Name: "memory_find_trajectory", Annotations: readOnly("Find a past run of this task"),
-		Description: "The recorded successful run most like your goal on this site, with its steps rewritten for your goal's values (numbers, quoted names): follow them instead of exploring. Says so when none is close enough."}, nil,
+		Description: "The recorded successful run most like your goal on this site, with its steps rewritten for your goal's values (numbers, quoted names): follow them instead of exploring. Says so when none is close enough. By default the closest goal wins; weighted also favours recent, fast, verified runs, and trace_ttl_days leaves out older ones."}, nil,
 		func(ctx context.Context, in FindTrajectoryInput) (string, *api.TrajectoryMatch, error) {
-			m, err := t.c.MatchTrajectory(ctx, api.MatchRequest{Domain: in.URL, Goal: in.Goal})
+			m, err := t.c.MatchTrajectory(ctx, api.MatchRequest{Domain: in.URL, Goal: in.Goal, Weighted: in.Weighted, TraceTTLDays: in.TraceTTLDays})
 			if err != nil {
 				return "", nil, err
 			}

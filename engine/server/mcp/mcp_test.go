@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,4 +155,88 @@ func BenchmarkRecallError(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFindTrajectoryTraceScoring: memory_find_trajectory's weighted and
+// trace_ttl_days pick the reference trajectory as GET
+// /v1/recall/trajectory's do, and bad values get the API's errors.
+func TestFindTrajectoryTraceScoring(t *testing.T) {
+	ctx := context.Background()
+	m, err := memory.Open(ctx, t.TempDir(), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	h := api.Handler(m, api.Options{AllowClock: true})
+	at := func(now time.Time) *api.LocalClient {
+		c := api.Local(h, api.ClientOptions{Now: now})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	today := time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
+	search := func(verified bool) []trajectory.Step {
+		return []trajectory.Step{{Action: "click", Role: "textbox", Name: "Search", Verified: verified},
+			{Action: "click", Role: "button", Name: "Search", Verified: verified}}
+	}
+	// An exact match, 25 days old, slow and unverified; a near one (7/8),
+	// recorded today, fast and verified.
+	if _, err := at(today.AddDate(0, 0, -25)).RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example",
+		Goal: "search for padel and open the first result", Steps: search(false), DurationMs: 600000}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := at(today).RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example",
+		Goal: "search for padel and open the result", Steps: search(true), DurationMs: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.New(at(today).Client, mcp.Options{Version: "test"})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	goal := "search for padel and open the first result"
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{}, `goal "search for padel and open the first result", similarity 1.00)`},
+		{map[string]any{"weighted": false}, `goal "search for padel and open the first result", similarity 1.00)`},
+		// 0.6·0.875 + 0.2 + 0.1·0.923 + 0.1 = 0.917 beats 0.6 + 0.2·exp(-25/14) + 0.1·(1/11) = 0.643.
+		{map[string]any{"weighted": true}, `goal "search for padel and open the result", similarity 0.88, weighted score 0.92)`},
+		{map[string]any{"trace_ttl_days": 14}, `goal "search for padel and open the result", similarity 0.88)`},
+		{map[string]any{"trace_ttl_days": 30}, `goal "search for padel and open the first result", similarity 1.00)`},
+	} {
+		tc.args["goal"], tc.args["url"] = goal, "https://shop.example/"
+		mcptest.OK(t, ctx, cs, "memory_find_trajectory", tc.args, tc.want)
+		// memory_context ranks its reference trajectory the same way.
+		ctxArgs := map[string]any{"goal": goal, "url": "https://shop.example/"}
+		for _, k := range []string{"weighted", "trace_ttl_days"} {
+			if v, ok := tc.args[k]; ok {
+				ctxArgs[k] = v
+			}
+		}
+		want := strings.SplitN(strings.TrimPrefix(tc.want, "goal "), ",", 2)[0]
+		mcptest.OK(t, ctx, cs, "memory_context", ctxArgs, "Goal: "+want)
+	}
+
+	// Bad values: the API's errors, from the API's parsing.
+	for _, tool := range []string{"memory_find_trajectory", "memory_context"} {
+		for _, ttl := range []int{-1, 36501} {
+			res := mcptest.Call(t, ctx, cs, tool, map[string]any{"goal": goal, "url": "shop.example", "trace_ttl_days": ttl})
+			if text := mcptest.Text(t, res); !res.IsError || !strings.Contains(text, fmt.Sprintf(`trace_ttl_days="%d": want a number from 0 to 36500`, ttl)) {
+				t.Errorf("%s trace_ttl_days=%d: IsError=%v %q", tool, ttl, res.IsError, text)
+			}
+		}
+		res := mcptest.Call(t, ctx, cs, tool, map[string]any{"goal": goal, "url": "shop.example", "weighted": "maybe"})
+		if text := mcptest.Text(t, res); !res.IsError || !strings.Contains(text, "weighted") {
+			t.Errorf("%s weighted=maybe: IsError=%v %q; want an error naming weighted", tool, res.IsError, text)
+		}
+	}
 }

@@ -84,7 +84,11 @@ func renderMatch(m *api.TrajectoryMatch) string {
 	}
 	t := m.Match.Trajectory
 	var b strings.Builder
-	fmt.Fprintf(&b, "A past successful run of a similar task (trajectory %s, goal %q, similarity %.2f). Steps for your goal:", t.ID, t.Goal, m.Match.Similarity)
+	fmt.Fprintf(&b, "A past successful run of a similar task (trajectory %s, goal %q, similarity %.2f", t.ID, t.Goal, m.Match.Similarity)
+	if m.Match.Score != m.Match.Similarity {
+		fmt.Fprintf(&b, ", weighted score %.2f", m.Match.Score)
+	}
+	b.WriteString("). Steps for your goal:")
 	for i, s := range m.Match.Steps {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, renderStep(s))
 	}
