@@ -39,8 +39,7 @@ func (r *runner) memoryPhase(ctx context.Context, step int) (*memctx.Result, err
 		return nil, nil
 	}
 	r.attribute()
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: r.contextRequest(step, changed),
-		Weighted: r.cfg.TraceScoring, TraceTTLDays: r.cfg.TraceTTLDays})
+	mc, err := r.mem.Context(ctx, r.traced(r.contextRequest(step, changed)))
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +76,13 @@ func (r *runner) keepShown(mc *memctx.Result) {
 	if mc.Match != nil {
 		r.shownTrajectory, r.shownSteps = mc.Match.Trajectory.ID, mc.Match.Steps
 	}
+}
+
+// traced is req with the run's ranking of reference trajectories
+// (Config.TraceScoring, Config.TraceTTLDays), so every context a run or a
+// session asks for picks the same one.
+func (r *runner) traced(req memctx.Request) api.ContextRequest {
+	return api.ContextRequest{Request: req, Weighted: r.cfg.TraceScoring, TraceTTLDays: r.cfg.TraceTTLDays}
 }
 
 // contextRequest is the step's state as memory is told it: the page, the

@@ -48,6 +48,10 @@ type SessionConfig struct {
 	Redact redact.Options
 	// Budget is the memory context's token budget (0: memctx's default).
 	Budget int
+	// TraceScoring and TraceTTLDays pick the reference trajectory as
+	// Config's do (engine run's --trace-scoring and --trace-ttl-days).
+	TraceScoring bool
+	TraceTTLDays int
 }
 
 // Session is a browser driven by a model outside the loop (an MCP host's)
@@ -190,7 +194,7 @@ func (s *Session) StartTask(ctx context.Context, goal, startURL string) (*TaskSt
 	if r.cfg.NoMemory {
 		return ts, nil
 	}
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{URL: r.red.String(startURL), Goal: r.goal, Step: 1, Budget: r.cfg.Budget, SkipDomainTips: true}})
+	mc, err := r.mem.Context(ctx, r.traced(memctx.Request{URL: r.red.String(startURL), Goal: r.goal, Step: 1, Budget: r.cfg.Budget, SkipDomainTips: true}))
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +417,7 @@ func (s *Session) open(ctx context.Context, goal, start string, stated bool) (*r
 	cfg := Config{Goal: goal, StartURL: start, Browser: b, Memory: s.cfg.Memory, ModelName: s.cfg.ModelName,
 		Now: s.cfg.Now, Events: s.cfg.Events, MaxSteps: math.MaxInt, MaxErrors: math.MaxInt, MaxRepeats: math.MaxInt,
 		Approve: ApproveAuto, Mode: StepMode, RunsDir: s.cfg.RunsDir, Budget: s.cfg.Budget, Navigation: s.cfg.Navigation,
-		Redact: s.cfg.Redact}
+		Redact: s.cfg.Redact, TraceScoring: s.cfg.TraceScoring, TraceTTLDays: s.cfg.TraceTTLDays}
 	r := &runner{cfg: cfg, res: &Result{}, started: cfg.Now(), nav: navGuard{policy: s.cfg.Navigation}, red: s.red,
 		goal: s.red.String(goal), external: true, page: s.page}
 	r.mem = cfg.Memory.WithEvents(r.events())
@@ -503,7 +507,7 @@ func (r *runner) hostPhase(ctx context.Context, step int) (string, error) {
 	if !entered && !failed {
 		return "", nil
 	}
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: r.contextRequest(step+1, entered)})
+	mc, err := r.mem.Context(ctx, r.traced(r.contextRequest(step+1, entered)))
 	if err != nil {
 		return "", err
 	}
@@ -624,7 +628,7 @@ func (s *Session) Replay(ctx context.Context, goal, startURL string) (*Replayed,
 		}
 	}
 	out := &Replayed{RunID: r.res.RunID}
-	mc, err := r.mem.Context(ctx, api.ContextRequest{Request: memctx.Request{URL: r.red.String(startURL), Goal: r.red.String(goal), Step: r.res.Steps + 1, SkipDomainTips: true}})
+	mc, err := r.mem.Context(ctx, r.traced(memctx.Request{URL: r.red.String(startURL), Goal: r.red.String(goal), Step: r.res.Steps + 1, SkipDomainTips: true}))
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,8 @@ engine run does. Answers carry the page, the site's memory when a page
 enters a site, and tips from earlier runs when an action fails. The browser
 starts at the first browser tool and ends (its plugin process with it) when
 stdin closes; a task not ended by then ends failed.
+--trace-scoring (or ENGINE_TRACE_SCORING=1) and --trace-ttl-days pick the
+recorded run memory_task_start answers with, as engine run's do.
 
 --print-config HOST prints what makes the MCP host HOST (claude-desktop,
 claude-code, cursor or vscode) start this command, with this binary's
@@ -81,6 +83,9 @@ given with it and the data dir, and exits.`,
 			}
 			if asJSON {
 				return cli.Usagef("--json is for --print-config claude-code")
+			}
+			if err := browserTraceFlags(cmd.Flags(), &f); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			opts, dir, err := a.AttachOptions("")
@@ -129,6 +134,18 @@ func addBrowserMCPFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.allowDomains, "allow-domains", "", "with --browser: navigate only to these `DOMAINS` (comma-separated) and their subdomains")
 	fl.BoolVar(&f.allowPrivate, "allow-private", false, "with --browser: allow private, loopback and link-local addresses")
 	fl.BoolVar(&f.keepContacts, "keep-contacts", os.Getenv("ENGINE_KEEP_CONTACTS") == "1", "with --browser: keep email addresses and phone numbers in what the tasks store (env ENGINE_KEEP_CONTACTS=1)")
+	fl.BoolVar(&f.traceScoring, "trace-scoring", false, "with --browser: memory_task_start picks the recorded run by the weighted rank, as engine run --trace-scoring (env ENGINE_TRACE_SCORING=1)")
+	cli.TraceTTLFlag(fl, &f.traceTTLDays)
+}
+
+// browserTraceFlags settles --trace-scoring (or ENGINE_TRACE_SCORING) and
+// --trace-ttl-days of a browser served over MCP as engine run does; without
+// --browser they do nothing and are not checked.
+func browserTraceFlags(fs *pflag.FlagSet, f *runFlags) error {
+	if f.browser == "" {
+		return nil
+	}
+	return cli.TraceFlags(fs, "trace-scoring", &f.traceScoring, f.traceTTLDays)
 }
 
 // browserMCP is the browser tools' options from the flags: the plugin
@@ -152,5 +169,6 @@ func (a *app) browserMCP(f runFlags) (browsermcp.Options, error) {
 		}
 		return b, nil
 	}
-	return browsermcp.Options{Open: open, Navigation: nav, Redact: redact.Options{KeepContacts: f.keepContacts}}, nil
+	return browsermcp.Options{Open: open, Navigation: nav, Redact: redact.Options{KeepContacts: f.keepContacts},
+		TraceScoring: f.traceScoring, TraceTTLDays: f.traceTTLDays}, nil
 }

@@ -81,6 +81,9 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
+			if err := browserTraceFlags(cmd.Flags(), &limits.browser); err != nil {
+				return err
+			}
 			log, err := newLogger(a.Stderr, logFormat)
 			if err != nil {
 				return err

@@ -56,6 +56,11 @@ type Options struct {
 	// namespace's runs folder).
 	MemoryRunsDir   string
 	MemoryRunsDirOf func(context.Context) string
+	// TraceScoring and TraceTTLDays pick the reference trajectory
+	// memory_task_start answers with (and a session's site memory shows)
+	// as engine run's --trace-scoring and --trace-ttl-days do.
+	TraceScoring bool
+	TraceTTLDays int
 }
 
 // Server holds the browser sessions of one MCP server: one agent.Session
@@ -176,7 +181,8 @@ func (s *Server) session(ctx context.Context) (*agent.Session, error) {
 		return sess, nil
 	}
 	sess, err := agent.NewSession(agent.SessionConfig{Open: s.open, Memory: s.c, ModelName: mcp.ClientName(ctx),
-		Navigation: s.opts.Navigation, RunsDir: s.opts.RunsDir, Events: s.opts.Events, Redact: s.opts.Redact})
+		Navigation: s.opts.Navigation, RunsDir: s.opts.RunsDir, Events: s.opts.Events, Redact: s.opts.Redact,
+		TraceScoring: s.opts.TraceScoring, TraceTTLDays: s.opts.TraceTTLDays})
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/engine-dev/engine/engine/listing"
 	"github.com/engine-dev/engine/engine/memory"
 	"github.com/engine-dev/engine/engine/memory/run"
+	"github.com/engine-dev/engine/engine/memory/trajectory"
 	"github.com/engine-dev/engine/engine/server/browsermcp"
 )
 
@@ -416,5 +417,75 @@ func TestHTTPDeleteEndsTheSession(t *testing.T) {
 	}
 	if len(runs.Runs) != 1 || runs.Runs[0].Status != run.Failed || !strings.Contains(runs.Runs[0].Reason, "session_ended: the session ended before memory_task_end") {
 		t.Fatalf("runs: %+v", runs.Runs)
+	}
+}
+
+// TestTaskStartTraceScoring: memory_task_start picks the recorded run as
+// engine run does, by similarity alone unless the server's TraceScoring
+// asks for the weighted rank, and within TraceTTLDays.
+func TestTaskStartTraceScoring(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := memory.Open(ctx, dir, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	h := api.Handler(m, api.Options{AllowClock: true})
+	at := func(now time.Time) *api.Client {
+		c := api.Local(h, api.ClientOptions{Now: now})
+		t.Cleanup(func() { c.Close() })
+		return c.Client
+	}
+	search := func(verified bool) []trajectory.Step {
+		return []trajectory.Step{{Action: "click", Role: "textbox", Name: "Email", Verified: verified},
+			{Action: "click", Role: "button", Name: "Sign in", Verified: verified}}
+	}
+	// An exact match, 25 days old, slow and unverified; a near one,
+	// recorded now, fast and verified.
+	exact, err := at(time.Now().AddDate(0, 0, -25)).RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example",
+		Goal: "sign in to the shop and open the first order", Steps: search(false), DurationMs: 600000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, err := at(time.Now()).RecordTrajectory(ctx, trajectory.Trajectory{Domain: "shop.example",
+		Goal: "sign in to the shop and open the order", Steps: search(true), DurationMs: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts browsermcp.Options
+		want string
+	}{
+		{"by similarity", browsermcp.Options{}, exact.ID},
+		{"weighted", browsermcp.Options{TraceScoring: true}, near.ID},
+		{"within 14 days", browsermcp.Options{TraceTTLDays: 14}, near.ID},
+		{"within 30 days", browsermcp.Options{TraceTTLDays: 30}, exact.ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := tc.opts
+			opts.Open = func(context.Context) (engine.Browser, error) { return newPage(), nil }
+			opts.RunsDir = filepath.Join(dir, "runs")
+			f := &fixture{c: at(time.Time{}), dir: dir}
+			if f.bs, f.srv, err = browsermcp.New(ctx, f.c, opts); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.bs.Close() })
+			cs, _ := f.connect(t)
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "memory_task_start",
+				Arguments: map[string]any{"goal": "sign in to the shop and open the first order", "url": "https://shop.example/login"}})
+			if err != nil || res.IsError {
+				t.Fatalf("memory_task_start: %v %+v", err, res)
+			}
+			b, _ := json.Marshal(res.StructuredContent)
+			var got browsermcp.TaskStarted
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Trajectory != tc.want {
+				t.Fatalf("memory_task_start answered with %s (similarity %.2f), want %s", got.Trajectory, got.Similarity, tc.want)
+			}
+		})
 	}
 }
