@@ -35,11 +35,15 @@ func TestPythonClient(t *testing.T) {
 			t.Fatalf("go build ./cmd/engine ./cmd/engine-agent: %v\n%s", err, msg)
 		}
 	}
-	dir := t.TempDir()
+	// The server runs as a plain `engine serve` would on a fresh machine:
+	// no ENGINE_* variable and no --data-dir, so it holds the default data
+	// dir under its HOME, which the client finds with no address.
+	home := t.TempDir()
+	dir := filepath.Join(home, ".local", "share", "engine")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0")
-	srv.Env = append(os.Environ(), "ENGINE_LOG_LEVEL=error")
+	srv := exec.CommandContext(ctx, bin, "serve", "--listen", "127.0.0.1:0")
+	srv.Env = append(plainEnv(home), "ENGINE_LOG_LEVEL=error")
 	stderr, err := srv.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +79,22 @@ func TestPythonClient(t *testing.T) {
 	}
 	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
 	cmd.Env = append(os.Environ(), "ENGINE_TEST_SOCKET="+sock, "ENGINE_TEST_URL="+url,
-		"ENGINE_TEST_TOKEN="+strings.TrimSpace(string(tok)), "PYTHONDONTWRITEBYTECODE=1")
+		"ENGINE_TEST_TOKEN="+strings.TrimSpace(string(tok)), "ENGINE_TEST_HOME="+home, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("python3 -m unittest:\n%s", out)
 	if err != nil {
 		t.Fatalf("the Python client's tests failed: %v", err)
 	}
+}
+
+// plainEnv is this process's environment without the ENGINE_* variables
+// and XDG_DATA_HOME, with HOME set to home.
+func plainEnv(home string) []string {
+	var env []string
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "ENGINE_") && !strings.HasPrefix(v, "XDG_DATA_HOME=") && !strings.HasPrefix(v, "HOME=") {
+			env = append(env, v)
+		}
+	}
+	return append(env, "HOME="+home)
 }

@@ -27,7 +27,7 @@ from .types import (
     TrajectoryMatch,
 )
 
-__all__ = ["Client"]
+__all__ = ["Client", "default_data_dir"]
 
 JSON = Dict[str, Any]
 
@@ -46,13 +46,27 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
+def default_data_dir() -> str:
+    """The data dir the engine command line uses when none is named:
+    ``$XDG_DATA_HOME/engine``, else ``~/.local/share/engine``."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return os.path.join(xdg, "engine")
+    home = os.path.expanduser("~")
+    if home == "~":
+        raise ValueError("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket); "
+                         "there is no home directory for the default data dir")
+    return os.path.join(home, ".local", "share", "engine")
+
+
 class Client:
     """Talks to one memory server.
 
     ``address`` is ``http://host:port`` (a TCP listener: give ``token``, the
     data dir's serve.token), ``unix:///path/to/engine.sock`` or a socket's
     path. Without an address, ``ENGINE_SERVER`` (as the CLI) or ``ENGINE_URL`` is read, then the socket of
-    ``ENGINE_DATA_DIR``. ``namespace`` runs every request in that namespace
+    ``ENGINE_DATA_DIR``, then, as the CLI, the socket of the default data dir
+    (:func:`default_data_dir`), where a plain ``engine serve`` listens. ``namespace`` runs every request in that namespace
     of the store; ``run`` and ``model`` stamp what the client writes with
     the run and model that learned it.
 
@@ -74,10 +88,13 @@ class Client:
         if address is None:
             # ENGINE_SERVER is what the engine command line reads; ENGINE_URL too.
             address = os.environ.get("ENGINE_SERVER") or os.environ.get("ENGINE_URL") or None
+        self._hint = ""
         if address is None:
             data = os.environ.get("ENGINE_DATA_DIR")
             if not data:
-                raise ValueError("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)")
+                # What engine serve holds when nothing names a data dir.
+                data = default_data_dir()
+                self._hint = " (no address given and ENGINE_SERVER, ENGINE_DATA_DIR unset: the default data dir's socket)"
             address = os.path.join(data, "engine.sock")
         if token is None:
             token = os.environ.get("ENGINE_TOKEN")
@@ -164,7 +181,7 @@ class Client:
                 why = e.strerror
             else:
                 why = str(e) or type(e).__name__
-            raise Unreachable(f"{method} {path}: no answer from the engine server at {where} ({why}): "
+            raise Unreachable(f"{method} {path}: no answer from the engine server at {where}{self._hint} ({why}): "
                               "is engine serve running there?") from e
         finally:
             conn.close()

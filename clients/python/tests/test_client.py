@@ -2,7 +2,9 @@
 
 The Go test clients/python/client_test.go starts the server and runs these
 with ENGINE_TEST_SOCKET (the data dir's unix socket), ENGINE_TEST_URL (its
-TCP listener) and ENGINE_TEST_TOKEN (the token) set. Every test runs over
+TCP listener), ENGINE_TEST_TOKEN (the token) and ENGINE_TEST_HOME (the
+server's HOME: it runs with no ENGINE_* variables, in the default data dir)
+set. Every test runs over
 both transports, each in a namespace of its own so they do not see each
 other's records.
 """
@@ -10,6 +12,7 @@ other's records.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import unittest
@@ -22,6 +25,7 @@ import engine_memory as em  # noqa: E402
 SOCKET = os.environ.get("ENGINE_TEST_SOCKET", "")
 URL = os.environ.get("ENGINE_TEST_URL", "")
 TOKEN = os.environ.get("ENGINE_TEST_TOKEN", "")
+HOME = os.environ.get("ENGINE_TEST_HOME", "")  # engine serve's HOME: its data dir is the default one
 
 LOG = [
     {"step": 1, "action": "fill", "ref": "e3", "ok": False, "error": "element is read-only", "url": "https://shop.example/login"},
@@ -217,13 +221,26 @@ class NoServer(unittest.TestCase):
 
 class Environment(unittest.TestCase):
     def test_engine_server_as_the_cli_reads_it(self) -> None:
-        saved = {k: os.environ.pop(k, None) for k in ("ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR")}
+        keys = ("ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR", "HOME", "XDG_DATA_HOME")
+        saved = {k: os.environ.pop(k, None) for k in keys}
         try:
             os.environ["ENGINE_SERVER"], os.environ["ENGINE_TOKEN"] = URL, TOKEN
             self.assertEqual(em.Client().health()["status"], "ok")
-            del os.environ["ENGINE_SERVER"]
-            with self.assertRaisesRegex(ValueError, "ENGINE_SERVER"):
-                em.Client()
+            del os.environ["ENGINE_SERVER"], os.environ["ENGINE_TOKEN"]
+            # Nothing set: the default data dir's socket, where a plain
+            # engine serve (run with this HOME) listens.
+            if not HOME:
+                self.fail("ENGINE_TEST_HOME is not set: run these from client_test.go")
+            os.environ["HOME"] = HOME
+            self.assertEqual(em.default_data_dir(), os.path.join(HOME, ".local", "share", "engine"))
+            self.assertEqual(em.Client().health()["status"], "ok")
+            os.environ["XDG_DATA_HOME"] = os.path.join(HOME, ".local", "share")
+            self.assertEqual(em.Client().health()["status"], "ok")
+            os.environ["XDG_DATA_HOME"] = os.path.join(HOME, "elsewhere")
+            with self.assertRaises(em.Unreachable) as none:
+                em.Client().tier1()
+            self.assertRegex(str(none.exception), re.escape(f"unix://{HOME}/elsewhere/engine/engine.sock") +
+                             r" \(no address given and ENGINE_SERVER, ENGINE_DATA_DIR unset: the default data dir's socket\)")
         finally:
             for k, v in saved.items():
                 if v is None:
