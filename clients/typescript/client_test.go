@@ -119,7 +119,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat("dist/src/schema.d.ts"); err != nil {
 		t.Fatalf("the build left the generated types out of dist/src: %v", err)
 	}
-	sock, url, tok := serve(t, ctx)
+	sock, url, tok, home := serve(t, ctx)
 	shop, err := demosite.Start(demosite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("tsc compiled no tests into dist/test (%v)", err)
 	}
 	cmd := exec.CommandContext(ctx, nodeBin, append([]string{"--test", "--test-reporter=spec"}, tests...)...)
-	cmd.Env = append(os.Environ(), "ENGINE_TEST_SOCKET="+sock, "ENGINE_TEST_URL="+url, "ENGINE_TEST_TOKEN="+tok,
+	cmd.Env = append(os.Environ(), "ENGINE_TEST_SOCKET="+sock, "ENGINE_TEST_URL="+url, "ENGINE_TEST_TOKEN="+tok, "ENGINE_TEST_HOME="+home,
 		"ENGINE_TEST_SHOP="+shop.URL, "ENGINE_CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
@@ -157,10 +157,10 @@ func TestTypeScriptClient(t *testing.T) {
 
 // serve builds cmd/engine and cmd/engine-agent (which serves), or takes
 // ENGINE_BIN (an engine with its engine-agent beside it), starts engine
-// serve on a fresh data dir with a TCP listener, waits for the line that
-// says it serves, and returns its socket, URL and token; the server stops
-// with the test.
-func serve(t *testing.T, ctx context.Context) (sock, url, token string) {
+// serve with a TCP listener on the default data dir of a fresh HOME (no
+// ENGINE_* variables), waits for the line that says it serves, and returns
+// its socket, URL, token and HOME; the server stops with the test.
+func serve(t *testing.T, ctx context.Context) (sock, url, token, home string) {
 	t.Helper()
 	bin := os.Getenv("ENGINE_BIN")
 	if bin == "" {
@@ -169,9 +169,13 @@ func serve(t *testing.T, ctx context.Context) (sock, url, token string) {
 		run(t, ctx, nil, "go", "build", "-o", out+string(filepath.Separator),
 			"github.com/engine-dev/engine/cmd/engine", "github.com/engine-dev/engine/cmd/engine-agent")
 	}
-	dir := t.TempDir()
-	srv := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0")
-	srv.Env = append(os.Environ(), "ENGINE_LOG_LEVEL=error")
+	// The server runs as a plain `engine serve` would on a fresh machine:
+	// no ENGINE_* variable and no --data-dir, so it holds the default data
+	// dir under its HOME, which the client finds with no address.
+	home = t.TempDir()
+	dir := filepath.Join(home, ".local", "share", "engine")
+	srv := exec.CommandContext(ctx, bin, "serve", "--listen", "127.0.0.1:0")
+	srv.Env = append(plainEnv(home), "ENGINE_LOG_LEVEL=error")
 	stderr, err := srv.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -204,5 +208,17 @@ func serve(t *testing.T, ctx context.Context) (sock, url, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sock, url, strings.TrimSpace(string(tok))
+	return sock, url, strings.TrimSpace(string(tok)), home
+}
+
+// plainEnv is this process's environment without the ENGINE_* variables
+// and XDG_DATA_HOME, with HOME set to home.
+func plainEnv(home string) []string {
+	var env []string
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "ENGINE_") && !strings.HasPrefix(v, "XDG_DATA_HOME=") && !strings.HasPrefix(v, "HOME=") {
+			env = append(env, v)
+		}
+	}
+	return append(env, "HOME="+home)
 }

@@ -3,6 +3,7 @@
 // generated from the server's OpenAPI document (src/schema.d.ts).
 
 import { request as httpRequest } from "node:http";
+import { homedir } from "node:os";
 import { join } from "node:path";
 
 import { EngineError, errorFor, Unreachable, type Problem } from "./errors.js";
@@ -103,10 +104,30 @@ interface Answer {
 }
 
 /**
+ * The data dir the engine command line uses when none is named:
+ * $XDG_DATA_HOME/engine, else ~/.local/share/engine.
+ */
+export function defaultDataDir(): string {
+  const xdg = process.env.XDG_DATA_HOME;
+  if (xdg) return join(xdg, "engine");
+  let home = "";
+  try {
+    home = homedir();
+  } catch {
+    // no home directory: said below
+  }
+  if (!home) {
+    throw new Error("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket); there is no home directory for the default data dir");
+  }
+  return join(home, ".local", "share", "engine");
+}
+
+/**
  * Talks to one memory server. address is http://host:port (a TCP
  * listener: give the token), unix:///path/to/engine.sock or a socket's
  * path; without one, ENGINE_SERVER (as the CLI) or ENGINE_URL is read, then the socket of
- * ENGINE_DATA_DIR. Every method throws an {@link EngineError} subclass
+ * ENGINE_DATA_DIR, then, as the CLI, the socket of the default data dir
+ * ({@link defaultDataDir}), where a plain engine serve listens. Every method throws an {@link EngineError} subclass
  * (BadRequest, NotFound, Unauthorized, …) when the server answers with a
  * problem.
  */
@@ -118,12 +139,17 @@ export class Client {
   readonly model?: string;
   private readonly base?: string; // http(s)://host:port
   private readonly socket?: string; // a unix socket's path
+  private readonly hint: string = ""; // where the address came from, when the caller did not say
 
   constructor(address?: string, opts: ClientOptions = {}) {
     address ||= process.env.ENGINE_SERVER || process.env.ENGINE_URL; // ENGINE_SERVER: as the engine command line
     if (!address) {
-      const data = process.env.ENGINE_DATA_DIR;
-      if (!data) throw new Error("no server address: give one, or set ENGINE_SERVER (or ENGINE_DATA_DIR for its socket)");
+      let data = process.env.ENGINE_DATA_DIR;
+      if (!data) {
+        // What engine serve holds when nothing names a data dir.
+        data = defaultDataDir();
+        this.hint = " (no address given and ENGINE_SERVER, ENGINE_DATA_DIR unset: the default data dir's socket)";
+      }
       address = join(data, "engine.sock");
     }
     this.token = opts.token ?? process.env.ENGINE_TOKEN;
@@ -231,7 +257,7 @@ export class Client {
     let why = cause?.message || String(e);
     if (cause?.name === "TimeoutError") why = `no answer in ${this.timeoutMs} ms`;
     if (cause?.code && !why.includes(cause.code)) why = `${cause.code}: ${why}`;
-    const err = new Unreachable(0, `${method} ${path}: no answer from the engine server at ${where} (${why}): is engine serve running there?`);
+    const err = new Unreachable(0, `${method} ${path}: no answer from the engine server at ${where}${this.hint} (${why}): is engine serve running there?`);
     (err as { cause?: unknown }).cause = e;
     return err;
   }

@@ -2,18 +2,21 @@
 //
 // clients/typescript/client_test.go starts the server and runs these with
 // ENGINE_TEST_SOCKET (the data dir's unix socket), ENGINE_TEST_URL (its
-// TCP listener) and ENGINE_TEST_TOKEN (the token) set. Every test runs
-// over both transports, each in a namespace of its own so they do not see
+// TCP listener), ENGINE_TEST_TOKEN (the token) and ENGINE_TEST_HOME (the
+// server's HOME: it runs with no ENGINE_* variables, in the default data
+// dir) set. Every test runs over both transports, each in a namespace of its own so they do not see
 // each other's records.
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { createServer, type AddressInfo } from "node:net";
+import { join } from "node:path";
 import { before, describe, test } from "node:test";
 
 import {
   BadRequest,
   Client,
+  defaultDataDir,
   EngineError,
   NotFound,
   Unauthorized,
@@ -24,6 +27,7 @@ import {
 const SOCKET = process.env.ENGINE_TEST_SOCKET ?? "";
 const URL_ = process.env.ENGINE_TEST_URL ?? "";
 const TOKEN = process.env.ENGINE_TEST_TOKEN ?? "";
+const HOME = process.env.ENGINE_TEST_HOME ?? ""; // engine serve's HOME: its data dir is the default one
 
 const LOG: ActionRecord[] = [
   { step: 1, action: "fill", ref: "e3", ok: false, error: "element is read-only", url: "https://shop.example/login" },
@@ -228,8 +232,8 @@ test("a server that is not there is Unreachable, naming the address", async () =
   assert.match(unix.message, new RegExp(`${sock}.*ENOENT.*engine serve`));
 });
 
-test("without an address, ENGINE_SERVER is read as the CLI reads it", async () => {
-  const keys = ["ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR"] as const;
+test("without an address, ENGINE_SERVER is read as the CLI reads it, then the default data dir", async () => {
+  const keys = ["ENGINE_SERVER", "ENGINE_URL", "ENGINE_TOKEN", "ENGINE_DATA_DIR", "HOME", "XDG_DATA_HOME"] as const;
   const saved = keys.map((k) => process.env[k]);
   try {
     for (const k of keys) delete process.env[k];
@@ -237,7 +241,21 @@ test("without an address, ENGINE_SERVER is read as the CLI reads it", async () =
     process.env.ENGINE_TOKEN = TOKEN;
     assert.equal((await new Client().health()).status, "ok");
     delete process.env.ENGINE_SERVER;
-    assert.throws(() => new Client(), /ENGINE_SERVER/);
+    delete process.env.ENGINE_TOKEN;
+    // Nothing set: the default data dir's socket, where a plain engine
+    // serve (run with this HOME) listens.
+    assert.ok(HOME, "ENGINE_TEST_HOME is not set: run these from client_test.go");
+    process.env.HOME = HOME;
+    assert.equal(defaultDataDir(), join(HOME, ".local", "share", "engine"));
+    assert.equal((await new Client().health()).status, "ok");
+    process.env.XDG_DATA_HOME = join(HOME, ".local", "share");
+    assert.equal((await new Client().health()).status, "ok");
+    process.env.XDG_DATA_HOME = join(HOME, "elsewhere");
+    const none = await rejects(new Client().tier1(), Unreachable);
+    assert.ok(
+      none.message.includes(`unix://${join(HOME, "elsewhere", "engine", "engine.sock")} (no address given and ENGINE_SERVER, ENGINE_DATA_DIR unset: the default data dir's socket)`),
+      none.message,
+    );
   } finally {
     keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
   }
