@@ -5,8 +5,8 @@
 #
 #   scripts/install-deps.sh demo   a browser for the agent (chromium)
 #   scripts/install-deps.sh test   the demo's needs, plus a C compiler (the
-#                                  race detector needs cgo), python3 (the
-#                                  Python client's tests), node and npm (the
+#                                  race detector needs cgo), python3 and pip
+#                                  (the Python client's tests), node and npm (the
 #                                  TypeScript client's tests), protoc and the
 #                                  pinned protoc-gen-go / protoc-gen-go-grpc
 #                                  in ./bin/tools (the proto staleness test)
@@ -132,9 +132,12 @@ if ! command -v "${CC:-cc}" >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1;
 	apt_install gcc libc6-dev || exit 1
 fi
 
-# --- python3, for the Python client's tests (clients/python) ---------------
+# --- python3 and pip, for the Python client's tests (clients/python) -------
 if ! command -v python3 >/dev/null 2>&1; then
 	apt_install python3 || exit 1
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+	apt_install python3-pip || exit 1
 fi
 
 # --- node and npm, for the TypeScript client's tests (clients/typescript) ---
