@@ -102,8 +102,11 @@ func bankRules(a bankAccount) []byte {
 	b.on("log-in", rbFailed(`no element named "Sign in"`), "button - Log in", rbClick("Log in"))
 	b.on("pin", rbOK(`click "PIN"`), "", rbFill("PIN", bankPIN))
 	b.on("sign-in", `into "PIN" → ok`, "", rbClick("Sign in"))
-	b.on("warm-pin", `into "Customer `, rbReference, rbClick("PIN"))
-	b.on("fill-pin", `into "Customer `, "", rbFill("PIN", bankPIN))
+	// The customer field's label differs on the changed variant; the rule
+	// reads the last action's line, not memory's flow facts that quote it.
+	filledCustomer := `Last action: fill "` + bankCustomer + `" into "Customer `
+	b.on("warm-pin", filledCustomer, rbReference, rbClick("PIN"))
+	b.on("fill-pin", filledCustomer, "", rbFill("PIN", bankPIN))
 	b.on("start", "Last action: (none)", "", rbFill("Customer ID", bankCustomer))
 	return b.JSON()
 }
