@@ -49,8 +49,8 @@ type Options struct {
 const maxConflictRetries = 100
 
 type store struct {
-	db    *badgerdb.DB
-	dir   string   // "" in memory
+	db  *badgerdb.DB
+	dir string // "" in memory
 	// dirID is dir as opened: Close tells it was deleted or replaced.
 	dirID os.FileInfo
 	lock  *dirLock // nil in memory
