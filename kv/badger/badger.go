@@ -49,8 +49,10 @@ type Options struct {
 const maxConflictRetries = 100
 
 type store struct {
-	db    *badgerdb.DB
-	dir   string   // "" in memory
+	db  *badgerdb.DB
+	dir string // "" in memory
+	// dirID is dir as opened: Close tells it was deleted or replaced.
+	dirID os.FileInfo
 	lock  *dirLock // nil in memory
 	space spaceGuard
 	// maxValue is the largest value taken, 0 for any: badger's in-memory
@@ -122,6 +124,7 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
 	s := &store{db: db, dir: dir, lock: lock, stopGC: make(chan struct{}), watch: newWatches(db, 0), readOnly: opts.ReadOnly}
+	s.dirID, _ = os.Stat(dir)
 	if !opts.ReadOnly {
 		s.space = newSpaceGuard(dir, opts.MinFree)
 		if err := Private(dir); err != nil {
@@ -221,13 +224,22 @@ func (s *store) DiskSize() (int64, bool) {
 }
 
 // Close stops GC, closes badger and releases the lock. Calls in flight
-// must have returned: Close does not wait for them.
+// must have returned: Close does not wait for them. A store whose
+// directory was deleted (or replaced) while open is left unclosed with an
+// error: badger's close would retry writing its memtable there forever.
 func (s *store) Close() error {
 	var err error
 	s.closed.Do(func() {
 		s.isClosed.Store(true)
 		close(s.stopGC)
 		s.gcDone.Wait()
+		if gone := s.dirGone(); gone != nil {
+			err = gone
+			if s.lock != nil {
+				s.lock.release()
+			}
+			return
+		}
 		if cerr := s.db.Close(); cerr != nil {
 			err = fmt.Errorf("kv: close: %w", cerr)
 		}
@@ -243,6 +255,24 @@ func (s *store) Close() error {
 		}
 	})
 	return err
+}
+
+// dirGone is an error when the store's directory is no longer the one it
+// opened (deleted, or another in its place), nil otherwise (and in memory,
+// and read-only: nothing is written at close).
+func (s *store) dirGone() error {
+	if s.dir == "" || s.readOnly || s.dirID == nil {
+		return nil
+	}
+	fi, err := os.Stat(s.dir)
+	if err == nil && os.SameFile(fi, s.dirID) {
+		return nil
+	}
+	what := "deleted"
+	if err == nil {
+		what = "replaced by another directory"
+	}
+	return fmt.Errorf("kv: close: data dir %s was %s while open: writes not yet flushed to its files are lost, and the store is left unclosed", s.dir, what)
 }
 
 // ready refuses an operation on a closed store or with a done context.

@@ -163,3 +163,34 @@ func TestPhantomIsNotDetected(t *testing.T) {
 		t.Fatalf("ran %d times and counted %s: badger now detects phantoms; widen kv's contract", attempts, v)
 	}
 }
+
+// TestCloseAfterDirDeleted: a store whose directory is deleted (or
+// replaced) under it closes with an error naming the directory, instead of
+// hanging in badger's endless retry of its memtable's flush.
+func TestCloseAfterDirDeleted(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		dir := t.TempDir() + "/d"
+		s := openDisk(t, dir)
+		put(t, s, "k", "v")
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		want := "was deleted while open"
+		if replace {
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			want = "was replaced by another directory while open"
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Close() }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "data dir "+dir+" "+want) {
+				t.Fatalf("Close (replaced %v): %v", replace, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("Close (replaced %v) hangs", replace)
+		}
+	}
+}

@@ -138,7 +138,7 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 				return nil
 			}
 			fmt.Fprintf(a.Stdout, "\nServing the demo shop at %s and the demo's memory; Ctrl-C stops both.\n", site.URL)
-			return a.serve(ctx, a.DataDir, "127.0.0.1:0", false, nil, defaultServeLimits)
+			return a.serve(ctx, a.DataDir, "127.0.0.1:0", false, "", defaultServeLimits)
 		},
 	}
 	c.Flags().StringVar(&llm, "llm", "", "LLM as PROVIDER[:MODEL] (default: the scripted provider with the bundled rules)")

@@ -1,6 +1,7 @@
 package agentcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,9 @@ their latency, lock waits, recall index rebuilds, store size, open
 connections), behind the same token as the API on TCP. Every request is
 logged on stderr, one line each (route, status, duration, namespace, bytes;
 never paths, queries, headers or bodies), as text or, with --log-format json,
-JSON.
+JSON. Requests never wait for stderr: their lines are queued and written in
+batches; if stderr falls behind by over 1 MiB, lines are dropped, counted in
+engine_access_log_dropped_total and in a warning line.
 
 Ctrl-C or SIGTERM stops it cleanly: requests in flight finish, the data dir
 is closed and the socket removed. --events logs every request's memory events.`,
@@ -84,11 +87,10 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err := browserTraceFlags(cmd.Flags(), &limits.browser); err != nil {
 				return err
 			}
-			log, err := newLogger(a.Stderr, logFormat)
-			if err != nil {
+			if _, err := newLogger(a.Stderr, logFormat); err != nil {
 				return err
 			}
-			return a.serve(cmd.Context(), dir, listen, allowClock, log, limits)
+			return a.serve(cmd.Context(), dir, listen, allowClock, logFormat, limits)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve TCP on `ADDR` (host:port), behind the bearer token")
@@ -164,9 +166,10 @@ func (l serveLimits) check() error {
 // serve holds data dir dir and serves its memory until ctx ends: the API
 // at /v1/, MCP at /mcp, metrics at /metrics and the web inspector at /, on
 // the data dir's socket and, with listen, on TCP behind the token (engine
-// serve; engine demo --serve). log receives the server's lines and one per
-// request; nil: text on stderr, without the per-request lines.
-func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, log *slog.Logger, limits serveLimits) (err error) {
+// serve; engine demo --serve). The server's lines go to stderr in
+// logFormat (text or json), with one per request; logFormat "": text,
+// without the per-request lines.
+func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, logFormat string, limits serveLimits) (err error) {
 	phase, started := service.StartWatch(a.Stderr, limits.startDump)
 	defer started()
 	now, err := a.Now()
@@ -198,9 +201,17 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	if err != nil {
 		return err
 	}
-	accessLog := log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(a.Stderr, nil))
+	log, err := newLogger(a.Stderr, cmp.Or(logFormat, "text"))
+	if err != nil {
+		return err
+	}
+	// The access log queues its lines and writes them from one goroutine
+	// (requests never wait on stderr); closed once the requests are
+	// drained, so every answered request's line is out before "stopped".
+	var accessLog *metrics.AccessLog
+	if logFormat != "" {
+		accessLog = metrics.NewAccessLog(a.Stderr, metrics.AccessLogOptions{JSON: logFormat == "json"})
+		defer accessLog.Close()
 	}
 	// Compiled before the socket is made, so a fleet that reconnects after
 	// a start does not queue behind the first recalls' compile; bounded,
@@ -279,6 +290,9 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 		fmt.Fprintf(a.Stderr, "engine: inspector: %s\n", inspectorURL(addr.String(), srv.Token()))
 	}
 	err = srv.Serve(ctx)
+	if accessLog != nil {
+		accessLog.Close()
+	}
 	fmt.Fprintln(a.Stderr, "engine: stopped")
 	return err
 }

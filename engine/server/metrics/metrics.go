@@ -45,8 +45,8 @@ type Options struct {
 	// Optional.
 	Memory *memory.Memory
 	// AccessLog receives one line per request ("request", at Info); nil
-	// logs none.
-	AccessLog *slog.Logger
+	// logs none. Its dropped lines are engine_access_log_dropped_total.
+	AccessLog *AccessLog
 	// Namespace is the namespace of requests that name none (the server's
 	// --namespace), as the access log names it.
 	Namespace string
@@ -56,7 +56,7 @@ type Options struct {
 // safe for concurrent use.
 type Metrics struct {
 	reg      *prometheus.Registry
-	log      *slog.Logger
+	log      *slog.Logger // AccessLog's logger, or nil
 	ns       string
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -74,7 +74,6 @@ var durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .2
 func New(opts Options) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		log: opts.AccessLog,
 		ns:  opts.Namespace,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "engine_http_requests_total",
@@ -112,7 +111,19 @@ func New(opts Options) *Metrics {
 		m.conns.WithLabelValues(l)
 		m.accepted.WithLabelValues(l)
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.lockWait, m.conns, m.accepted,
+	if opts.AccessLog != nil {
+		m.log = opts.AccessLog.Logger()
+	}
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "engine_access_log_dropped_total",
+		Help: "Access log lines dropped: their queue was full (the log's writer fell behind) or the write failed.",
+	}, func() float64 {
+		if opts.AccessLog == nil {
+			return 0
+		}
+		return float64(opts.AccessLog.Dropped())
+	})
+	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.lockWait, m.conns, m.accepted, dropped,
 		&memoryCollector{m: opts.Memory},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -54,10 +53,15 @@ func (l *logBuf) String() string {
 // /metrics on its socket and on TCP, with the metrics middleware and a
 // JSON access log.
 type server struct {
-	base  string // http://127.0.0.1:PORT
-	token string
-	unix  *service.Client
-	log   *logBuf
+	base   string // http://127.0.0.1:PORT
+	token  string
+	unix   *service.Client
+	log    *logBuf
+	access *metrics.AccessLog
+	met    *metrics.Metrics
+	// stop ends Serve (requests in flight finish) and closes the access
+	// log, as engine serve does at shutdown; also run at cleanup.
+	stop func()
 }
 
 func start(t *testing.T) *server {
@@ -76,7 +80,8 @@ func start(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	log := &logBuf{}
-	met := metrics.New(metrics.Options{Memory: m, AccessLog: slog.New(slog.NewJSONHandler(log, nil)), Namespace: ""})
+	access := metrics.NewAccessLog(log, metrics.AccessLogOptions{JSON: true})
+	met := metrics.New(metrics.Options{Memory: m, AccessLog: access, Namespace: ""})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api.Handler(m, api.Options{LockWait: met.LockWait}))
 	mux.Handle("GET /metrics", met.Handler())
@@ -88,7 +93,7 @@ func start(t *testing.T) *server {
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -98,6 +103,10 @@ func start(t *testing.T) *server {
 		case <-time.After(deadline):
 			t.Error("Serve did not return")
 		}
+		access.Close()
+	})
+	t.Cleanup(func() {
+		stop()
 		m.Close()
 	})
 	uc, err := service.Dial(ctx, dir)
@@ -105,7 +114,7 @@ func start(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(uc.HTTP.CloseIdleConnections)
-	return &server{base: "http://" + srv.Addr().String(), token: srv.Token(), unix: uc, log: log}
+	return &server{base: "http://" + srv.Addr().String(), token: srv.Token(), unix: uc, log: log, access: access, met: met, stop: stop}
 }
 
 // do sends a request on TCP with the token (tok "" sends none) and returns
@@ -361,6 +370,7 @@ func TestAccessLog(t *testing.T) {
 	resp.Body.Close()
 	s.do(t, http.MethodGet, "/v1/health", "wrong-"+secret, "")
 
+	s.access.Flush()
 	log := s.log.String()
 	for _, never := range []string{s.token, secret, cursorSecret, "cursor=", "Bearer"} {
 		if strings.Contains(log, never) {

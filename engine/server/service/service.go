@@ -12,6 +12,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -64,6 +65,9 @@ const (
 	DefaultMaxConns = 256
 	// MaxHeaderBytes bounds a request's headers.
 	MaxHeaderBytes = 64 << 10
+	// DefaultResolveTimeout bounds resolving a host name in Options.Listen:
+	// a resolver that never answers must not hold a start without a word.
+	DefaultResolveTimeout = 10 * time.Second
 )
 
 // SocketPath is the unix socket of dataDir's server.
@@ -118,12 +122,16 @@ type Options struct {
 	// (0: DefaultMaxConns); a connection past it is accepted only once
 	// another closes.
 	MaxConns int
+	// ResolveTimeout bounds resolving Listen's host name (0:
+	// DefaultResolveTimeout).
+	ResolveTimeout time.Duration
 }
 
 // Server serves one http.Handler for one data dir. Open listens, Serve
 // serves until its context ends, Close stops at once.
 type Server struct {
 	dataDir string
+	dirID   os.FileInfo // dataDir at Open: the watchdog tells it was deleted
 	sock    string
 	opts    Options
 	log     *slog.Logger
@@ -195,6 +203,7 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	removeTempDirs(dataDir)
 	removeTempTokens(dataDir)
+	s.dirID, _ = os.Stat(dataDir)
 	auth := &authHandler{next: h, run: &s.handlers, browser: opts.Sessions, authenticate: opts.Authenticate, public: opts.Public}
 	var served http.Handler = auth
 	if opts.Middleware != nil {
@@ -229,10 +238,10 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		}
 		s.token, s.tokenCreated = tok, created
 		auth.setToken(tok)
-		ln, err := net.Listen(listenNetwork(opts.Listen), opts.Listen)
+		ln, err := listenTCP(ctx, opts.Listen, cmp.Or(opts.ResolveTimeout, DefaultResolveTimeout))
 		if err != nil {
 			cancel()
-			return nil, fmt.Errorf("memory server: listen on %s: %w", opts.Listen, err)
+			return nil, err
 		}
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 			if !opts.AllowRemote { // a host name that resolved to a remote address
@@ -265,6 +274,23 @@ func remoteErr(addr string, ip net.IP) error {
 	}
 	return engine.Invalidf("memory server", "--listen %s serves %s, not only loopback: anyone who reaches it may try the token, which travels in clear. "+
 		"Serve 127.0.0.1:PORT behind a TLS reverse proxy, or pass --allow-remote", addr, what)
+}
+
+// listenTCP listens on addr, its host name resolved within resolve (and
+// while ctx lasts).
+func listenTCP(ctx context.Context, addr string, resolve time.Duration) (net.Listener, error) {
+	rctx, cancel := context.WithTimeout(ctx, resolve)
+	defer cancel()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(rctx, listenNetwork(addr), addr)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			host, _, _ := net.SplitHostPort(addr)
+			return nil, fmt.Errorf("memory server: listen on %s: the host name %q did not resolve within %s (is DNS reachable? an IP address, as 127.0.0.1:PORT, needs no lookup): %w", addr, host, resolve, err)
+		}
+		return nil, fmt.Errorf("memory server: listen on %s: %w", addr, err)
+	}
+	return ln, nil
 }
 
 // listenNetwork is "tcp4" for an IPv4 address (0.0.0.0 binds IPv4 only,
@@ -695,8 +721,29 @@ func (s *Server) removeSocketIfOurs(id fileID) {
 	}
 }
 
+// dataDirGone is an error when the data dir is no longer the one served
+// (deleted, or another in its place): its memory cannot be written, nor
+// closed cleanly, and the server stops rather than serve errors.
+func (s *Server) dataDirGone() error {
+	if s.dirID == nil {
+		return nil
+	}
+	fi, err := os.Stat(s.dataDir)
+	if err == nil && os.SameFile(fi, s.dirID) {
+		return nil
+	}
+	what := "deleted"
+	if err == nil {
+		what = "replaced by another directory"
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil // unreadable for now (permissions): the socket check reports it
+	}
+	return fmt.Errorf("memory server: data dir %s was %s while serving; stopped", s.dataDir, what)
+}
+
 // watch re-creates the socket file when it is deleted or replaced under
-// the running server, until stop is closed.
+// the running server, until stop is closed; it stops the server (an error
+// on errc) when the data dir itself is gone.
 func (s *Server) watch(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opts.WatchInterval)
@@ -707,6 +754,13 @@ func (s *Server) watch(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		}
+		if err := s.dataDirGone(); err != nil {
+			select {
+			case s.errc <- err:
+			default:
+			}
+			return
 		}
 		s.mu.Lock()
 		want := s.unixID

@@ -887,3 +887,64 @@ func TestPublicRequestsNeedNoToken(t *testing.T) {
 		t.Errorf("POST /v1/openapi.json without a token: %d, want 401", resp.StatusCode)
 	}
 }
+
+// TestListenHostNameThatNeverResolves: a --listen host name whose DNS
+// server never answers fails the start, naming the lookup, instead of
+// holding it without a word. The resolver's server is a UDP socket that
+// reads nothing.
+func TestListenHostNameThatNeverResolves(t *testing.T) {
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	saved := net.DefaultResolver
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", silent.LocalAddr().String())
+	}}
+	defer func() { net.DefaultResolver = saved }()
+
+	done := make(chan error, 1)
+	go func() {
+		s, err := service.Open(context.Background(), t.TempDir(), hello, service.Options{Listen: "memory.engine-test.invalid:0", ResolveTimeout: 200 * time.Millisecond})
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), `the host name "memory.engine-test.invalid" did not resolve within 200ms`) {
+			t.Fatalf("Open: %v", err)
+		}
+	case <-time.After(deadline):
+		t.Fatal("Open still resolving")
+	}
+}
+
+// TestDataDirDeletedStopsServer: a server whose data dir is deleted under
+// it stops on its own with an error naming the dir, rather than serve on
+// a memory it can neither write nor close.
+func TestDataDirDeletedStopsServer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := serve(t, dir, hello, service.Options{WatchInterval: 10 * time.Millisecond})
+	if code, _ := get(t, dial(t, dir), "/before"); code != 200 {
+		t.Fatalf("before: %d", code)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		r.done <- err
+		if err == nil || !strings.Contains(err.Error(), "data dir "+dir+" was deleted while serving") {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(deadline):
+		t.Fatal("Serve still running after its data dir was deleted")
+	}
+}
