@@ -63,6 +63,28 @@ var secretWords, maxSecretWords = func() (map[string]bool, int) {
 	return m, most
 }()
 
+// phraseStart marks the first bytes of secretWordList's phrases: a word
+// that starts with another byte starts none, and costs no lookup.
+var phraseStart = func() (t [256]bool) {
+	for _, w := range secretWordList {
+		t[w[0]] = true
+	}
+	return t
+}()
+
+// phraseTail holds the last words of secretWordList's phrases of more than
+// one word ("passe" of "mot de passe"): only a name that ends with one
+// may be such a phrase written with spaces.
+var phraseTail = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range secretWordList {
+		if i := strings.LastIndexByte(w, ' '); i >= 0 {
+			m[w[i+1:]] = true
+		}
+	}
+	return m
+}()
+
 // secretName reports whether w (a name as appendWords writes it) holds a secret
 // word or phrase as whole words — spaces around it, not regexp's \b,
 // which knows only ASCII letters ("contraseña", "пароль") — or a
@@ -102,7 +124,10 @@ func nextPhrase(w string, from int, atEnd bool) (int, int) {
 		// A phrase starting at i ends at one of the next spaces or at the end.
 		// The longest: "pass code", not "pass".
 		j, found := i, -1
-		for range maxSecretWords {
+		for n := range maxSecretWords {
+			if n == 0 && !phraseStart[w[i]] {
+				break
+			}
 			k := strings.IndexByte(w[j:], ' ')
 			end := len(w)
 			if k >= 0 {

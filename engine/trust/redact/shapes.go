@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"sync"
@@ -287,6 +288,9 @@ func assignName(s string, i, k, end int) int {
 	if end-k > 64 {
 		return -1 // no name: a run of base64, a long path
 	}
+	if !hasLetter(s[k:end]) {
+		return -1 // a number, a version, an IP address
+	}
 	w := appendWords(buf[:0], s[k:end])
 	if len(w) == 0 {
 		return -1
@@ -294,7 +298,11 @@ func assignName(s string, i, k, end int) int {
 	if secretName(string(w)) || phraseWord(string(w), "cookie") {
 		return k
 	}
-	// "mot de passe", "security code": the tokens before, one space apart.
+	// "mot de passe", "security code": the tokens before, one space apart,
+	// when the name ends with the last word of such a phrase.
+	if !phraseTail[string(w[bytes.LastIndexByte(w, ' ')+1:])] {
+		return -1
+	}
 	start := k
 	for n := 1; n < maxSecretWords && start-1 > i && s[start-1] == ' ' && isWord(s[start-2]); n++ {
 		j := start - 1
@@ -388,6 +396,17 @@ func indexFold(s, word string) int {
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLetter reports whether s holds an ASCII letter or a non-ASCII byte
+// (a letter, most likely).
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
 			return true
 		}
 	}
