@@ -11,7 +11,7 @@ import (
 // (current-password, new-password, one-time-code, cc-number, cc-csc,
 // cc-exp…, any cc-…) or its name, id or label (password, pass, passcode,
 // passphrase, PIN, CVV/CVC/CSC, card number, security code, OTP, one-time
-// code, token, API key, secret, SSN; a password in the languages of the
+// code, token, API key, secret, private key, SSN; a password in the languages of the
 // web's larger login pages: Passwort, Kennwort, mot de passe, contraseña,
 // senha, wachtwoord, hasło, пароль, 密码, パスワード, 비밀번호 …).
 func SecretField(inputType, autocomplete, name string) bool {
