@@ -323,6 +323,9 @@ type runner struct {
 	// shapes and contacts redacted).
 	red  *redact.Redactor
 	goal string
+	// focus is the element the last action that succeeded clicked, filled
+	// or typed into (the focus is there); empty after any other action.
+	focus engine.Element
 
 	// Replay, and what the run found no longer holding: the replay's
 	// outcome for the manifest, and the trajectories to mark stale at the
@@ -723,6 +726,11 @@ func (r *runner) perform(ctx context.Context, step int, c call, replayed bool) b
 		return r.blocked(step, rec, desc, err)
 	}
 	rec.OK = true
+	r.focus = engine.Element{}
+	switch c.Kind {
+	case engine.ActClick, engine.ActFill, engine.ActType:
+		r.focus = el
+	}
 	r.log(rec)
 	r.actions = append(r.actions, rec)
 	r.lastDesc, r.lastErr, r.lastCommand, r.lastOK = desc, "", "", true

@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -218,12 +220,19 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 	for _, tc := range resp.ToolCalls {
 		if c, err := parseCall(tc); err == nil {
 			calls = append(calls, c)
+		} else if v := untargetedText(tc); v != "" && r.focusSecret() {
+			// Refused ("type needs a ref") and typed nowhere, but meant for
+			// the secret field the focus is on: the answer that holds it
+			// is logged.
+			r.red.Add(v)
 		}
 	}
 	if out, err := parsePlan(resp); err == nil {
 		for _, l := range out.ProposedActions {
 			if c, err := parseActionLine(l); err == nil {
 				calls = append(calls, c)
+			} else if v := untargetedLine(l); v != "" && r.focusSecret() {
+				r.red.Add(v)
 			}
 		}
 	}
@@ -234,6 +243,58 @@ func (r *runner) noteSecrets(resp *engine.ModelResponse) {
 		el, found := r.page.Find(c.Kind, c.Ref, c.Element)
 		r.noteSecret(c, el, found)
 	}
+}
+
+// untargetedText returns the text of a fill or type call that names no
+// element (which parseCall refuses), or "".
+func untargetedText(tc engine.ToolCall) string {
+	switch strings.ToLower(strings.TrimSpace(tc.Name)) {
+	case string(engine.ActFill), string(engine.ActType):
+	default:
+		return ""
+	}
+	var a args
+	if json.Unmarshal([]byte(tc.Arguments), &a) != nil || str(a.Ref) != "" || str(a.Element) != "" || a.Text == nil {
+		return ""
+	}
+	return *a.Text
+}
+
+// untargetedLine returns the text of a proposed fill or type action
+// that names no element (type "text", which parseActionLine refuses), or
+// "".
+func untargetedLine(line string) string {
+	w, err := splitWords(line)
+	if err != nil || len(w) != 2 {
+		return ""
+	}
+	switch strings.ToLower(w[0]) {
+	case string(engine.ActFill), string(engine.ActType):
+		return w[1]
+	}
+	return ""
+}
+
+// focusSecret reports whether the focus is on a secret field: the
+// element the page marks focused, or, on a page that marks none (not
+// every browser reports the focus), the element the run's last action
+// clicked, filled or typed into.
+func (r *runner) focusSecret() bool {
+	for _, e := range r.page.Elements {
+		if slices.Contains(e.States, stateFocused) {
+			return secretElement(e)
+		}
+	}
+	return r.focus.Ref != "" && secretElement(r.focus)
+}
+
+// stateFocused is the state a browser gives the focused element.
+const stateFocused = "focused"
+
+// secretElement reports whether e is a secret field: the browser marks it
+// so, or its name is a secret field's (redact.SecretField).
+func secretElement(e engine.Element) bool {
+	return slices.Contains(e.States, engine.StateSecret) || redact.SecretField("", "", e.Name)
 }
 
 // mayBeSecret reports whether c types a value, which a secret field makes

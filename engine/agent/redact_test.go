@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -180,4 +181,154 @@ func BenchmarkRedactWrites(b *testing.B) {
 			_ = r.redactFields(fields)
 		}
 	})
+}
+
+// login is a page with a secret field the browser marks secret (its name
+// holds no secret word), which a click focuses; reportFocus says whether
+// the snapshot says so (not every browser does).
+type login struct {
+	mu          sync.Mutex
+	focused     bool
+	reportFocus bool
+}
+
+func (l *login) Navigate(context.Context, string) error { return nil }
+func (l *login) Snapshot(context.Context) (*engine.Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	states := []string{engine.StateSecret}
+	if l.focused && l.reportFocus {
+		states = append(states, "focused")
+	}
+	return &engine.Snapshot{URL: "http://login.test/", Title: "Sign in", Tree: "sign in", Elements: []engine.Element{
+		{Ref: "e1", Role: "textbox", Name: "Access", States: states},
+		{Ref: "e2", Role: "button", Name: "Sign in"},
+	}}, nil
+}
+func (l *login) Act(_ context.Context, a engine.Action) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.focused = a.Kind == engine.ActClick && a.Ref == "e1"
+	return nil
+}
+func (l *login) Screenshot(context.Context) ([]byte, error) { return nil, nil }
+func (l *login) Close() error                               { return nil }
+
+// runFiles runs cfg (its RunsDir and data dir under dir) and returns the
+// text of every file under dir and the result.
+func runFiles(t *testing.T, dir string, cfg Config) (map[string]string, *Result) {
+	t.Helper()
+	db, err := badger.Open(context.Background(), filepath.Join(dir, "db"), badger.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Memory, cfg.RunsDir, cfg.Approve = memOf(t, db), filepath.Join(dir, "runs"), ApproveAuto
+	res := mustRun(t, cfg)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res)
+	seen := map[string]string{"result": string(raw)}
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			seen[p] = string(b)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen, res
+}
+
+// A value the model types with no target, right after it clicked a secret
+// field, is refused ("type needs a ref") and was typed nowhere, but the
+// model's answer that holds it is in llm.jsonl: it is a secret there, and
+// everywhere, whether the browser reports the focus or the run knows only
+// its last click.
+func TestUntargetedTypeIntoFocusedSecret(t *testing.T) {
+	const pw = "FOCUSpwA1"
+	for _, report := range []bool{true, false} {
+		t.Run(fmt.Sprintf("focus-reported=%v", report), func(t *testing.T) {
+			policy := func(_, msg string) (string, map[string]any) {
+				switch {
+				case strings.Contains(msg, "Last action: (none)"):
+					return "click", map[string]any{"ref": "e1"}
+				case strings.Contains(msg, "Last action: click"):
+					return "type", map[string]any{"text": pw}
+				}
+				return "finish", map[string]any{"answer": "could not sign in", "success": false}
+			}
+			dir := t.TempDir()
+			seen, res := runFiles(t, dir, Config{Goal: "sign in", StartURL: "http://login.test/", Browser: &login{reportFocus: report},
+				Model: &fakeModel{p: policy}})
+			if res.Errors == 0 {
+				t.Fatalf("the untargeted type was not refused: %+v", res)
+			}
+			llm := seen[filepath.Join(res.Dir, LLMFile)]
+			if !strings.Contains(llm, `\"text\":\"`+Redacted) {
+				t.Errorf("llm.jsonl has no redacted text:\n%s", llm)
+			}
+			for where, s := range seen {
+				if strings.Contains(s, pw) {
+					t.Errorf("%s holds %q", where, pw)
+				}
+			}
+		})
+	}
+	// In planner mode: a proposed action that names no element.
+	t.Run("planner", func(t *testing.T) {
+		planner := func(_, msg string) (string, map[string]any) {
+			switch {
+			case strings.Contains(msg, "No iterations yet."):
+				return "plan", map[string]any{"step_by_step_reasoning": "focus the field", "proposed_actions": []string{`click "Access"`}}
+			case strings.Contains(msg, "type "):
+				return "plan", map[string]any{"task_complete": true, "final_answer": "could not sign in"}
+			}
+			return "plan", map[string]any{"step_by_step_reasoning": "type it", "proposed_actions": []string{`type "` + pw + `"`}}
+		}
+		dir := t.TempDir()
+		seen, res := runFiles(t, dir, Config{Goal: "sign in", StartURL: "http://login.test/", Browser: &login{}, Model: &fakeModel{p: planner}, Mode: PlannerMode})
+		if res.Steps < 1 {
+			t.Fatalf("%+v", res)
+		}
+		for where, s := range seen {
+			if strings.Contains(s, pw) {
+				t.Errorf("%s holds %q", where, pw)
+			}
+		}
+	})
+}
+
+// A password in a goal's plain words ("with password X") and in a finish
+// answer ("the password is X") is stored nowhere: not in the run folder,
+// the run, the session or the trajectory in the data dir, nor the result.
+func TestPasswordInGoalAndAnswerIsStoredNowhere(t *testing.T) {
+	const goalPW, answerPW = "NAVgoalF66", "ANSwerP77"
+	policy := func(_, msg string) (string, map[string]any) {
+		if strings.Contains(msg, "Last action: (none)") {
+			return "click", el("Sign in")
+		}
+		return "finish", map[string]any{"answer": "signed in; the password is " + answerPW, "success": true}
+	}
+	dir := t.TempDir()
+	seen, res := runFiles(t, dir, Config{Goal: "log in to login.test with password " + goalPW, StartURL: "http://login.test/",
+		Browser: &login{}, Model: &fakeModel{p: policy}})
+	if !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	if m := seen[filepath.Join(res.Dir, "manifest.json")]; !strings.Contains(m, "with password "+redact.Secret) {
+		t.Errorf("manifest.json:\n%s", m)
+	}
+	for where, s := range seen {
+		for _, v := range []string{goalPW, answerPW} {
+			if strings.Contains(s, v) {
+				t.Errorf("%s holds %q", where, v)
+			}
+		}
+	}
 }

@@ -29,12 +29,18 @@ const (
 	rawJWT      = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	rawCard     = "4111 1111 1111 1111"
 	rawPassword = "hunter2xyz"
+	// rawGoalPassword is a password in a goal's plain words (goalText).
+	rawGoalPassword = "NAVgoalF66"
 	// canary is stored as it is: finding it in the data dir's files shows
 	// the byte search sees what the stores write.
 	canary = "canary-zebra-7q"
 )
 
-var rawValues = []string{rawEmail, rawJWT, rawCard, "4111111111111111", rawPassword}
+var rawValues = []string{rawEmail, rawJWT, rawCard, "4111111111111111", rawPassword, rawGoalPassword}
+
+// goalText is the goal of the trajectory, session, run and plan written:
+// an email and a password in plain words.
+const goalText = "log in as " + rawEmail + " with password " + rawGoalPassword
 
 // secretText holds every raw value; redactedText is what is stored.
 var (
@@ -61,18 +67,18 @@ func writeSecrets(t *testing.T, c *api.Client) {
 	must("fact", err)
 	_, err = c.RecordSelector(ctx, api.SelectorObservation{Domain: redactHost, Role: "textbox", Name: "Notes " + rawEmail, Selector: "#notes"})
 	must("selector", err)
-	_, err = c.RecordTrajectory(ctx, trajectory.Trajectory{Domain: redactHost, Goal: "log in as " + rawEmail, Steps: []trajectory.Step{
+	_, err = c.RecordTrajectory(ctx, trajectory.Trajectory{Domain: redactHost, Goal: goalText, Steps: []trajectory.Step{
 		{Action: "type", Role: "textbox", Name: "Notes", Selector: "#notes", Value: secretText, URL: "https://" + redactHost + "/login?token=" + rawJWT},
 		{Action: "click", Role: "button", Name: "Log in", Selector: "#login"},
 	}})
 	must("trajectory", err)
-	_, err = c.RecordSession(ctx, session.Session{Domain: redactHost, Goal: "log in as " + rawEmail, Outcome: secretText, Success: true,
+	_, err = c.RecordSession(ctx, session.Session{Domain: redactHost, Goal: goalText, Outcome: secretText, Success: true,
 		FinalURL: "https://" + redactHost + "/account?session=" + rawPassword})
 	must("session", err)
-	_, err = c.CreateRun(ctx, api.CreateRun{RunID: "run-redact-1", Goal: "log in as " + rawEmail, StartURL: "https://" + redactHost + "/"})
+	_, err = c.CreateRun(ctx, api.CreateRun{RunID: "run-redact-1", Goal: goalText, StartURL: "https://" + redactHost + "/"})
 	must("run", err)
 	out, _ := json.Marshal(map[string]string{"typed": secretText})
-	_, err = c.AddIteration(ctx, "run-redact-1", plan.Iteration{N: 1, Planner: plan.Output{UserTask: "log in as " + rawEmail,
+	_, err = c.AddIteration(ctx, "run-redact-1", plan.Iteration{N: 1, Planner: plan.Output{UserTask: goalText,
 		CurrentState: secretText, ProposedActions: []string{"type " + rawCard}},
 		Tools: []plan.ToolExecution{{Tool: "type", OK: true, Output: out}, {Tool: "click", Error: "no element " + rawEmail}}})
 	must("plan", err)
@@ -277,7 +283,7 @@ func TestExportRedactsOldRecords(t *testing.T) {
 	if _, err := m.Selectors.Record(ctx, selector.Observation{Domain: redactHost, Role: "textbox", Name: "Notes " + rawEmail, Selector: "#notes"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Sessions.Record(ctx, session.Session{Domain: redactHost, Goal: "g " + rawEmail, Outcome: secretText, Success: true}); err != nil {
+	if _, err := m.Sessions.Record(ctx, session.Session{Domain: redactHost, Goal: goalText, Outcome: secretText, Success: true}); err != nil {
 		t.Fatal(err)
 	}
 	c := api.Local(api.Handler(m, api.Options{}), api.ClientOptions{})

@@ -99,12 +99,17 @@ var rules = sync.OnceValue(func() []rule {
 			repl: keep1,
 		},
 		// Assignments: password=x, "api_key": "x", X-Api-Key: x, ssn: x,
-		// Cookie: x (its first pair). The name is kept. After a colon an
-		// unquoted value must hold a digit, so prose ("Password: enter at
-		// least 8 characters") and selectors (#password:focus) pass.
+		// Kennwort: x, mot de passe : x, Cookie: x (its first pair): a
+		// name SecretField knows (assignAt finds it), then ':' or '='. The
+		// name is kept. After a colon an unquoted value must hold a digit,
+		// so prose ("Password: enter at least 8 characters") and selectors
+		// (#password:focus) pass; after a short word that is also an
+		// ordinary one (pass, pin, cid, mdp) alone, it must look like a
+		// credential (credentialLike) after '=' too ("pass=through",
+		// "pass: 3 of 5" pass).
 		{
 			at: assignAt,
-			re: lazy(`^(?i)((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|passcode|passphrase|secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key|pin|ssn|cookie)(?:[_-][a-z0-9]+)*["']?\s*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
+			re: lazy(`^([^:=\n]*([:=])\s*)("(?:[^"\\]|\\.)+"|'[^']+'|[^\s"'&,;\[\]<>(){}]+)`),
 			repl: func(s string, m []int) string {
 				v := s[m[6]:m[7]]
 				switch {
@@ -113,7 +118,9 @@ var rules = sync.OnceValue(func() []rule {
 						return s[m[0]:m[1]]
 					}
 					return s[m[2]:m[3]] + v[:1] + Secret + v[:1]
-				case s[m[4]] == ':' && !hasDigit(v):
+				case s[m[4]] == ':' && !hasDigit(v), v == Secret:
+					return s[m[0]:m[1]]
+				case ambiguousName(s[m[2]:m[4]]) && !credentialLike(v):
 					return s[m[0]:m[1]]
 				}
 				return s[m[2]:m[3]] + Secret
@@ -238,50 +245,11 @@ var queryNames = sync.OnceValue(func() map[string]bool {
 	return m
 })
 
-// assignWords are lower-case stems one of which every assignment's name
-// holds.
-var assignWords = []string{"pass", "pwd", "secret", "key", "token", "pin", "ssn", "cookie"}
-
-// assignWord reports whether name holds one of assignWords, in any case.
-func assignWord(name string) bool {
-	if len(name) < 3 {
-		return false
-	}
-	var buf [64]byte
-	if len(name) > len(buf) {
-		for _, w := range assignWords {
-			if containsFold(name, w) {
-				return true
-			}
-		}
-		return false
-	}
-	b := buf[:len(name)]
-	for i := range len(name) {
-		c := name[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	for _, w := range assignWordBytes {
-		if bytes.Contains(b, w) {
-			return true
-		}
-	}
-	return false
-}
-
-var assignWordBytes = func() [][]byte {
-	out := make([][]byte, len(assignWords))
-	for i, w := range assignWords {
-		out[i] = []byte(w)
-	}
-	return out
-}()
-
 // assignAt returns where a name that may be assigned a secret starts
-// ("db_password =", "\"api_key\":"), at or after i, or -1.
+// ("db_password =", "\"api_key\":", "mot de passe :"), at or after i, or
+// -1: the name before a ':' or '=' (a quote and spaces between them) whose
+// words hold a word or phrase of SecretField's list, or "cookie"; a name
+// of several words separated by spaces ends with one ("security code").
 func assignAt(s string, i int) int {
 	for {
 		e := i
@@ -292,26 +260,106 @@ func assignAt(s string, i int) int {
 			return -1
 		}
 		k := e
-		for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		for k > i && (s[k-1] == ' ' || s[k-1] == '\t') {
 			k--
 		}
-		if k > 0 && (s[k-1] == '"' || s[k-1] == '\'') {
+		if k > i && (s[k-1] == '"' || s[k-1] == '\'') {
 			k--
 		}
 		end := k
-		for k > 0 && (isWord(s[k-1]) || s[k-1] == '-' || s[k-1] == '.') {
+		for k > i && (isWord(s[k-1]) || s[k-1] == '-' || s[k-1] == '.') {
 			k--
 		}
-		if k >= i && k < end && assignWord(s[k:end]) {
-			return k
+		if k < end {
+			if n := assignName(s, i, k, end); n >= 0 {
+				return n
+			}
 		}
 		i = e + 1
 	}
 }
 
-// containsFold reports whether s holds word (lower-case ASCII) in any case.
-func containsFold(s, word string) bool {
-	return indexFold(s, word) >= 0
+// assignName returns where the secret name ending at end starts: s[k:end]
+// (one token) when its words hold a secret word, else the start of the
+// up to maxSecretWords space-separated tokens before end whose words end
+// with a secret phrase, not before i; -1 when neither.
+func assignName(s string, i, k, end int) int {
+	var buf [128]byte
+	if end-k > 64 {
+		return -1 // no name: a run of base64, a long path
+	}
+	if !hasLetter(s[k:end]) {
+		return -1 // a number, a version, an IP address
+	}
+	w := appendWords(buf[:0], s[k:end])
+	if len(w) == 0 {
+		return -1
+	}
+	if secretName(string(w)) || phraseWord(string(w), "cookie") {
+		return k
+	}
+	// "mot de passe", "security code": the tokens before, one space apart,
+	// when the name ends with the last word of such a phrase.
+	if !phraseTail[string(w[bytes.LastIndexByte(w, ' ')+1:])] {
+		return -1
+	}
+	start := k
+	for n := 1; n < maxSecretWords && start-1 > i && s[start-1] == ' ' && isWord(s[start-2]); n++ {
+		j := start - 1
+		for j > i && isWord(s[j-1]) {
+			j--
+		}
+		start = j
+	}
+	if start == k {
+		return -1
+	}
+	if phraseIn(string(appendWords(buf[:0], s[start:end])), true) {
+		return start
+	}
+	return -1
+}
+
+// phraseWord reports whether words w hold word as a whole word.
+func phraseWord(w, word string) bool {
+	for {
+		j := strings.Index(w, word)
+		if j < 0 {
+			return false
+		}
+		if (j == 0 || w[j-1] == ' ') && (j+len(word) == len(w) || w[j+len(word)] == ' ') {
+			return true
+		}
+		w = w[j+1:]
+	}
+}
+
+// ambiguousWords are secret words that are ordinary words too ("pass the
+// ball", "step 2 pass: 3 of 5", "pin: top"): assigned to one of them
+// alone, a value must look like a credential (credentialLike).
+var ambiguousWords = map[string]bool{"pass": true, "pin": true, "cid": true, "mdp": true}
+
+// ambiguousName reports whether the name of an assignment (up to its
+// separator, a quote and spaces) is one of ambiguousWords alone:
+// "user_pass" and "pass code" are no ordinary words.
+func ambiguousName(name string) bool {
+	var buf [128]byte
+	return ambiguousWords[string(appendWords(buf[:0], name))]
+}
+
+// credentialLike reports whether v looks like a credential: letters and
+// digits, or a symbol (hasSymbol), or 4 digits or more (a PIN).
+func credentialLike(v string) bool {
+	digits, letters := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c):
+			digits++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= 0x80:
+			letters = true
+		}
+	}
+	return digits > 0 && letters || digits >= 4 || hasSymbol(v)
 }
 
 // indexFold returns the index of the first word (lower-case ASCII) in s in
@@ -348,6 +396,28 @@ func indexFold(s, word string) int {
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLetter reports whether s holds an ASCII letter or a non-ASCII byte
+// (a letter, most likely).
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSymbol reports whether s holds an ASCII symbol a credential may
+// hold (not the '-', '.' and '/' of ordinary words, dates and paths).
+func hasSymbol(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte("!#$%&*+=?@^_|~\\", s[i]) >= 0 {
 			return true
 		}
 	}
@@ -476,6 +546,7 @@ func shapes(s string, o Options) string {
 	for _, r := range rules() {
 		s = r.apply(s, p) // a replacement only adds a marker's letters and brackets: p still holds
 	}
+	s = passwordPhrases(s)
 	if p.digits >= 13 {
 		s = cards(s)
 	}
