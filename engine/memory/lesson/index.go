@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"math"
@@ -83,8 +82,9 @@ const (
 // This process's own writes (ownWrite.advance) are kept as an overlay
 // instead of copying the compiled lists, which in a skewed store hold a
 // fifth of all lessons: gone marks compiled entries since replaced or
-// removed, added compiles the entries written since (a small bucket,
-// changed copy-on-write), and recall reads both. Once the overlay holds
+// removed, added holds the entries written since (a small bucket,
+// changed copy-on-write, whose patterns are all checked rather than filed
+// by anchor word), and recall reads both. Once the overlay holds
 // more than overlayMax entries, the next write folds it into a fresh
 // compile, so a write costs O(√n) amortised and a recall skips at most
 // that many gone entries.
@@ -531,29 +531,6 @@ func rangeEnd(k []byte, n int) (int, bool) {
 		return 0, false
 	}
 	return n + i + 1, true
-}
-
-// file puts e, an own write's entry, in b's postings under its best anchor
-// word (bestAnchor, without counts: the one whose list in b is shortest,
-// so patterns that share a word and differ in a number, "problem <n>",
-// keep going to their numbers, not all to the longer word), or in
-// b.always. b is an overlay's bucket changed copy-on-write: its lists and
-// maps may belong to a cached index as well, so the ones it changes are
-// copied first.
-func file(b *bucket, e *ientry) {
-	if e.pattern == "" {
-		return // never matches a pattern
-	}
-	var buf [8]anchorWord
-	as := appendAnchors(buf[:0], e.pattern)
-	if len(as) == 0 {
-		b.always = append(slices.Clip(b.always), e)
-		return
-	}
-	best := bestAnchor(b, as, nil)
-	m := cloneMap(b.postings[best.kind])
-	m[best.word] = append(slices.Clip(m[best.word]), e)
-	b.postings[best.kind] = m
 }
 
 // bestAnchor is the anchor of as (one at least) to file a pattern under:
@@ -1031,6 +1008,10 @@ type ownWrite struct {
 	old, new         *Lesson
 	sites            []string
 	oldGens, newGens []string
+	// written is new as a recall decodes it from the record the write
+	// stored, decoded once for both parts of the index (nil if it does
+	// not decode: the recall reads it then).
+	written func() *Lesson
 }
 
 // begin reads, in tx before the write, the tokens of the sites a write of
@@ -1079,15 +1060,16 @@ func (w *ownWrite) apply(to func(c *sitecache.Cache[*siteIndex], key, oldGen, ne
 		}
 		for part, c := range indexes {
 			to(c, site, w.oldGens[i], w.newGens[i], func(ix *siteIndex) *siteIndex {
-				return ix.with(site, part, old, n)
+				return ix.with(site, part, old, n, w.written)
 			})
 		}
 	}
 }
 
 // with returns a copy of ix with old's entries (if any) replaced by n's
-// (if any); ix itself is shared and never changed.
-func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
+// (if any), whose entries hold stored() as their decoded lesson; ix itself
+// is shared and never changed.
+func (ix *siteIndex) with(site string, part int, old, n *Lesson, stored func() *Lesson) *siteIndex {
 	out := &siteIndex{n: ix.n, gen: ix.gen, buckets: ix.buckets, hosts: ix.hosts}
 	if old != nil {
 		out.n--
@@ -1106,7 +1088,7 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 			key := string(keyspace.LessonByHost(site, n.Domain, n.UseCount, n.ID))
 			rng := string(keyspace.LessonsByHost(site, n.Domain))
 			ref := &hostRef{key: key, id: n.ID}
-			ref.lesson.Store(written(n))
+			ref.lesson.Store(stored())
 			out.hosts[rng] = out.hosts[rng].with(ref)
 		}
 		return out
@@ -1132,7 +1114,7 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 	}
 	if n != nil {
 		e := entryFor(site, n)
-		e.lesson.Store(written(n))
+		e.lesson.Store(stored())
 		b := bucketOf(string(keyspace.LessonsByCommand(site, n.FailedCommand)))
 		b.add(e)
 		changed = append(changed, b)
@@ -1147,16 +1129,12 @@ func (ix *siteIndex) with(site string, part int, old, n *Lesson) *siteIndex {
 	return out
 }
 
-// written is the lesson n as a recall would decode it from the record the
-// write stored (put's encoding, decoded back: exactly what a read gives),
-// so the recall after a use reads nothing from the store; nil if it does
-// not encode, and the recall reads it then.
-func written(n *Lesson) *Lesson {
-	b, err := json.Marshal(n)
-	if err != nil {
-		return nil
-	}
-	l, err := decode(b, n.ID)
+// written is the lesson id as a recall would decode it from the record b
+// the write stored (exactly what a read gives), so the recall after a use
+// reads nothing from the store; nil if it does not decode, and the recall
+// reads it then.
+func written(b []byte, id string) *Lesson {
+	l, err := decode(b, id)
 	if err != nil {
 		return nil
 	}
@@ -1243,7 +1221,12 @@ func (b *bucket) cowWith(e *ientry) *bucket {
 	es := c.byDomain[e.domain]
 	i, _ := slices.BinarySearchFunc(es, e, rankCmp)
 	c.byDomain[e.domain] = slices.Insert(slices.Clone(es), i, e)
-	file(&c, e)
+	if e.pattern != "" {
+		// Checked one by one (always), as a small bucket's: an overlay
+		// holds at most overlayMax entries, and filing each by anchor
+		// word would copy a postings map per write.
+		c.always = append(slices.Clip(b.always), e)
+	}
 	c.size++
 	return &c
 }

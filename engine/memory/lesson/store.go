@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engine-dev/engine/engine"
@@ -169,40 +170,46 @@ func listEntries(l *Lesson) []entry {
 // put writes l (whose previous state was old, or nil for a new lesson) and
 // keeps every index in step, in tx.
 func put(tx kv.Txn, old, l *Lesson) error {
+	_, err := putRecord(tx, old, l)
+	return err
+}
+
+// putRecord is put, returning the record it stored.
+func putRecord(tx kv.Txn, old, l *Lesson) ([]byte, error) {
 	l.legacy = false // written now with its trust
 	b, err := json.Marshal(l)
 	if err != nil {
-		return fmt.Errorf("lesson %s: encode: %w", l.ID, err)
+		return nil, fmt.Errorf("lesson %s: encode: %w", l.ID, err)
 	}
 	newEntries := indexEntries(l, b)
 	if old != nil {
 		if siteOf(old.Domain) != siteOf(l.Domain) {
 			if err := tx.Delete(keyspace.Lesson(siteOf(old.Domain), old.ID)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for _, e := range indexEntries(old, nil) {
 			if !slices.ContainsFunc(newEntries, func(n entry) bool { return string(n.key) == string(e.key) }) {
 				if err := tx.Delete(e.key); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
 	if err := tx.Set(keyspace.Lesson(siteOf(l.Domain), l.ID), b, 0); err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range newEntries {
 		if err := tx.Set(e.key, e.value, 0); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if old != nil && siteOf(old.Domain) != siteOf(l.Domain) {
 		if err := touch(tx, siteOf(old.Domain)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return touch(tx, siteOf(l.Domain))
+	return b, touch(tx, siteOf(l.Domain))
 }
 
 // putOwn is put, noting in *w what the write changed so the caller can
@@ -212,9 +219,11 @@ func putOwn(tx kv.Txn, old, l *Lesson, w **ownWrite) error {
 	if *w, err = begin(tx, old, l); err != nil {
 		return err
 	}
-	if err := put(tx, old, l); err != nil {
+	b, err := putRecord(tx, old, l)
+	if err != nil {
 		return err
 	}
+	(*w).written = sync.OnceValue(func() *Lesson { return written(b, l.ID) })
 	if err := (*w).end(tx); err != nil {
 		return err
 	}
