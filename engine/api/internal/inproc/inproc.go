@@ -452,17 +452,21 @@ func (c *call) abandon() {
 // cutOff is a closed connection as the handler sees it: its context is
 // cancelled, its request body reads fail, and so do its answer's writes;
 // the client reads err where the answer stops (unless it was all written).
+//
+// The cut is recorded before the handler is told (its context cancelled,
+// its body closed): a handler that returns at once must find it in finish,
+// or its empty answer would go out as a success.
 func (c *call) cutOff(err error) {
-	c.cancel()
-	if c.body != nil {
-		c.body.Close()
-	}
 	c.mu.Lock()
 	pw, ended := c.pw, c.ended
 	if c.cut == nil {
 		c.cut = err
 	}
 	c.mu.Unlock()
+	c.cancel()
+	if c.body != nil {
+		c.body.Close()
+	}
 	if pw != nil && !ended {
 		pw.CloseWithError(err) // the reader gets err, the writer ErrClosedPipe
 	}
