@@ -190,11 +190,13 @@ func patternList() []pattern {
 			`(^|\n|\s)(system|assistant|developer)\s*:|(^|\n)user\s*:|<\|im_(start|end)\|>|\[/?inst\]|<</?sys>>|<\|(system|assistant|user|endoftext)\|>|###\s*(system|instruction)|\bsystem prompt\b`),
 		newPattern("a request to reveal or send data", true,
 			`\b(reveal|leak|disclose|dump|print|repeat|output)\b[^.]{0,40}\b`+data+`\b|\bexfiltrat`),
-		// A quoted value after the verb is text typed as it stands (the
-		// engine's own flow facts read `type "reset password" into
-		// "Search"`): it sends no secret, so the gap holds no quote.
+		// A quoted value right after the verb is text typed as it stands
+		// (the engine's own flow facts read `type "reset password" into
+		// "Search"`): a data word inside it sends no secret. A data word
+		// anywhere else in the gap counts: one without quotes, one after
+		// the quoted value closes, one after a gap that starts otherwise.
 		newPattern("a request to reveal or send data", true,
-			`\b(send|post|upload|forward|email|e-mail|transmit|paste|copy|share|submit|type|enter|put|include|add|give|read out)\b[^."“”]{0,40}\b`+data+`\b[^.]{0,50}\b(to|into|in|via|through|with|at|on)\b[^.]{0,30}\b(form|field|box|chat|comment|message|review|url|address|link|server|endpoint|webhook|support|seller|third|external|search|feedback|survey|coupon|promo|note|ticket|forum|post)\b`),
+			`\b(send|post|upload|forward|email|e-mail|transmit|paste|copy|share|submit|type|enter|put|include|add|give|read out)\b([^."“”]{0,40}|\s*["“][^"”]{0,40}["”][^.]{0,40}|\s+[^"“\s.][^.]{0,39})\b`+data+`\b[^.]{0,50}\b(to|into|in|via|through|with|at|on)\b[^.]{0,30}\b(form|field|box|chat|comment|message|review|url|address|link|server|endpoint|webhook|support|seller|third|external|search|feedback|survey|coupon|promo|note|ticket|forum|post)\b`),
 		harm(`\b(type|enter|paste|put|fill|write|give|share|post|send|disclose)\b[^.]{0,30}\b(the )?(user'?s?|their|customer'?s?|personal|home|full|saved|real)\b[^.]{0,15}\b(password|card number|credit card|ssn|social security number|home address|address|phone number|passport( number)?|date of birth)\b[^.]{0,40}\b(into|in|to|with)\b[^.]{0,25}\b(search|comment|chat|review|feedback|promo|coupon|note|message|url|address bar|seller|public|forum|field named|other)\b`),
 		harm(`\b(skip|bypass|avoid|ignore|without|no need for|don't wait for|do not wait for|never wait for|never ask for|don't ask for|do not ask for)\b[^.]{0,20}\b(the |any |user )*(confirmation|approval|review|asking( the user)?|checking with the user|user consent|consent|permission|verification)\b[^.]{0,60}\b(buy|purchase|pay|order|checkout|transfer|delete|submit|send|approve|accept|sign|refund|book|subscribe|charge)`),
 		harm(`\b(always|automatically|immediately|just)\b[^.]{0,20}\b(buy|purchase|pay for|transfer|approve|accept|subscribe|donate|delete|order|upgrade to)\b[^.]{0,40}\b(without|before|instead of)\b[^.]{0,20}\b(asking|checking|confirming|the user|confirmation|approval|reviewing|reading)|\b(buy|choose|select|pick|order|add)\b[^.]{0,15}\b(the )?(most expensive|priciest|premium|maximum|highest[- ]priced)\b|\b(maximum|highest|largest) (tip|donation|quantity)\b|\b(subscribe|enroll|opt in|sign up)\b[^.]{0,30}\b(every|all|any)\b[^.]{0,20}\b(offers?|plans?|subscriptions?|trials?|newsletters?|marketing)\b`),
