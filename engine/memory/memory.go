@@ -384,6 +384,11 @@ func (m *Memory) Close() error {
 // reports its own size).
 func (m *Memory) StoreSize() (bytes int64, ok bool) { return kv.DiskSize(m.root) }
 
+// Settle waits until the store has absorbed the writes made so far (a
+// badger tree has merged the tables a bulk write flushed; kv.Settle), or
+// ctx ends, with ctx's error. Nothing written depends on it.
+func (m *Memory) Settle(ctx context.Context) error { return kv.Settle(ctx, m.root) }
+
 // RecallIndexStats counts the recall index's compiles and folds in this
 // process so far (lesson.ReadIndexStats), for a server's metrics.
 func RecallIndexStats() lesson.IndexStats { return lesson.ReadIndexStats() }

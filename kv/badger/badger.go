@@ -44,6 +44,10 @@ type Options struct {
 	MinFree int64
 }
 
+// memTableSize is the write buffer's size, and so level 0's tables' (a
+// variable for the tests, which fill levels with less).
+var memTableSize int64 = 16 << 20
+
 // maxConflictRetries bounds how often Update re-runs a conflicting
 // transaction before it gives up.
 const maxConflictRetries = 100
@@ -86,7 +90,10 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 	}
 	bopts := badgerdb.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(memTableSize).
+		// badger's own threshold (1 MiB), lowered only for the tests'
+		// small write buffers, whose batches cannot hold it.
+		WithValueThreshold(min(1<<20, memTableSize/8)).
 		WithValueLogFileSize(64 << 20).
 		// Uncompressed tables are read straight from the mmap: no
 		// decompression and no block cache on the read path.
@@ -221,6 +228,46 @@ func (s *store) DiskSize() (int64, bool) {
 		}
 	}
 	return n, true
+}
+
+// Settle waits until no level of the store's tree is due a compaction
+// (badger's score below 1 for every level: level 0 holds fewer tables than
+// compaction starts at, and each level below is within its target size),
+// so a bulk write leaves a tree that serves reads and writes at full speed
+// (kv.Settler). Badger announces no event for it: Settle reads the levels'
+// state every settlePoll, a few µs each.
+func (s *store) Settle(ctx context.Context) error {
+	if err := s.ready(ctx, "settle"); err != nil {
+		return err
+	}
+	if s.readOnly {
+		return nil
+	}
+	tick := time.NewTicker(settlePoll)
+	defer tick.Stop()
+	for {
+		if settled(s.db.Levels()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kv: settle: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// settlePoll is how often Settle looks at the tree.
+const settlePoll = 10 * time.Millisecond
+
+// settled reports whether no level is due a compaction.
+func settled(levels []badgerdb.LevelInfo) bool {
+	for _, l := range levels {
+		if l.Score >= 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // Close stops GC, closes badger and releases the lock. Calls in flight

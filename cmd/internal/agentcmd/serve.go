@@ -213,6 +213,16 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 		accessLog = metrics.NewAccessLog(a.Stderr, metrics.AccessLogOptions{JSON: logFormat == "json"})
 		defer accessLog.Close()
 	}
+	// A store left due compactions (an import of 100,000 lessons leaves
+	// level 0 over the mark) merges them before the socket is made, not
+	// beside the first second of requests, which it slowed to a third;
+	// bounded, so a start is never held long.
+	phase("settling the store")
+	sctx, cancel := context.WithTimeout(ctx, settleBound)
+	if err := m.Settle(sctx); err != nil && ctx.Err() == nil {
+		log.Warn("store still compacting at start", "err", err)
+	}
+	cancel()
 	// Compiled before the socket is made, so a fleet that reconnects after
 	// a start does not queue behind the first recalls' compile; bounded,
 	// so a huge store starts anyway (what is left compiles on first use).
@@ -296,6 +306,10 @@ func (a *app) serve(ctx context.Context, dir, listen string, allowClock bool, lo
 	fmt.Fprintln(a.Stderr, "engine: stopped")
 	return err
 }
+
+// settleBound bounds the wait for the store's due compactions before a
+// server answers (memory.Memory.Settle).
+const settleBound = 2 * time.Second
 
 // warmBound bounds the compile of the recall indexes before a server
 // answers (lesson.Store.Warm): ~0.3 s of CPU on 100,000 lessons.

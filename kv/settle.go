@@ -1,0 +1,23 @@
+package kv
+
+import "context"
+
+// Settler is implemented by a store whose writes leave work that runs in
+// the background afterwards and competes with whatever comes next (badger:
+// merging the tables its write buffer flushed into the levels below). A
+// bulk write (an import) waits for it, so that its cost is the bulk
+// write's and not the first requests' after it.
+type Settler interface {
+	// Settle returns once that work is done, or ctx's error when ctx
+	// ends first. The writes are durable either way: Settle only waits.
+	Settle(ctx context.Context) error
+}
+
+// Settle is s's Settle when s is a Settler, nil at once otherwise (etcd
+// compacts its history on its own schedule, which no writer waits for).
+func Settle(ctx context.Context, s Store) error {
+	if st, ok := s.(Settler); ok {
+		return st.Settle(ctx)
+	}
+	return nil
+}
