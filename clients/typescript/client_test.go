@@ -5,18 +5,17 @@
 package typescript_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engine-dev/engine/clients/internal/servetest"
 	"github.com/engine-dev/engine/engine/agent/demosite"
 	"github.com/engine-dev/engine/engine/api"
 )
@@ -119,7 +118,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat("dist/src/schema.d.ts"); err != nil {
 		t.Fatalf("the build left the generated types out of dist/src: %v", err)
 	}
-	sock, url, tok, home := serve(t, ctx)
+	srv := servetest.Start(t, servetest.Options{})
 	shop, err := demosite.Start(demosite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +133,7 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatalf("tsc compiled no tests into dist/test (%v)", err)
 	}
 	cmd := exec.CommandContext(ctx, nodeBin, append([]string{"--test", "--test-reporter=spec"}, tests...)...)
-	cmd.Env = append(os.Environ(), "ENGINE_TEST_SOCKET="+sock, "ENGINE_TEST_URL="+url, "ENGINE_TEST_TOKEN="+tok, "ENGINE_TEST_HOME="+home,
-		"ENGINE_TEST_SHOP="+shop.URL, "ENGINE_CHROMIUM="+chromium)
+	cmd.Env = append(append(os.Environ(), srv.Env...), "ENGINE_TEST_SHOP="+shop.URL, "ENGINE_CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {
@@ -146,79 +144,11 @@ func TestTypeScriptClient(t *testing.T) {
 	// block is this file) runs as a reader would run it, with the server's
 	// address and token in ENGINE_SERVER and ENGINE_TOKEN.
 	t.Run("readme", func(t *testing.T) {
-		out := run(t, ctx, []string{"ENGINE_SERVER=" + url, "ENGINE_TOKEN=" + tok}, nodeBin, "dist/examples/readme.js")
+		out := run(t, ctx, []string{"ENGINE_SERVER=" + srv.URL, "ENGINE_TOKEN=" + srv.Token}, nodeBin, "dist/examples/readme.js")
 		for _, want := range []string{"recorded l", "refused: invalid lesson: unknown category \"tips\""} {
 			if !bytes.Contains(out, []byte(want)) {
 				t.Errorf("examples/readme.ts printed no %q:\n%s", want, out)
 			}
 		}
 	})
-}
-
-// serve builds cmd/engine and cmd/engine-agent (which serves), or takes
-// ENGINE_BIN (an engine with its engine-agent beside it), starts engine
-// serve with a TCP listener on the default data dir of a fresh HOME (no
-// ENGINE_* variables), waits for the line that says it serves, and returns
-// its socket, URL, token and HOME; the server stops with the test.
-func serve(t *testing.T, ctx context.Context) (sock, url, token, home string) {
-	t.Helper()
-	bin := os.Getenv("ENGINE_BIN")
-	if bin == "" {
-		out := t.TempDir()
-		bin = filepath.Join(out, "engine")
-		run(t, ctx, nil, "go", "build", "-o", out+string(filepath.Separator),
-			"github.com/engine-dev/engine/cmd/engine", "github.com/engine-dev/engine/cmd/engine-agent")
-	}
-	// The server runs as a plain `engine serve` would on a fresh machine:
-	// no ENGINE_* variable and no --data-dir, so it holds the default data
-	// dir under its HOME, which the client finds with no address.
-	home = t.TempDir()
-	dir := filepath.Join(home, ".local", "share", "engine")
-	srv := exec.CommandContext(ctx, bin, "serve", "--listen", "127.0.0.1:0")
-	srv.Env = append(plainEnv(home), "ENGINE_LOG_LEVEL=error")
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(os.Interrupt)
-		srv.Wait()
-	})
-	serving := regexp.MustCompile(`^engine: serving .* on (\S+) and (http://\S+) \(pid`)
-	lines := bufio.NewScanner(stderr)
-	var said []string
-	for lines.Scan() {
-		said = append(said, lines.Text())
-		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
-			sock, url = m[1], m[2]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatalf("engine serve did not say it serves:\n%s", strings.Join(said, "\n"))
-	}
-	go func() { // the server's later lines, read so it never blocks on them
-		for lines.Scan() {
-		}
-	}()
-	tok, err := os.ReadFile(filepath.Join(dir, "serve.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sock, url, strings.TrimSpace(string(tok)), home
-}
-
-// plainEnv is this process's environment without the ENGINE_* variables
-// and XDG_DATA_HOME, with HOME set to home.
-func plainEnv(home string) []string {
-	var env []string
-	for _, v := range os.Environ() {
-		if !strings.HasPrefix(v, "ENGINE_") && !strings.HasPrefix(v, "XDG_DATA_HOME=") && !strings.HasPrefix(v, "HOME=") {
-			env = append(env, v)
-		}
-	}
-	return append(env, "HOME="+home)
 }

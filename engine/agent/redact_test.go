@@ -85,40 +85,10 @@ func TestRunWritesNoSecret(t *testing.T) {
 	}{{StepMode, step}, {PlannerMode, planner}} {
 		t.Run(string(c.mode), func(t *testing.T) {
 			dir := t.TempDir()
-			db, err := badger.Open(context.Background(), filepath.Join(dir, "db"), badger.Options{GCInterval: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			var mu sync.Mutex
-			var events bytes.Buffer
-			cfg := Config{Goal: "verify the account of " + vaultEmail, StartURL: "http://vault.test/", Browser: &vault{}, Model: &fakeModel{p: c.p},
-				Memory: memOf(t, db), Approve: ApproveAuto, RunsDir: filepath.Join(dir, "runs"), Mode: c.mode,
-				Events: func(e event.Event) {
-					mu.Lock()
-					defer mu.Unlock()
-					_ = json.NewEncoder(&events).Encode(e)
-				}}
-			res := mustRun(t, cfg)
+			seen, res := runFiles(t, dir, Config{Goal: "verify the account of " + vaultEmail, StartURL: "http://vault.test/", Browser: &vault{},
+				Model: &fakeModel{p: c.p}, Mode: c.mode})
 			if !res.Success {
 				t.Fatalf("%+v", res)
-			}
-			raw, _ := json.Marshal(res)
-			mu.Lock()
-			seen := map[string]string{"result": string(raw), "events": events.String()}
-			mu.Unlock()
-			err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-				if err == nil && d.Type().IsRegular() {
-					b, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					seen[p] = string(b)
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
 			for where, s := range seen {
 				for _, v := range []string{vaultCode, vaultEmail, strings.ReplaceAll(vaultEmail, "@", "%40")} {
@@ -131,6 +101,11 @@ func TestRunWritesNoSecret(t *testing.T) {
 				t.Errorf("actions.jsonl:\n%s", a)
 			}
 			// The steps that held them are steps to fill in by hand.
+			db, err := badger.Open(context.Background(), filepath.Join(dir, "db"), badger.Options{GCInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
 			tr, err := trajectory.New(db, trajectory.Options{}).List(context.Background(), "vault.test")
 			if err != nil || len(tr) != 1 {
 				t.Fatalf("%v %v", tr, err)
@@ -214,13 +189,22 @@ func (l *login) Act(_ context.Context, a engine.Action) error {
 func (l *login) Screenshot(context.Context) ([]byte, error) { return nil, nil }
 func (l *login) Close() error                               { return nil }
 
-// runFiles runs cfg (its RunsDir and data dir under dir) and returns the
-// text of every file under dir and the result.
+// runFiles runs cfg (its RunsDir and data dir under dir, its events
+// recorded) and returns the result and the text of every file under dir
+// once the data dir is closed, with the result's JSON under "result" and
+// the events' under "events".
 func runFiles(t *testing.T, dir string, cfg Config) (map[string]string, *Result) {
 	t.Helper()
 	db, err := badger.Open(context.Background(), filepath.Join(dir, "db"), badger.Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events bytes.Buffer
+	cfg.Events = func(e event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = json.NewEncoder(&events).Encode(e)
 	}
 	cfg.Memory, cfg.RunsDir, cfg.Approve = memOf(t, db), filepath.Join(dir, "runs"), ApproveAuto
 	res := mustRun(t, cfg)
@@ -228,7 +212,9 @@ func runFiles(t *testing.T, dir string, cfg Config) (map[string]string, *Result)
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(res)
-	seen := map[string]string{"result": string(raw)}
+	mu.Lock()
+	seen := map[string]string{"result": string(raw), "events": events.String()}
+	mu.Unlock()
 	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			b, err := os.ReadFile(p)

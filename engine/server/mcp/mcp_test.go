@@ -35,7 +35,14 @@ func connect(t testing.TB) (*sdk.ClientSession, *api.Client, string) {
 	c := api.Local(api.Handler(m, api.Options{}), api.ClientOptions{})
 	t.Cleanup(func() { c.Close() })
 	runsDir := filepath.Join(dir, "runs")
-	srv := mcp.New(c.Client, mcp.Options{Version: "test", RunsDir: runsDir})
+	return session(t, mcp.New(c.Client, mcp.Options{Version: "test", RunsDir: runsDir})), c.Client, runsDir
+}
+
+// session connects an MCP client to srv over the SDK's in-memory
+// transports; both ends close with the test.
+func session(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
@@ -47,7 +54,7 @@ func connect(t testing.TB) (*sdk.ClientSession, *api.Client, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, c.Client, runsDir
+	return cs
 }
 
 func TestTools(t *testing.T) {
@@ -188,18 +195,7 @@ func TestFindTrajectoryTraceScoring(t *testing.T) {
 		Goal: "search for padel and open the result", Steps: search(true), DurationMs: 5000}); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.New(at(today).Client, mcp.Options{Version: "test"})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := session(t, mcp.New(at(today).Client, mcp.Options{Version: "test"}))
 
 	goal := "search for padel and open the first result"
 	for _, tc := range []struct {
