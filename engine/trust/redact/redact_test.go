@@ -184,7 +184,6 @@ var benign = []string{
 	"The password's strength meter turns green; passwords need 8+ characters.",
 	"Password (min 8 chars, 1 digit)",
 	"Reset password at https://x.example/reset?id=42",
-	"Password: hunter",
 	"the password is secret",
 	"step 2 pass: 3 of 5",
 }
