@@ -142,8 +142,12 @@ func containsStr(l []string, w string) bool {
 func passwordPhrases(s string) string {
 	var b strings.Builder
 	last, replaced := 0, false
+	prev := uint32(0) // surveyTab of s[i-1]
 	for i := 0; i < len(s); i++ {
-		if !plainStart[s[i]] || i > 0 && (isWord(s[i-1]) || strings.IndexByte("#.-/@$[", s[i-1]) >= 0) {
+		x := surveyTab[s[i]]
+		start := x&^(prev<<1)&bitWordStart != 0 // as in survey
+		prev = x
+		if !start || i > 0 && strings.IndexByte("#.-/@$[", s[i-1]) >= 0 {
 			continue // compass, bypass; a selector, path or name (#password:focus, new-password)
 		}
 		end := plainWordAt(s, i)
@@ -152,7 +156,7 @@ func passwordPhrases(s string) string {
 		}
 		vs, ve := freeValue(s, i, end)
 		if vs < 0 {
-			i = end - 1
+			i, prev = end-1, surveyTab[s[end-1]]
 			continue
 		}
 		if !replaced {
@@ -161,7 +165,7 @@ func passwordPhrases(s string) string {
 		}
 		b.WriteString(s[last:vs])
 		b.WriteString(Secret)
-		last, i = ve, ve-1
+		last, i, prev = ve, ve-1, surveyTab[s[ve-1]]
 	}
 	if !replaced {
 		return s

@@ -488,9 +488,9 @@ var byteBit = func() (t [256]uint32) {
 
 // Bits of survey's table beside the rules' bytes.
 const (
-	bitDigit     uint32 = 1 << 16 // an ASCII digit
-	bitWordByte  uint32 = 1 << 17 // isWord
-	bitWordStart uint32 = 1 << 18 // may start a password word (plainStart)
+	bitDigit     uint32 = 1 << 16          // an ASCII digit
+	bitWordByte  uint32 = 1 << 17          // isWord
+	bitWordStart uint32 = bitWordByte << 1 // may start a password word (plainStart)
 )
 
 // surveyTab is byteBit with survey's own bits.
@@ -526,7 +526,10 @@ func survey(s string) present {
 		x := surveyTab[s[i]]
 		p.bits |= x
 		p.digits += int(x / bitDigit & 1) // no branch on a digit
-		if x&bitWordStart != 0 && prev&bitWordByte == 0 && i+5 <= len(s) {
+		// A byte that may start a password word after one that is no word
+		// byte (bitWordStart is bitWordByte<<1), in one test: a branch per
+		// byte costs.
+		if x&^(prev<<1)&bitWordStart != 0 && i+5 <= len(s) {
 			// plainWordAt's first test, inlined: most words fail it.
 			if h := plainKey(s, i); plainKeys[h>>6]&(1<<(h&63)) != 0 && !p.password {
 				p.password = plainWordAt(s, i) >= 0
