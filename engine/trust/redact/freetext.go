@@ -31,7 +31,8 @@ import (
 //     function words; or an English -ed, -ing, -ly, -ble, -ive, -tion,
 //     -ment word), after a copula, after "to" when set, change, reset or
 //     update comes before the password word, or at once after "with, using,
-//     use, mit, con, avec, met, com password".
+//     use, via, con, avec, com password" (not German's or Dutch's "mit/met
+//     Passwort anmelden": a verb ends those sentences).
 //
 // So "the password is hunter", "login with password sunshine" and "bob's
 // password is x1" lose the value, while "the password is incorrect",
@@ -191,7 +192,9 @@ var (
 	qualifiers = wordSet("for of to on at für von zu de del para pour du voor van op do da dla per")
 	// withWords before a password word, an article between, make the word
 	// after it a value: "with password sunshine".
-	withWords = wordSet("with using use via mit con avec met com med")
+	// German, Dutch and the Nordic languages put a verb after it ("mit
+	// Passwort anmelden"), so their "with" is not among them.
+	withWords = wordSet("with using use via con avec com")
 	// setWords before a password word make a bare "to" a copula: "set the
 	// password to hunter".
 	setWords = wordSet("set change reset update")
@@ -235,7 +238,17 @@ var ordinaryWords = wordSet(`
 	incorrecte correcte invalide valide requis requise obligatoire vide expiré expirée trop court courte
 	secrète faible fort forte nouveau nouvelle oublié oubliée différent identique pas
 	onjuist juist fout ongeldig geldig verplicht vereist leeg verlopen te kort zwak sterk nieuw niet
-	gewijzigd
+	gewijzigd opgeslagen veilig onveilig inloggen aanmelden bevestigen invoeren wijzigen opslaan beveiligd doorgaan
+	anmelden einloggen bestätigen eingeben ändern speichern zurücksetzen schützen geschützt verschlüsselt weiter
+	fortfahren sichern öffnen entsperren veraltet pflichtfeld
+	errónea erronea temporal maestra maestro necesaria necesario
+	erroné erronée sécurisé sécurisée masqué masquée temporaire provisoire enregistré enregistrée actuel actuelle
+	necessária necessaria temporária temporaria
+	troppo debole nuova richiesta temporanea non
+	medium fair excellent great poor low high moderate average present absent active inactive master
+	autofill autocomplete popup toggle eye icon dots bullets asterisks meter checker generator vault keychain sync
+	boxes inputs option options setting settings update expiry complexity history security safety visibility
+	reveal mask masks hash salt twice once
 	incorreta correta obrigatória obrigatoria vazia vazio fraca forte nova novo muito curta curto
 	não nao errada errado
 	sbagliata errata corretta obbligatoria vuota scaduta
@@ -466,8 +479,11 @@ func lettersOnly(v string) bool {
 // clauseEnds reports whether nothing but the end of the text, of a line
 // or of a quote, or punctuation, follows the value ending at e.
 func clauseEnds(s string, e int) bool {
-	if e == len(s) || strings.IndexByte(".,;!?)]}\"'`<\\\n\r", s[e]) >= 0 {
+	if e == len(s) || strings.IndexByte(".,;!?)]}\"`<\\\n\r", s[e]) >= 0 {
 		return true
+	}
+	if s[e] == '\'' { // a closing quote, not an apostrophe ("Chrome's")
+		return e+1 == len(s) || !letterByte(s[e+1])
 	}
 	q := skipBlank(s, e)
 	return q == len(s) || s[q] == '\n' || s[q] == '\r'

@@ -48,6 +48,7 @@ func TestPasswordPhrases(t *testing.T) {
 		{"пароль: солнце", "пароль: [redacted]"},
 		{"Lösenord är solros", "Lösenord är [redacted]"},
 		{"met wachtwoord zonnebloem inloggen", "met wachtwoord zonnebloem inloggen"}, // more prose follows
+		{"iniciar sesión con contraseña girasol", "iniciar sesión con contraseña [redacted]"},
 	} {
 		if got := String(c.in); got != c.want {
 			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, c.want)
@@ -110,6 +111,19 @@ func TestPasswordPhrasesProse(t *testing.T) {
 		"het wachtwoord is onjuist",
 		"a senha é inválida",
 		"Il mot de passe est requis.",
+		"The password is Chrome's saved one",
+		"Password: Medium",
+		"log in with password autofill",
+		"mit Passwort anmelden",
+		"met wachtwoord inloggen",
+		"Das Passwort ist verschlüsselt.",
+		"la password è troppo corta",
+		"a senha é necessária",
+		"le mot de passe est erroné",
+		"con contraseña temporal",
+		"The password for bob is in the email.",
+		"The password for the demo account is shown on the login page.",
+		"Password: •••••••",
 	} {
 		if got := String(s); got != s {
 			t.Errorf("String(%q) = %q, want it unchanged", s, got)
