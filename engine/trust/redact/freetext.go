@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,7 +14,9 @@ import (
 // come, in this order:
 //
 //   - a connector, or none: a copula (is, was, has been, ist, lautet, es,
-//     est, é, è, är, er, on, je, jest …, optionally "now"), "changed to",
+//     est, é, è, är, er, je, jest …, optionally "now"; Finnish "on", an
+//     English word too, only before a value with a digit or a symbol),
+//     "changed to",
 //     "set to", a ':' or '='; or a bare "to" ("set the password to X");
 //   - or, when no value follows at once, a qualifier and then a copula: for,
 //     of, to, on, at, für, von, de, para, pour, voor, van … and one to three
@@ -68,19 +71,14 @@ var plainWords, plainStart = func() (t [256][]string, start [256]bool) {
 				continue // EqualFold on a slice of w's length could not match it
 			}
 			c := string(f)[0]
-			if !start[c] || !containsStr(t[c], w) {
+			if !slices.Contains(t[c], w) {
 				t[c] = append(t[c], w)
 			}
 			start[c] = true
 		}
 	}
 	for c := range t {
-		l := t[c]
-		for i := 1; i < len(l); i++ { // insertion sort, longest first
-			for j := i; j > 0 && len(l[j]) > len(l[j-1]); j-- {
-				l[j], l[j-1] = l[j-1], l[j]
-			}
-		}
+		slices.SortStableFunc(t[c], func(a, b string) int { return len(b) - len(a) })
 	}
 	return t, start
 }()
@@ -129,15 +127,6 @@ func plainWordAt(s string, i int) int {
 	return -1
 }
 
-func containsStr(l []string, w string) bool {
-	for _, x := range l {
-		if x == w {
-			return true
-		}
-	}
-	return false
-}
-
 // passwordPhrases returns s with the values of passwords in plain words
 // replaced by Secret.
 func passwordPhrases(s string) string {
@@ -179,13 +168,17 @@ func passwordPhrases(s string) string {
 const (
 	connNone   = iota
 	connTo     // a bare "to"
+	connWeak   // a copula that is an English word too: Finnish "on" ("password on file")
 	connCopula // is, was, ist, ':', '=', "changed to" …
 )
 
-// copulas state what a password is; afterCopula may follow one ("is
-// now"); changeVerbs followed by "to" are a copula too ("changed to").
+// copulas state what a password is; weakCopulas too, but they are English
+// words as well, so only a value with a digit or a symbol follows them;
+// afterCopula may follow a copula ("is now"); changeVerbs followed by "to"
+// are a copula too ("changed to").
 var (
-	copulas     = wordSet("is was ist war lautet es era est était etait é è és är var er on oli je jest")
+	copulas     = wordSet("is was ist war lautet es era est était etait é è és är var er je jest")
+	weakCopulas = wordSet("on oli")
 	afterCopula = wordSet("now still jetzt nun ahora maintenant désormais nu agora ora teraz")
 	changeVerbs = wordSet("changed set reset updated")
 	// qualifiers name whose password it is: "for bob", "of the admin account".
@@ -305,7 +298,8 @@ func freeValue(s string, ws, w int) (int, int) {
 	if kind == connCopula {
 		return -1, -1
 	}
-	// "for bob is x1": the qualifier starts where a bare "to" or the value would have.
+	// "for bob is x1": the qualifier starts where a bare "to", "on" or the
+	// value would have.
 	if q := qualified(s, skipBlank(s, w)); q >= 0 {
 		return value(s, ws, q, connCopula)
 	}
@@ -327,6 +321,8 @@ func connector(s string, w int) (int, int) {
 			if q := changedTo(s, p); q >= 0 {
 				p = q
 			}
+		case inSet(weakCopulas, word):
+			kind, p = connWeak, skipBlank(s, e)
 		case inSet(hasHad, word):
 			q := skipBlank(s, e)
 			if e := letterEnd(s, q); e > q && sepAt(s, e) && strings.EqualFold(s[q:e], "been") {

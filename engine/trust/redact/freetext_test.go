@@ -49,6 +49,8 @@ func TestPasswordPhrases(t *testing.T) {
 		{"Lösenord är solros", "Lösenord är [redacted]"},
 		{"met wachtwoord zonnebloem inloggen", "met wachtwoord zonnebloem inloggen"}, // more prose follows
 		{"iniciar sesión con contraseña girasol", "iniciar sesión con contraseña [redacted]"},
+		{"the password on example.com is hunter", "the password on example.com is [redacted]"},
+		{"salasana on kissa123", "salasana on [redacted]"},
 	} {
 		if got := String(c.in); got != c.want {
 			t.Errorf("String(%q)\n got %q\nwant %q", c.in, got, c.want)
@@ -124,6 +126,8 @@ func TestPasswordPhrasesProse(t *testing.T) {
 		"The password for bob is in the email.",
 		"The password for the demo account is shown on the login page.",
 		"Password: •••••••",
+		"We keep your password on file.",
+		"salasana on vaihdettava", // Finnish "on" is English too: letters only after it stay
 	} {
 		if got := String(s); got != s {
 			t.Errorf("String(%q) = %q, want it unchanged", s, got)
