@@ -16,8 +16,8 @@ import (
 //   - a connector, or none: a copula (is, was, has been, ist, lautet, es,
 //     est, é, è, är, er, je, jest …, optionally "now"; Finnish "on", an
 //     English word too, only before a value with a digit or a symbol),
-//     "changed to",
-//     "set to", a ':' or '='; or a bare "to" ("set the password to X");
+//     "changed to", "set to", a ':' or '='; or a bare "to" ("set the
+//     password to X");
 //   - or, when no value follows at once, a qualifier and then a copula: for,
 //     of, to, on, at, für, von, de, para, pour, voor, van … and one to three
 //     words ("the password for bob is x1", "password of the admin account is
