@@ -479,6 +479,12 @@ func FuzzString(f *testing.F) {
 	f.Add("card "+visa+" mail a@b.co +1 415 555 2671 "+jwt, "abc")
 	f.Add("password=x [redacted] ted]", "ted] x")
 	f.Add("d][rd][r", "d][r")
+	for _, c := range plainCases {
+		f.Add(c.in, "x1")
+	}
+	for _, s := range plainProse {
+		f.Add(s, "bob")
+	}
 	f.Fuzz(func(t *testing.T, s, v string) {
 		r := New(Options{})
 		r.Add(v)
