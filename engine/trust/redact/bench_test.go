@@ -92,3 +92,20 @@ func BenchmarkValue(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPasswordPhrasesHostile: many password words whose values are
+// looked for in vain cost time linear in the text (ns/byte stays flat as
+// the text grows).
+func BenchmarkPasswordPhrasesHostile(b *testing.B) {
+	for _, unit := range []string{"password:", "password for ", "password \"", "the password is "} {
+		for _, n := range []int{1000, 10000} {
+			s := strings.Repeat(unit, n)
+			b.Run(fmt.Sprintf("%s×%d", strings.TrimSpace(unit), n), func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					passwordPhrases(s)
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,22 +32,28 @@ func SecretField(inputType, autocomplete, name string) bool {
 	return secretName(string(appendWords(buf[:0], name)))
 }
 
-// secretWordList are the words and phrases of a secret field's name, as
-// appendWords writes them. SecretField and the assignment rule (password=…,
-// Kennwort: …) both read this one list.
-var secretWordList = []string{
+// passwordWordList are the words and phrases for a password in
+// secretWordList, in the languages of the web's larger login pages: the
+// passwords in plain words (passwordPhrases) are found after these, but
+// for the few that are ordinary words or abbreviations too.
+var passwordWordList = []string{
 	"password", "passwd", "pass", "pwd", "passcode", "pass code", "passphrase", "pass phrase",
-	"pin", "pin code", "pin number", "cvv", "cvv2", "cvc", "cvc2", "csc", "cid",
-	"card number", "card no", "cc number", "cc num", "ccnum", "cardnumber", "security code", "card code",
-	"verification code", "otp", "totp", "2fa", "mfa code", "one time code", "one time password", "one time passcode",
-	"token", "api key", "apikey", "access key", "secret", "secret key", "private key",
-	"ssn", "social security", "social security number", "tax id",
-	// a password in other languages
 	"passwort", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "contrasenya", "senha",
 	"palavra passe", "wachtwoord", "hasło", "haslo", "heslo", "jelszó", "jelszo", "lösenord", "losenord",
 	"adgangskode", "passord", "salasana", "şifre", "sifre", "parolă", "κωδικός", "пароль", "סיסמה",
 	"كلمة المرور", "รหัสผ่าน", "mật khẩu", "mat khau", "kata sandi",
 }
+
+// secretWordList are the words and phrases of a secret field's name, as
+// appendWords writes them. SecretField and the assignment rule (password=…,
+// Kennwort: …) both read this one list.
+var secretWordList = append(slices.Clip(passwordWordList),
+	"pin", "pin code", "pin number", "cvv", "cvv2", "cvc", "cvc2", "csc", "cid",
+	"card number", "card no", "cc number", "cc num", "ccnum", "cardnumber", "security code", "card code",
+	"verification code", "otp", "totp", "2fa", "mfa code", "one time code", "one time password", "one time passcode",
+	"token", "api key", "apikey", "access key", "secret", "secret key", "private key",
+	"ssn", "social security", "social security number", "tax id",
+)
 
 // secretScriptWords are a password in scripts written without spaces
 // between words: a label "请输入密码" holds one among other words.

@@ -184,7 +184,6 @@ var benign = []string{
 	"The password's strength meter turns green; passwords need 8+ characters.",
 	"Password (min 8 chars, 1 digit)",
 	"Reset password at https://x.example/reset?id=42",
-	"Password: hunter",
 	"the password is secret",
 	"step 2 pass: 3 of 5",
 }
@@ -480,6 +479,12 @@ func FuzzString(f *testing.F) {
 	f.Add("card "+visa+" mail a@b.co +1 415 555 2671 "+jwt, "abc")
 	f.Add("password=x [redacted] ted]", "ted] x")
 	f.Add("d][rd][r", "d][r")
+	for _, c := range plainCases {
+		f.Add(c.in, "x1")
+	}
+	for _, s := range plainProse {
+		f.Add(s, "bob")
+	}
 	f.Fuzz(func(t *testing.T, s, v string) {
 		r := New(Options{})
 		r.Add(v)

@@ -362,37 +362,6 @@ func credentialLike(v string) bool {
 	return digits > 0 && letters || digits >= 4 || hasSymbol(v)
 }
 
-// indexFold returns the index of the first word (lower-case ASCII) in s in
-// any case, or -1.
-func indexFold(s, word string) int {
-	lo, up := word[0], word[0]-'a'+'A'
-	nlo, nup := -2, -2 // next index of lo and up at or after i; -1: none
-	for i := 0; i+len(word) <= len(s); {
-		if nlo != -1 && nlo < i {
-			if nlo = strings.IndexByte(s[i:], lo); nlo >= 0 {
-				nlo += i
-			}
-		}
-		if nup != -1 && nup < i {
-			if nup = strings.IndexByte(s[i:], up); nup >= 0 {
-				nup += i
-			}
-		}
-		j := nlo
-		if j < 0 || nup >= 0 && nup < j {
-			j = nup
-		}
-		if j < 0 || j+len(word) > len(s) {
-			return -1
-		}
-		if strings.EqualFold(s[j:j+len(word)], word) {
-			return j
-		}
-		i = j + 1
-	}
-	return -1
-}
-
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if isDigit(s[i]) {
@@ -517,21 +486,56 @@ var byteBit = func() (t [256]uint32) {
 	return t
 }()
 
+// Bits of survey's table beside the rules' bytes.
+const (
+	bitDigit     uint32 = 1 << 16          // an ASCII digit
+	bitWordByte  uint32 = 1 << 17          // isWord
+	bitWordStart uint32 = bitWordByte << 1 // may start a password word (plainStart)
+)
+
+// surveyTab is byteBit with survey's own bits.
+var surveyTab = func() (t [256]uint32) {
+	for c := range t {
+		t[c] = byteBit[c]
+		if isDigit(byte(c)) {
+			t[c] |= bitDigit
+		}
+		if isWord(byte(c)) {
+			t[c] |= bitWordByte
+		}
+		if plainStart[c] {
+			t[c] |= bitWordStart
+		}
+	}
+	return t
+}()
+
 // present is what a text holds, from one pass over it: which of the
-// bytes rules look for, and how many digits.
+// bytes rules look for, how many digits, and whether it holds a password
+// word (passwordPhrases has work).
 type present struct {
-	bits   uint32
-	digits int
+	bits     uint32
+	digits   int
+	password bool
 }
 
 func survey(s string) present {
 	var p present
+	prev := uint32(0)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		p.bits |= byteBit[c]
-		if isDigit(c) {
-			p.digits++
+		x := surveyTab[s[i]]
+		p.bits |= x
+		p.digits += int(x / bitDigit & 1) // no branch on a digit
+		// A byte that may start a password word after one that is no word
+		// byte (bitWordStart is bitWordByte<<1), in one test: a branch per
+		// byte costs.
+		if x&^(prev<<1)&bitWordStart != 0 && i+5 <= len(s) {
+			// plainWordAt's first test, inlined: most words fail it.
+			if h := plainKey(s, i); plainKeys[h>>6]&(1<<(h&63)) != 0 && !p.password {
+				p.password = plainWordAt(s, i) >= 0
+			}
 		}
+		prev = x
 	}
 	return p
 }
@@ -546,7 +550,9 @@ func shapes(s string, o Options) string {
 	for _, r := range rules() {
 		s = r.apply(s, p) // a replacement only adds a marker's letters and brackets: p still holds
 	}
-	s = passwordPhrases(s)
+	if p.password {
+		s = passwordPhrases(s)
+	}
 	if p.digits >= 13 {
 		s = cards(s)
 	}
