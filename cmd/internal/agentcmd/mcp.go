@@ -52,9 +52,9 @@ With --browser (chromedp, static or a plugin's name) it serves a browser with
 memory too: browser_navigate, browser_navigate_back, browser_snapshot,
 browser_click, browser_type, browser_press_key, browser_select_option,
 browser_hover, browser_wait_for, browser_take_screenshot and browser_close
-(named and shaped like Playwright MCP's), and memory_task_start and
-memory_task_end, which register each task as a run and learn from it as
-engine run does. Answers carry the page, the site's memory when a page
+(named and shaped like Playwright MCP's), browser_replay (a recorded run's
+steps, without the model), and memory_task_start and memory_task_end,
+which register each task as a run and learn from it as engine run does. Answers carry the page, the site's memory when a page
 enters a site, and tips from earlier runs when an action fails. The browser
 starts at the first browser tool and ends (its plugin process with it) when
 stdin closes; a task not ended by then ends failed.
