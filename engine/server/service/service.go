@@ -613,7 +613,7 @@ func checkSocketPath(sock string) error {
 // place, which atomically replaces a stale socket. A path holding anything
 // but a socket is refused, never deleted.
 func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
-	if err := s.checkReplaceable(); err != nil {
+	if err := s.checkReplaceable(false); err != nil {
 		return nil, fileID{}, err
 	}
 	dir, err := makeTempDir(s.dataDir)
@@ -640,7 +640,7 @@ func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.checkReplaceable(); err != nil {
+	if err := s.checkReplaceable(true); err != nil {
 		return fail(err)
 	}
 	if err := os.Rename(tmp, s.sock); err != nil {
@@ -651,8 +651,9 @@ func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
 
 // checkReplaceable accepts a missing path or a socket (stale: the caller
 // holds the data dir's lock, so no other engine serves it), and refuses
-// anything else.
-func (s *Server) checkReplaceable() error {
+// anything else. With report it logs the socket it accepts, which the
+// caller then replaces (the check before binding only refuses early).
+func (s *Server) checkReplaceable(report bool) error {
 	fi, err := os.Lstat(s.sock)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -660,6 +661,9 @@ func (s *Server) checkReplaceable() error {
 	case err != nil:
 		return fmt.Errorf("memory server: %w", err)
 	case fi.Mode().Type() == os.ModeSocket:
+		if !report {
+			return nil
+		}
 		c, derr := net.DialTimeout("unix", s.sock, time.Second)
 		if derr == nil {
 			c.Close()
