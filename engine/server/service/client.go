@@ -152,6 +152,8 @@ func Dial(ctx context.Context, dataDir string) (*Client, error) {
 		}
 		// A directory above it is a file: the data dir cannot be made.
 		return nil, fmt.Errorf("data dir %s cannot be made: %s is not a directory", dataDir, fileAbove(dataDir))
+	case errors.Is(err, os.ErrPermission):
+		return nil, fmt.Errorf("data dir %s cannot be read: permission denied (check its owner and mode)", dataDir)
 	case err != nil:
 		return nil, fmt.Errorf("memory server: %w", err)
 	case fi.Mode().Type() != os.ModeSocket:

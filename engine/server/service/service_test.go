@@ -328,6 +328,35 @@ func TestDialNotServed(t *testing.T) {
 	}
 }
 
+// A data dir that cannot hold a socket is named as the data dir: a file
+// (bad input), a file above it, or a directory the user may not read.
+func TestDialNamesABadDataDir(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := service.Dial(ctx, file); !engine.IsInvalid(err) || err.Error() != "invalid data dir: "+file+" is not a directory" {
+		t.Errorf("a file: %v", err)
+	}
+	under := filepath.Join(file, "data")
+	if _, err := service.Dial(ctx, under); engine.IsInvalid(err) || err == nil || err.Error() != "data dir "+under+" cannot be made: "+file+" is not a directory" {
+		t.Errorf("under a file: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any directory")
+	}
+	locked := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(locked, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o700)
+	if _, err := service.Dial(ctx, locked); err == nil || errors.Is(err, service.ErrNotServed) ||
+		err.Error() != "data dir "+locked+" cannot be read: permission denied (check its owner and mode)" {
+		t.Errorf("unreadable: %v", err)
+	}
+}
+
 func TestDialRemoteChecksItsInput(t *testing.T) {
 	for _, c := range []struct{ url, token string }{
 		{"", "t"}, {"localhost:8080", "t"}, {"ftp://h:1", "t"}, {"http://h:1", ""},
