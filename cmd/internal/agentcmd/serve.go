@@ -84,6 +84,11 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
+			if listen != "" {
+				if err := service.CheckListen(listen); err != nil {
+					return err
+				}
+			}
 			if err := browserTraceFlags(cmd.Flags(), &limits.browser); err != nil {
 				return err
 			}
@@ -107,7 +112,7 @@ is closed and the socket removed. --events logs every request's memory events.`,
 	c.Flags().MarkHidden("allow-clock")
 	addBrowserMCPFlags(c.Flags(), &limits.browser)
 	c.Flags().IntVar(&limits.maxBrowsers, "max-browsers", 4, "with --browser: run at most `N` browsers at once (one per MCP session)")
-	c.Flags().DurationVar(&limits.browserIdle, "browser-idle", 15*time.Minute, "with --browser: end an MCP session (its task and browser) idle this `long`")
+	c.Flags().DurationVar(&limits.browserIdle, "browser-idle", 15*time.Minute, "with --browser: end an MCP session (its task and browser) idle this long")
 	return c
 }
 

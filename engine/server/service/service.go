@@ -231,6 +231,10 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		}
 	}
 	if opts.Listen != "" {
+		if err := CheckListen(opts.Listen); err != nil {
+			cancel()
+			return nil, err
+		}
 		tok, created, err := EnsureToken(dataDir)
 		if err != nil {
 			cancel()
@@ -263,6 +267,20 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	s.unix, s.unixID = ln, id
 	return s, nil
+}
+
+// CheckListen refuses a --listen address that is not HOST:PORT with a
+// port from 0 to 65535 (or a service name), before anything is opened or
+// a token made.
+func CheckListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return engine.Invalidf("memory server", "--listen %s: want HOST:PORT, such as 127.0.0.1:7070 (%v)", addr, err)
+	}
+	return nil
 }
 
 // remoteErr refuses to listen on a non-loopback address without

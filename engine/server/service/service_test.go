@@ -241,6 +241,21 @@ func TestTokenFileOthersCanReadIsRefused(t *testing.T) {
 	}
 }
 
+// An --listen that is not HOST:PORT (with a port up to 65535) is bad
+// input, refused before the token is made.
+func TestListenMustBeHostPort(t *testing.T) {
+	for _, addr := range []string{"bogus", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:no-such-service"} {
+		dir := t.TempDir()
+		_, err := service.Open(context.Background(), dir, hello, service.Options{Listen: addr})
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "--listen "+addr+": want HOST:PORT") {
+			t.Errorf("listen %s: %v", addr, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("listen %s refused but wrote %v", addr, ents)
+		}
+	}
+}
+
 // TestRemoteListenNeedsAllowRemote checks that an address other hosts
 // reach is refused, before anything is written, unless AllowRemote; and
 // that 0.0.0.0 then binds IPv4 only.
