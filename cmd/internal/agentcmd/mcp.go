@@ -19,6 +19,7 @@ import (
 	"github.com/engine-dev/engine/engine/server/mcp"
 	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/plugins/loader"
+	"github.com/engine-dev/engine/plugins/shared"
 )
 
 func init() {
@@ -144,6 +145,11 @@ func addBrowserMCPFlags(fl *pflag.FlagSet, f *runFlags) {
 func browserTraceFlags(fs *pflag.FlagSet, f *runFlags) error {
 	if f.browser == "" {
 		return nil
+	}
+	// The browser starts at the first browser tool: a name no plugin has
+	// is refused now, not at each tool call of a server that started.
+	if err := loader.Find(shared.KindBrowser, f.browser, loader.Options{}); err != nil {
+		return fmt.Errorf("browser %s: %w", f.browser, err)
 	}
 	return cli.TraceFlags(fs, "trace-scoring", &f.traceScoring, f.traceTTLDays)
 }
