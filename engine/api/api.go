@@ -210,7 +210,7 @@ func (rt *router) mux(group string) *http.ServeMux {
 			}
 		}
 	}
-	mux.Handle("/", http.HandlerFunc(noRoute))
+	mux.Handle("/", noRoute(mux))
 	if group != allGroups && !groups[group] {
 		rt.groups, group = groups, ""
 	}
@@ -218,9 +218,29 @@ func (rt *router) mux(group string) *http.ServeMux {
 	return mux
 }
 
-// noRoute answers a request no route matches.
-func noRoute(w http.ResponseWriter, r *http.Request) {
-	writeProblem(w, http.StatusNotFound, fmt.Sprintf("no route %s %s (see GET /v1/openapi.json)", r.Method, r.URL.Path))
+// noRoute answers a request no route of mux matches: 405 with the
+// methods that path takes (Allow) when a route has it under another
+// method, else 404.
+func noRoute(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if m == r.Method {
+				continue
+			}
+			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: this route takes %s (see GET /v1/openapi.json)",
+				r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
+		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no route %s %s (see GET /v1/openapi.json)", r.Method, r.URL.Path))
+	})
 }
 
 // routeGroup is the group of a route's path: its segment after /v1/.

@@ -89,12 +89,24 @@ func TestOpenAPIListsExactlyTheRoutes(t *testing.T) {
 		if b := body(t, do(t, h, method, url, "", "")); strings.Contains(b, "no route") {
 			t.Errorf("%s %s: the router does not serve it: %s", method, url, b)
 		}
-		for _, other := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		// Another method on a route's path is 405, Allow naming the
+		// methods the path takes.
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if documented[m+" "+path] {
+				allow = append(allow, m)
+			}
+		}
+		for _, other := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 			if documented[other+" "+path] {
 				continue
 			}
-			if resp := do(t, h, other, url, "", ""); resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
-				t.Errorf("%s %s (not documented): %d", other, url, resp.StatusCode)
+			resp := do(t, h, other, url, "", "")
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != strings.Join(allow, ", ") {
+				t.Errorf("%s %s (not documented): %d, Allow %q; want 405, Allow %q", other, url, resp.StatusCode, resp.Header.Get("Allow"), strings.Join(allow, ", "))
+			}
+			if b := body(t, resp); !strings.Contains(b, "this route takes "+strings.Join(allow, ", ")) {
+				t.Errorf("%s %s (not documented): %s", other, url, b)
 			}
 		}
 	}

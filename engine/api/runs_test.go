@@ -334,7 +334,7 @@ func TestPlanRoutes(t *testing.T) {
 	}
 
 	hh := api.Handler(open(t), api.Options{})
-	wantProblem(t, do(t, hh, "GET", "/v1/runs/nope/plan", "", ""), 404, "plan: nope: no planner history for run")
+	wantProblem(t, do(t, hh, "GET", "/v1/runs/nope/plan", "", ""), 404, "plan: no planner history for run nope")
 	wantProblem(t, do(t, hh, "GET", "/v1/runs/nope/plan?budget=-1", "", ""), 400, "budget")
 	wantProblem(t, do(t, hh, "GET", "/v1/runs/a%20b/plan", "", ""), 400, `run id "a b"`)
 	if resp := do(t, hh, "POST", "/v1/runs", "application/json", `{"run_id": "r1", "goal": "x", "domain": "shop.example"}`); resp.StatusCode != 201 && resp.StatusCode != 200 {

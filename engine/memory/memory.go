@@ -97,6 +97,11 @@ func (o SharedOpener) At(url string) StoreOpener {
 // (and did not release it within LockWait): it names the holder.
 type LockedError = badger.LockedError
 
+// ErrReplayDue is a read-only open (Inspect, Options.ReadOnly) of a data
+// dir whose database was not closed cleanly: the next read-write open
+// replays its log.
+var ErrReplayDue = badger.ErrReplayDue
+
 // ErrOpenDue is a read-only open (Options.ReadOnly with SettledOnly)
 // refused because a read-write open would write on opening: a schema to
 // stamp or migrate, or seed lessons to write.

@@ -48,6 +48,12 @@ type Options struct {
 // variable for the tests, which fill levels with less).
 var memTableSize int64 = 16 << 20
 
+// ErrReplayDue is a read-only open of a store that was not closed cleanly
+// (its holder was killed): its write-ahead log is replayed by the next
+// read-write open, which loses nothing committed; until then a read-only
+// open cannot read it.
+var ErrReplayDue = errors.New("the store was not closed cleanly (its last holder was killed): the next read-write open replays its log, losing nothing committed")
+
 // maxConflictRetries bounds how often Update re-runs a conflicting
 // transaction before it gives up.
 const maxConflictRetries = 100
@@ -127,6 +133,9 @@ func Open(ctx context.Context, dir string, opts Options) (kv.Store, error) {
 		if strings.Contains(err.Error(), "Another process is using this Badger database") ||
 			strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, &LockedError{Dir: dir}
+		}
+		if opts.ReadOnly && strings.Contains(err.Error(), badgerdb.ErrTruncateNeeded.Error()) {
+			return nil, fmt.Errorf("kv: open %s: %w", dir, ErrReplayDue)
 		}
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}

@@ -103,6 +103,14 @@ func (o Options) find(kind, name string) (candidate, error) {
 	return candidate{}, o.notFound(kind, name)
 }
 
+// Find checks that a plugin of kind named name is available (a built-in,
+// or an external one in the plugin dir or on PATH) without starting it: a
+// name none has is an error wrapping ErrNotFound that lists those there are.
+func Find(kind, name string, o Options) error {
+	_, err := o.find(kind, name)
+	return err
+}
+
 // notFound is the error for a missing plugin: it lists those available of
 // that kind (built-ins by name; externals by name, without starting them).
 func (o Options) notFound(kind, name string) error {

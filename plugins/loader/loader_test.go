@@ -187,6 +187,16 @@ func TestPluginNotFoundListsAvailable(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "chromedp") {
 		t.Fatalf("browser: err = %v", err)
 	}
+	// Find says the same without starting anything, and finds built-in
+	// and external plugins.
+	if err := Find(shared.KindBrowser, "nosuch", opts); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `no browser plugin named "nosuch" (available: chromedp, static`) {
+		t.Errorf("Find(browser nosuch) = %v", err)
+	}
+	for _, c := range []struct{ kind, name string }{{shared.KindBrowser, "static"}, {shared.KindLLM, "scripted"}, {shared.KindLLM, "echo"}} {
+		if err := Find(c.kind, c.name, opts); err != nil {
+			t.Errorf("Find(%s %s) = %v", c.kind, c.name, err)
+		}
+	}
 }
 
 func TestPluginExternalAndLogs(t *testing.T) {

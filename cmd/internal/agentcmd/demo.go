@@ -49,7 +49,8 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if a.DataDir == "" {
+			kept := a.DataDir != ""
+			if !kept {
 				dir, err := os.MkdirTemp("", "engine-demo-")
 				if err != nil {
 					return err
@@ -119,7 +120,7 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 			if last := rows[len(rows)-1].res; last.Replayed > 0 {
 				fmt.Fprintf(a.Stdout, "\nReplay saved %d LLM calls (~%d tokens).\n", last.LLMCallsSaved, last.TokensSaved)
 			}
-			if err := a.printLearned(ctx, site.URL); err != nil {
+			if err := a.printLearned(ctx, site.URL, kept); err != nil {
 				return err
 			}
 			var failed []string
@@ -149,8 +150,10 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 	return c
 }
 
-// printLearned shows what memory holds for the demo site after the runs.
-func (a *app) printLearned(ctx context.Context, siteURL string) (err error) {
+// printLearned shows what memory holds for the demo site after the runs,
+// and how to look at it all: in the data dir when it is kept, else how to
+// keep it (a temporary one is removed when the demo ends).
+func (a *app) printLearned(ctx context.Context, siteURL string, kept bool) (err error) {
 	host, err := domain.Host(siteURL)
 	if err != nil {
 		return err
@@ -197,7 +200,12 @@ func (a *app) printLearned(ctx context.Context, siteURL string) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nSelectors: %d known on %s. Inspect everything with: engine query lessons|facts|selectors|trajectories|runs\n", len(ss.Selectors), host)
+	fmt.Fprintf(out, "\nSelectors: %d known on %s.", len(ss.Selectors), host)
+	if kept {
+		fmt.Fprintf(out, " Inspect everything with: engine --data-dir %s query lessons|facts|selectors|trajectories|runs\n", a.DataDir)
+	} else {
+		fmt.Fprintf(out, " This memory is in a temporary data dir, removed when the demo ends: run the demo with --data-dir DIR to keep it, then engine --data-dir DIR query lessons|facts|selectors|trajectories|runs\n")
+	}
 	return nil
 }
 

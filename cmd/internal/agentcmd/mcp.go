@@ -19,6 +19,7 @@ import (
 	"github.com/engine-dev/engine/engine/server/mcp"
 	"github.com/engine-dev/engine/engine/trust/redact"
 	"github.com/engine-dev/engine/plugins/loader"
+	"github.com/engine-dev/engine/plugins/shared"
 )
 
 func init() {
@@ -52,9 +53,9 @@ With --browser (chromedp, static or a plugin's name) it serves a browser with
 memory too: browser_navigate, browser_navigate_back, browser_snapshot,
 browser_click, browser_type, browser_press_key, browser_select_option,
 browser_hover, browser_wait_for, browser_take_screenshot and browser_close
-(named and shaped like Playwright MCP's), and memory_task_start and
-memory_task_end, which register each task as a run and learn from it as
-engine run does. Answers carry the page, the site's memory when a page
+(named and shaped like Playwright MCP's), browser_replay (a recorded run's
+steps, without the model), and memory_task_start and memory_task_end,
+which register each task as a run and learn from it as engine run does. Answers carry the page, the site's memory when a page
 enters a site, and tips from earlier runs when an action fails. The browser
 starts at the first browser tool and ends (its plugin process with it) when
 stdin closes; a task not ended by then ends failed.
@@ -144,6 +145,11 @@ func addBrowserMCPFlags(fl *pflag.FlagSet, f *runFlags) {
 func browserTraceFlags(fs *pflag.FlagSet, f *runFlags) error {
 	if f.browser == "" {
 		return nil
+	}
+	// The browser starts at the first browser tool: a name no plugin has
+	// is refused now, not at each tool call of a server that started.
+	if err := loader.Find(shared.KindBrowser, f.browser, loader.Options{}); err != nil {
+		return fmt.Errorf("browser %s: %w", f.browser, err)
 	}
 	return cli.TraceFlags(fs, "trace-scoring", &f.traceScoring, f.traceTTLDays)
 }

@@ -84,6 +84,11 @@ is closed and the socket removed. --events logs every request's memory events.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
+			if listen != "" {
+				if err := service.CheckListen(listen); err != nil {
+					return err
+				}
+			}
 			if err := browserTraceFlags(cmd.Flags(), &limits.browser); err != nil {
 				return err
 			}
@@ -97,17 +102,17 @@ is closed and the socket removed. --events logs every request's memory events.`,
 	c.Flags().BoolVar(&limits.allowRemote, "allow-remote", false, "allow --listen on an address other hosts reach (put TLS in front: the token travels in clear)")
 	c.Flags().StringVar(&logFormat, "log-format", "text", "write the server's log lines (one per request) as `FORMAT`: text or json")
 	c.Flags().IntVar(&limits.maxConns, "max-conns", service.DefaultMaxConns, "serve at most `N` connections at once; more wait until one closes")
-	c.Flags().DurationVar(&limits.bodyIdle, "body-idle-timeout", api.DefaultBodyIdleTimeout, "answer 408 to a request whose body pauses this `long`")
-	c.Flags().DurationVar(&limits.body, "body-timeout", api.DefaultBodyTimeout, "answer 408 to a request whose body is not whole within this `long`")
-	c.Flags().DurationVar(&limits.request, "request-timeout", api.DefaultRequestTimeout, "end a request's work (its body read) after this `long` with 503")
-	c.Flags().DurationVar(&limits.lock, "lock-timeout", api.DefaultLockTimeout, "answer 503, naming the holder, to a request that waits this `long` for the memory lock (held by an import or a forget)")
-	c.Flags().DurationVar(&limits.startDump, "start-dump-after", service.DefaultStartDumpAfter, "when the socket is not made within this `long`, print the start's step and goroutines on stderr (0: never)")
+	c.Flags().DurationVar(&limits.bodyIdle, "body-idle-timeout", api.DefaultBodyIdleTimeout, "answer 408 to a request whose body pauses this long")
+	c.Flags().DurationVar(&limits.body, "body-timeout", api.DefaultBodyTimeout, "answer 408 to a request whose body is not whole within this long")
+	c.Flags().DurationVar(&limits.request, "request-timeout", api.DefaultRequestTimeout, "end a request's work (its body read) after this long with 503")
+	c.Flags().DurationVar(&limits.lock, "lock-timeout", api.DefaultLockTimeout, "answer 503, naming the holder, to a request that waits this long for the memory lock (held by an import or a forget)")
+	c.Flags().DurationVar(&limits.startDump, "start-dump-after", service.DefaultStartDumpAfter, "when the socket is not made within this long, print the start's step and goroutines on stderr (0: never)")
 	c.Flags().MarkHidden("start-dump-after")
 	c.Flags().BoolVar(&allowClock, "allow-clock", false, "honour a request's Engine-Now clock (for tests)")
 	c.Flags().MarkHidden("allow-clock")
 	addBrowserMCPFlags(c.Flags(), &limits.browser)
 	c.Flags().IntVar(&limits.maxBrowsers, "max-browsers", 4, "with --browser: run at most `N` browsers at once (one per MCP session)")
-	c.Flags().DurationVar(&limits.browserIdle, "browser-idle", 15*time.Minute, "with --browser: end an MCP session (its task and browser) idle this `long`")
+	c.Flags().DurationVar(&limits.browserIdle, "browser-idle", 15*time.Minute, "with --browser: end an MCP session (its task and browser) idle this long")
 	return c
 }
 

@@ -45,9 +45,15 @@ cannot hold (docs/design/archive.md) is left out and counted on stderr.`,
 			ctx := cmd.Context()
 			switch format {
 			case "engine", archive.FormatMemoryJSON:
+				if err := checkOutFile(out); err != nil {
+					return err
+				}
 			case archive.FormatAgentMemory:
 				if out == "" || out == "-" {
 					return Usagef("--format agent-memory writes a directory: give it with --out DIR")
+				}
+				if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+					return Usagef("--out %s is a file: --format agent-memory writes a directory", out)
 				}
 			default:
 				return Usagef("--format %q: want engine, memory-json or agent-memory", format)
@@ -116,6 +122,23 @@ func (a *App) exportMemoryJSON(doc *archive.Document, out string) error {
 	}
 	if n := len(doc.Facts) + len(doc.Selectors) + len(doc.Trajectories) + len(doc.Sessions) + len(doc.Runs) + len(doc.Plans); n > 0 {
 		fmt.Fprintf(a.Stderr, "engine: left out %d records that are not lessons (memory.json holds lessons only)\n", n)
+	}
+	return nil
+}
+
+// checkOutFile refuses, before any export work, an --out file that cannot
+// be written where it is asked for: a directory, or one in a directory
+// that does not exist ("" and "-" are standard output).
+func checkOutFile(out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return Usagef("--out %s is a directory: this format writes one file (--format agent-memory writes a directory)", out)
+	}
+	dir := filepath.Dir(out)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return Usagef("--out %s: the directory %s does not exist", out, dir)
 	}
 	return nil
 }

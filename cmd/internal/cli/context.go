@@ -46,7 +46,7 @@ pick the reference trajectory as engine run --trace-scoring and
 			if err := TraceFlags(cmd.Flags(), "weighted", &weighted, ttlDays); err != nil {
 				return err
 			}
-			if req.Budget < 0 {
+			if req.Budget <= 0 {
 				return Usagef("--budget must be a positive number of tokens")
 			}
 			if req.LastCommand != "" && req.LastError == "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,7 +63,7 @@ func (a *App) factsApproveCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Release quarantined facts: they join the facts (or confirm the same fact)",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (fact.Fact, error) {
 				f, err := m.ApproveFact(ctx, id)
@@ -92,7 +93,7 @@ func (a *App) factsRejectCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "reject ID...",
 		Short: "Delete quarantined facts",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
 				return m.RejectFact(ctx, id)
@@ -191,6 +192,10 @@ func (a *App) factsSetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			f.Type = fact.Type(typ)
+			if math.IsNaN(f.Confidence) || math.IsInf(f.Confidence, 0) {
+				// JSON has no NaN or infinity: the request could not carry it.
+				return engine.Invalid("fact", fmt.Sprintf("confidence %v is outside [0, 1]", f.Confidence))
+			}
 			return a.withMemory(cmd.Context(), func(k *MemoryClient) error {
 				res, err := k.SetFact(cmd.Context(), f)
 				if err != nil {

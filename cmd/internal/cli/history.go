@@ -242,7 +242,6 @@ With --import, undo everything the import of the file with that SHA-256
 (engine import prints it) changed: every lesson, fact, selector and
 trajectory it replaced goes back to its version before the import, every
 one it created is removed.`,
-		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			n := len(args)
 			if run != "" {
@@ -254,7 +253,7 @@ one it created is removed.`,
 			if n != 1 {
 				return Usagef("engine revert takes one of a record ID, --run RUN_ID or --import SHA256")
 			}
-			if to < -1 || (len(args) == 0 && to != -1) {
+			if to < -1 || (len(args) != 1 && to != -1) {
 				return Usagef("--to must be a version number from engine history, and goes with an ID")
 			}
 			if imp != "" && !archive.IsSHA256(imp) {
@@ -299,6 +298,7 @@ one it created is removed.`,
 		},
 	}
 	c.Flags().Int64Var(&to, "to", -1, "the version to restore (default: the newest kept)")
+	c.Flags().Lookup("to").DefValue = "0" // not shown: the usage says the default (-1 stands for it)
 	c.Flags().StringVar(&run, "run", "", "undo everything this run changed (every kind)")
 	c.Flags().StringVar(&imp, "import", "", "undo everything the import of the file with this SHA-256 changed")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -175,7 +175,7 @@ func (a *App) lessonsRmCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Remove lessons",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.eachID(cmd.Context(), args, "removed", func(ctx context.Context, m *MemoryClient, id string) error {
 				return m.RemoveLesson(ctx, id)
@@ -195,7 +195,7 @@ agent from then on. A candidate (learned, imported or written over the API
 and not yet seen working twice) becomes trusted: it may enter Tier 1 and is
 no longer marked unverified. A trusted lesson stays as it is (the command
 says so). An id no lesson has is exit status 3.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (lesson.Lesson, error) {
 				l, err := m.ApproveLesson(ctx, id)
@@ -221,7 +221,7 @@ func (a *App) lessonsRejectCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "reject ID...",
 		Short: "Delete quarantined lessons",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
 				return m.RejectLesson(ctx, id)
@@ -631,6 +631,17 @@ func (a *App) pruneCommand() *cobra.Command {
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
+			return Usagef("%s takes %s (got %d arguments)", cmd.CommandPath(), names, len(args))
+		}
+		return nil
+	}
+}
+
+// minArgs is cobra.MinimumNArgs with a message that names the arguments
+// and exits with status 2.
+func minArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
 			return Usagef("%s takes %s (got %d arguments)", cmd.CommandPath(), names, len(args))
 		}
 		return nil

@@ -52,7 +52,7 @@ import act within the one namespace given.`,
 	create := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Make a namespace (its seed lessons written); naming one that does not exist is an error",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return a.withMemory(ctx, func(m *MemoryClient) error {

@@ -120,7 +120,7 @@ store's (badger or etcd), shared by every namespace.`,
 	revoke := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a token: the server refuses it from then on",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return a.withMemory(ctx, func(m *MemoryClient) error {

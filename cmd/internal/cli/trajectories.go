@@ -50,7 +50,7 @@ func (a *App) trajectoriesApproveCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Release quarantined trajectories: they are stored and matched from then on",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := collect(cmd.Context(), a, args, func(ctx context.Context, m *MemoryClient, id string) (trajectory.Trajectory, error) {
 				t, err := m.ApproveTrajectory(ctx, id)
@@ -80,7 +80,7 @@ func (a *App) trajectoriesRejectCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "reject ID...",
 		Short: "Delete quarantined trajectories",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.eachID(cmd.Context(), args, "rejected", func(ctx context.Context, m *MemoryClient, id string) error {
 				return m.RejectTrajectory(ctx, id)
@@ -250,7 +250,7 @@ func (a *App) trajectoriesRmCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rm ID... [--domain D]",
 		Short: "Remove trajectories",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1, "one or more IDs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.eachID(cmd.Context(), args, "removed", func(ctx context.Context, m *MemoryClient, id string) error {
 				return m.RemoveTrajectory(ctx, host, id)

@@ -2,13 +2,17 @@
 package suite
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/engine-dev/engine/engine"
 	"github.com/engine-dev/engine/engine/agent/eval"
 )
 
@@ -26,10 +30,31 @@ func Parse(b []byte, path string) ([]Case, error) {
 		Cases []Case `json:"cases"`
 	}
 	var cases []Case
-	if err := json.Unmarshal(b, &cases); err != nil {
-		if err2 := json.Unmarshal(b, &wrapped); err2 != nil {
-			return nil, fmt.Errorf("--cases %s: want a JSON array of cases or {\"cases\": [...]}: %v", path, err)
+	// Strict: a misspelt field (max_step, changed_ulr) would otherwise be
+	// dropped and the case run without it.
+	var into any = &cases
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		into = &wrapped
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(into)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("data after the cases (one JSON value per file)")
 		}
+	}
+	if err != nil {
+		var te *json.UnmarshalTypeError
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return nil, fmt.Errorf("--cases %s: unknown field %s (a case has name, goal, url, changed_url, rules and max_steps)", path, f)
+		}
+		if errors.As(err, &te) && te.Field == "" {
+			return nil, fmt.Errorf("--cases %s: want a JSON array of cases or {\"cases\": [...]}, not %s", path, te.Value)
+		}
+		return nil, fmt.Errorf("--cases %s: %v", path, engine.JSONProblem(b, err))
+	}
+	if into == &wrapped {
 		cases = wrapped.Cases
 	}
 	if len(cases) == 0 {

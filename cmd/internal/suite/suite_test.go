@@ -71,3 +71,23 @@ func TestParseRefusesPathNames(t *testing.T) {
 		t.Errorf("negative max_steps: %v", err)
 	}
 }
+
+// A misspelt field is refused, not dropped (the case would run without
+// it), and so is data after the cases; both forms of the file are strict.
+func TestParseRefusesUnknownFieldsAndTrailingData(t *testing.T) {
+	const path = "/suite/cases.json"
+	for in, want := range map[string]string{
+		`[{"goal":"g","url":"u","max_step":3}]`:                `--cases /suite/cases.json: unknown field "max_step" (a case has name, goal, url, changed_url, rules and max_steps)`,
+		`{"cases":[{"goal":"g","url":"u","changed_ulr":"v"}]}`: `--cases /suite/cases.json: unknown field "changed_ulr" (a case has name, goal, url, changed_url, rules and max_steps)`,
+		`[{"goal":"g","url":"u"}] [{"goal":"h","url":"u"}]`:    `--cases /suite/cases.json: data after the cases (one JSON value per file)`,
+		`"cases"`: `--cases /suite/cases.json: want a JSON array of cases or {"cases": [...]}, not string`,
+	} {
+		if _, err := Parse([]byte(in), path); err == nil || err.Error() != want {
+			t.Errorf("Parse(%s) = %v, want %s", in, err, want)
+		}
+	}
+	cases, err := Parse([]byte(` {"cases": [{"name": "a", "goal": "g", "url": "u", "changed_url": "v", "rules": "r.json", "max_steps": 4}]} `), path)
+	if err != nil || len(cases) != 1 || cases[0].ChangedURL != "v" || cases[0].MaxSteps != 4 || cases[0].Rules != "/suite/r.json" {
+		t.Fatalf("every field: %+v, %v", cases, err)
+	}
+}

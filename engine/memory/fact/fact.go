@@ -486,8 +486,11 @@ func applies(h, r string) bool {
 // or URL; "" lists every site), most confident first.
 func (s *Store) List(ctx context.Context, host string) ([]Fact, error) {
 	fs, err := s.list(ctx, host, related)
+	if errors.Is(err, engine.ErrInvalid) {
+		return nil, err // names the domain already
+	}
 	if err != nil {
-		return nil, fmt.Errorf("fact: list %s: %w", host, err)
+		return nil, fmt.Errorf("fact: list %q: %w", host, err)
 	}
 	return fs, nil
 }

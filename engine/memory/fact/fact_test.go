@@ -277,6 +277,10 @@ func TestBadInput(t *testing.T) {
 			_, err := s.Observe(ctx, Observation{Type: Quirk, Key: "k", Value: "v"})
 			return err
 		}, "invalid fact: domain: empty domain"},
+		{"list of no host", func() error {
+			_, err := s.List(ctx, "a b")
+			return err
+		}, `invalid fact: domain: "a b" is not a host or URL: parse "http://a b": invalid character " " in host name`},
 	}
 	for _, c := range cases {
 		err := c.run()

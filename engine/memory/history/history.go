@@ -156,16 +156,26 @@ func Get(r kv.Reader, kind, id string, seq int64) ([]byte, error) {
 			return nil, err
 		}
 		if !found {
-			return nil, fmt.Errorf("%s %s has no earlier version: %w", kind, id, kv.ErrNotFound)
+			return nil, missingVersion(fmt.Sprintf("%s %s has no earlier version", kind, id))
 		}
 		seq = int64(last)
 	}
 	b, err := r.Get(keyspace.History(kind, id, uint64(seq)))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, missingVersion(fmt.Sprintf("%s %s has no version %d", kind, id, seq))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s version %d: %w", kind, id, seq, err)
 	}
 	return b, nil
 }
+
+// missingVersion is a version Get does not find: it says which, and is
+// kv.ErrNotFound to errors.Is without the store's own words in its text.
+type missingVersion string
+
+func (e missingVersion) Error() string { return string(e) }
+func (e missingVersion) Unwrap() error { return kv.ErrNotFound }
 
 // List returns the kept versions of record id, newest first, as stored.
 func List(r kv.Reader, kind, id string) ([][]byte, error) {

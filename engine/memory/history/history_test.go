@@ -46,8 +46,13 @@ func TestKeepListGetForget(t *testing.T) {
 		if string(b) != string(want) {
 			t.Fatalf("envelope %s, want %s", b, want)
 		}
-		if _, err := Get(r, Fact, "fact_a", 0); !errors.Is(err, kv.ErrNotFound) {
+		// A missing version is kv.ErrNotFound, and says which in words
+		// of its own (the store's "key not found" is no help to a reader).
+		if _, err := Get(r, Fact, "fact_a", 0); !errors.Is(err, kv.ErrNotFound) || err.Error() != "fact fact_a has no version 0" {
 			t.Fatalf("version 0 (dropped) = %v", err)
+		}
+		if _, err := Get(r, Fact, "fact_b", -1); !errors.Is(err, kv.ErrNotFound) || err.Error() != "fact fact_b has no earlier version" {
+			t.Fatalf("newest version of a record with none = %v", err)
 		}
 		return nil
 	})

@@ -312,6 +312,10 @@ func (s *Store) normalize(l *Lesson) error {
 		return err
 	}
 	l.Lesson = strings.TrimSpace(l.Lesson)
+	if l.Lesson == "" {
+		// Said first: an empty lesson is wrong whatever else is.
+		return engine.Invalid("lesson", "the lesson text is empty")
+	}
 	// Recall compares failed_command with a failing command's verb, so
 	// that is what is stored ("playwright-cli fill" → "fill"): a lesson
 	// filed under a whole command line could never be recalled.

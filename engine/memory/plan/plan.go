@@ -230,7 +230,7 @@ func (s *Store) Get(ctx context.Context, runID string) ([]Iteration, error) {
 		return nil, fmt.Errorf("plan: get %s: %w", runID, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("plan: %s: %w", runID, ErrNotFound)
+		return nil, fmt.Errorf("plan: %w %s", ErrNotFound, runID)
 	}
 	return out, nil
 }

@@ -438,6 +438,10 @@ func normalize(m *Manifest) error {
 	if d == "" && WebURL(m.StartURL) {
 		d = m.StartURL
 	}
+	if d == "" && m.StartURL != "" {
+		// A URL was given, but it names no site.
+		return engine.Invalid("run", fmt.Sprintf("no domain: start_url %q names no web site: give the domain too", m.StartURL))
+	}
 	h, p := check.Domain(d, "start URL")
 	if p != "" {
 		return engine.Invalid("run", p)

@@ -240,7 +240,7 @@ func TestInvalidStarts(t *testing.T) {
 		{Start{Goal: "g", Domain: "x.com", RunID: strings.Repeat("x", 300)}, "300 characters long (at most 64)"},
 		{Start{Goal: "g", Domain: "x.com", RunID: strings.Repeat("x", 65)}, "at most 64"},
 		{Start{Goal: "g", StartURL: "http://"}, "no domain"},
-		{Start{Goal: "g", StartURL: "about:blank"}, "no domain"},
+		{Start{Goal: "g", StartURL: "about:blank"}, `no domain: start_url "about:blank" names no web site: give the domain too`},
 		{Start{Goal: "g", Domain: "x.com", StartURL: "not a url"}, "start_url"},
 	} {
 		if _, err := s.Start(ctx, tc.in); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {

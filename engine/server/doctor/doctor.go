@@ -111,6 +111,10 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 				lock.Detail += ", serving " + sock
 				schema.Status, schema.Detail = OK, fmt.Sprintf("version %d (this engine reads up to %d), read through the memory server", h.Schema, keyspace.SchemaVersion)
 			}
+		case errors.Is(err, memory.ErrReplayDue):
+			// Not damage: any command (or --repair) opens it read-write,
+			// which the doctor does not.
+			schema.Status, schema.Detail = Warn, replayDue
 		case err != nil:
 			schema.Status, schema.Detail = Fail, err.Error()
 		default:
@@ -120,6 +124,10 @@ func DataDir(ctx context.Context, dir string) ([]Check, DataDirInfo) {
 	}
 	return []Check{dirCheck, schema, {Name: "backend", Status: OK, Detail: info.Backend}, lock, Socket(ctx, dir)}, info
 }
+
+// replayDue is what a check that could not read a database left unclean
+// says instead.
+const replayDue = "not read: the database was not closed cleanly (its last holder was killed); the next command that opens it replays its log, losing nothing committed (engine doctor --repair does it now)"
 
 // Socket checks the data dir's socket path (<dir>/engine.sock): no file
 // there, a socket a memory server answers on, or a stale one (the next
@@ -348,6 +356,10 @@ func Lessons(ctx context.Context, dir string, info DataDirInfo, st Store) []Chec
 		}
 	}
 	m, root, err := open(ctx, dir, st, true)
+	if errors.Is(err, memory.ErrReplayDue) {
+		c.Status, c.Detail = Warn, replayDue
+		return []Check{c}
+	}
 	if err != nil {
 		c.Status, c.Detail = Warn, "not checked: "+err.Error()
 		return []Check{c}

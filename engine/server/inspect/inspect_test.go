@@ -118,6 +118,26 @@ func TestPagesShowWhatTheAPIHolds(t *testing.T) {
 	}
 }
 
+// An empty page says why it is empty and how its records come to be; a
+// filtered one says the filter matched nothing.
+func TestEmptyPagesSayWhy(t *testing.T) {
+	w := newWorld(t)
+	for path, want := range map[string]string{
+		"/":                          "No runs yet. A run appears here when engine run or engine demo starts one",
+		"/runs?status=failed":        "No runs match the filter.",
+		"/facts":                     "No facts yet. Runs record what they learn about a site",
+		"/facts?domain=shop.example": "No facts about shop.example. Runs record",
+		"/selectors":                 "No selectors yet. Runs record the selectors that found an element",
+		"/trajectories":              "No trajectories yet. A successful run records its steps here",
+		"/sessions?domain=a.example": "No sessions on a.example. Each finished run adds itself",
+	} {
+		code, _, body := w.get(t, path)
+		if code != 200 || !strings.Contains(body, `<p class="muted" id="empty">`+want) {
+			t.Errorf("GET %s: %d, no %q in\n%s", path, code, want, body)
+		}
+	}
+}
+
 func TestLessonFilters(t *testing.T) {
 	w := newWorld(t)
 	w.fill(t)

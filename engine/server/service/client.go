@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -145,6 +146,14 @@ func Dial(ctx context.Context, dataDir string) (*Client, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, &NotServedError{Socket: sock, Reason: "no socket"}
+	case errors.Is(err, syscall.ENOTDIR):
+		if fi, serr := os.Stat(dataDir); serr == nil && !fi.IsDir() {
+			return nil, engine.Invalidf("data dir", "%s is not a directory", dataDir)
+		}
+		// A directory above it is a file: the data dir cannot be made.
+		return nil, fmt.Errorf("data dir %s cannot be made: %s is not a directory", dataDir, fileAbove(dataDir))
+	case errors.Is(err, os.ErrPermission):
+		return nil, fmt.Errorf("data dir %s cannot be read: permission denied (check its owner and mode)", dataDir)
 	case err != nil:
 		return nil, fmt.Errorf("memory server: %w", err)
 	case fi.Mode().Type() != os.ModeSocket:
@@ -387,4 +396,15 @@ func (w *watchdog) fired() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.fire
+}
+
+// fileAbove is the nearest path above dir that exists and is not a
+// directory (dir's parent when none is found).
+func fileAbove(dir string) string {
+	for p := filepath.Dir(dir); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return filepath.Dir(dir)
 }

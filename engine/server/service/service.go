@@ -231,6 +231,10 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 		}
 	}
 	if opts.Listen != "" {
+		if err := CheckListen(opts.Listen); err != nil {
+			cancel()
+			return nil, err
+		}
 		tok, created, err := EnsureToken(dataDir)
 		if err != nil {
 			cancel()
@@ -263,6 +267,20 @@ func Open(ctx context.Context, dataDir string, h http.Handler, opts Options) (*S
 	}
 	s.unix, s.unixID = ln, id
 	return s, nil
+}
+
+// CheckListen refuses a --listen address that is not HOST:PORT with a
+// port from 0 to 65535 (or a service name), before anything is opened or
+// a token made.
+func CheckListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return engine.Invalidf("memory server", "--listen %s: want HOST:PORT, such as 127.0.0.1:7070 (%v)", addr, err)
+	}
+	return nil
 }
 
 // remoteErr refuses to listen on a non-loopback address without
@@ -613,7 +631,7 @@ func checkSocketPath(sock string) error {
 // place, which atomically replaces a stale socket. A path holding anything
 // but a socket is refused, never deleted.
 func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
-	if err := s.checkReplaceable(); err != nil {
+	if err := s.checkReplaceable(false); err != nil {
 		return nil, fileID{}, err
 	}
 	dir, err := makeTempDir(s.dataDir)
@@ -640,7 +658,7 @@ func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.checkReplaceable(); err != nil {
+	if err := s.checkReplaceable(true); err != nil {
 		return fail(err)
 	}
 	if err := os.Rename(tmp, s.sock); err != nil {
@@ -651,8 +669,9 @@ func (s *Server) listenUnix() (*net.UnixListener, fileID, error) {
 
 // checkReplaceable accepts a missing path or a socket (stale: the caller
 // holds the data dir's lock, so no other engine serves it), and refuses
-// anything else.
-func (s *Server) checkReplaceable() error {
+// anything else. With report it logs the socket it accepts, which the
+// caller then replaces (the check before binding only refuses early).
+func (s *Server) checkReplaceable(report bool) error {
 	fi, err := os.Lstat(s.sock)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -660,6 +679,9 @@ func (s *Server) checkReplaceable() error {
 	case err != nil:
 		return fmt.Errorf("memory server: %w", err)
 	case fi.Mode().Type() == os.ModeSocket:
+		if !report {
+			return nil
+		}
 		c, derr := net.DialTimeout("unix", s.sock, time.Second)
 		if derr == nil {
 			c.Close()

@@ -241,6 +241,21 @@ func TestTokenFileOthersCanReadIsRefused(t *testing.T) {
 	}
 }
 
+// An --listen that is not HOST:PORT (with a port up to 65535) is bad
+// input, refused before the token is made.
+func TestListenMustBeHostPort(t *testing.T) {
+	for _, addr := range []string{"bogus", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:no-such-service"} {
+		dir := t.TempDir()
+		_, err := service.Open(context.Background(), dir, hello, service.Options{Listen: addr})
+		if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "--listen "+addr+": want HOST:PORT") {
+			t.Errorf("listen %s: %v", addr, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("listen %s refused but wrote %v", addr, ents)
+		}
+	}
+}
+
 // TestRemoteListenNeedsAllowRemote checks that an address other hosts
 // reach is refused, before anything is written, unless AllowRemote; and
 // that 0.0.0.0 then binds IPv4 only.
@@ -273,8 +288,10 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	if code, _ := get(t, dial(t, dir), "/"); code != 200 {
 		t.Fatalf("after replacing a stale socket: %d", code)
 	}
-	if !strings.Contains(log.String(), "replacing stale socket") {
-		t.Errorf("log: %s", log.String())
+	// Said once: the check before binding and the one before the rename
+	// are one replacement.
+	if n := strings.Count(log.String(), "replacing stale socket"); n != 1 {
+		t.Errorf("%d lines say so: %s", n, log.String())
 	}
 }
 
@@ -323,6 +340,35 @@ func TestDialNotServed(t *testing.T) {
 	_, err = service.Dial(context.Background(), dir)
 	if !errors.Is(err, service.ErrNotServed) || !strings.Contains(err.Error(), "stale") {
 		t.Fatalf("stale socket: %v", err)
+	}
+}
+
+// A data dir that cannot hold a socket is named as the data dir: a file
+// (bad input), a file above it, or a directory the user may not read.
+func TestDialNamesABadDataDir(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := service.Dial(ctx, file); !engine.IsInvalid(err) || err.Error() != "invalid data dir: "+file+" is not a directory" {
+		t.Errorf("a file: %v", err)
+	}
+	under := filepath.Join(file, "data")
+	if _, err := service.Dial(ctx, under); engine.IsInvalid(err) || err == nil || err.Error() != "data dir "+under+" cannot be made: "+file+" is not a directory" {
+		t.Errorf("under a file: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any directory")
+	}
+	locked := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(locked, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o700)
+	if _, err := service.Dial(ctx, locked); err == nil || errors.Is(err, service.ErrNotServed) ||
+		err.Error() != "data dir "+locked+" cannot be read: permission denied (check its owner and mode)" {
+		t.Errorf("unreadable: %v", err)
 	}
 }
 
