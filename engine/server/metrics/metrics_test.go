@@ -324,7 +324,8 @@ func TestMetricsMadeUpPaths(t *testing.T) {
 	s.do(t, http.MethodGet, "/v1/health", s.token, "")
 	s.do(t, http.MethodGet, "/v1/made-up-1", s.token, "")
 	s.do(t, http.MethodGet, "/elsewhere-1/x", s.token, "")
-	s.do(t, "BREW", "/v1/health", s.token, "")
+	s.do(t, "BREW", "/v1/health", s.token, "")              // a known path: 405
+	s.do(t, "BREW", "/made-up-0", s.token, "")              // an unknown one: 404
 	s.do(t, http.MethodGet, "/v1/x/../health", s.token, "") // redirected to the clean path
 	s.scrape(t)                                             // counted from the next scrape on
 	before := series(s.scrape(t))

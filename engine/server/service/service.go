@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -557,8 +558,51 @@ func (s *Server) reached(next http.Handler) http.Handler {
 		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
 			s.firstRequest(c)
 		}
+		body := r.Body
 		next.ServeHTTP(w, r)
+		drainUnread(w, r, body)
 	})
+}
+
+// drainMax is the largest request body a server reads to its end after
+// its handler answered without reading it (drainUnread); drainWait bounds
+// that read.
+const (
+	drainMax  = 1 << 20
+	drainWait = 2 * time.Second
+)
+
+// drainUnread sends the handler's answer and then reads what is left of
+// the request body (at most drainMax bytes, within drainWait), when the
+// handler answered from the headers alone: a refusal (unknown namespace,
+// missing token, wrong content type). net/http reads such a body itself on
+// a connection it keeps, but closes one whose client asked to close it
+// (the unix-socket client does, Dial) with the body unread; a client that
+// sends its body after its headers then meets a closed socket and reports
+// "broken pipe" instead of the answer. A body read to its end (every
+// request a handler took) costs one look at its state. A larger body, one
+// that does not come within drainWait, or one whose client waits for 100
+// Continue (it has sent nothing), is left: the connection closes as
+// net/http decides, at once.
+func drainUnread(w http.ResponseWriter, r *http.Request, body io.ReadCloser) {
+	if body == nil || body == http.NoBody || r.ContentLength <= 0 || r.ContentLength > drainMax ||
+		strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	// An empty read never waits: io.EOF (or an error) when the body is at
+	// its end, closed or broken, nil while more of it is to come.
+	if _, err := body.Read(nil); err != nil {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil || rc.SetReadDeadline(time.Now().Add(drainWait)) != nil {
+		return
+	}
+	if _, err := io.CopyN(io.Discard, body, drainMax); errors.Is(err, io.EOF) {
+		rc.SetReadDeadline(time.Time{})
+		return
+	}
+	rc.SetReadDeadline(time.Now()) // net/http's own read of the rest fails at once
 }
 
 // connKey is the context key of a request's connection.
