@@ -1,7 +1,10 @@
 package service_test
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,6 +58,47 @@ func TestAnswerWithoutReadingTheBody(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no such namespace") {
 			t.Fatalf("request %d: %d %q; want the handler's 404", i, resp.StatusCode, b)
+		}
+	}
+}
+
+// On a connection the client keeps, a request answered without reading
+// its body leaves the next request on that connection whole: its context
+// is live and it is answered.
+func TestKeptConnectionAfterAnUnreadBody(t *testing.T) {
+	dir := t.TempDir()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/refuse" {
+			http.Error(w, "refused", http.StatusForbidden)
+			return
+		}
+		if err := r.Context().Err(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	srv := serve(t, dir, h, service.Options{})
+	c, err := net.Dial("unix", srv.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i, want := range []string{"403 refused", "200 ok", "403 refused", "200 ok"} {
+		path := "/refuse"
+		if i%2 == 1 {
+			path = "/next"
+		}
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nContent-Length: 18\r\n\r\n{\"lesson\": \"typo\"}", path)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d (%s): %v", i, path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b))); got != want {
+			t.Fatalf("request %d (%s) on one connection: %q, want %q", i, path, got, want)
 		}
 	}
 }

@@ -574,18 +574,21 @@ const (
 
 // drainUnread sends the handler's answer and then reads what is left of
 // the request body (at most drainMax bytes, within drainWait), when the
-// handler answered from the headers alone: a refusal (unknown namespace,
-// missing token, wrong content type). net/http reads such a body itself on
-// a connection it keeps, but closes one whose client asked to close it
-// (the unix-socket client does, Dial) with the body unread; a client that
-// sends its body after its headers then meets a closed socket and reports
-// "broken pipe" instead of the answer. A body read to its end (every
-// request a handler took) costs one look at its state. A larger body, one
-// that does not come within drainWait, or one whose client waits for 100
-// Continue (it has sent nothing), is left: the connection closes as
-// net/http decides, at once.
+// handler answered from the headers alone (a refusal: unknown namespace,
+// missing token, wrong content type) on a connection its client asked to
+// close (the unix-socket client does, Dial). net/http reads such a body
+// itself only on a connection it keeps, and closes this one with the body
+// unread: a client that sends its body after its headers then meets a
+// closed socket and reports "broken pipe" instead of the answer. A body
+// read to its end (every request a handler took) costs one look at its
+// state. A larger body, one that does not come within drainWait, or one
+// whose client waits for 100 Continue (it has sent nothing) is left: the
+// connection closes at once, as before.
 func drainUnread(w http.ResponseWriter, r *http.Request, body io.ReadCloser) {
-	if body == nil || body == http.NoBody || r.ContentLength <= 0 || r.ContentLength > drainMax ||
+	// A connection net/http keeps has its body read by net/http, and its
+	// read deadline must stay net/http's: a read that fails on it would
+	// cancel the context of every later request on that connection.
+	if !r.Close || body == nil || body == http.NoBody || r.ContentLength <= 0 || r.ContentLength > drainMax ||
 		strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		return
 	}

@@ -945,9 +945,12 @@ func TestListenHostNameThatNeverResolves(t *testing.T) {
 	}
 	defer silent.Close()
 	saved := net.DefaultResolver
-	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", silent.LocalAddr().String())
+	// The lookup outlives the test (it is abandoned, not cancelled), so
+	// its dial reads no global (a net.Dialer reads net.DefaultResolver,
+	// which the test puts back when it ends).
+	to := silent.LocalAddr().(*net.UDPAddr)
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return net.DialUDP("udp", nil, to)
 	}}
 	defer func() { net.DefaultResolver = saved }()
 
