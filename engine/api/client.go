@@ -214,7 +214,9 @@ func errorOf(status int, body []byte) error {
 		msg = p.Detail
 	}
 	if ok && p.Type == ProblemUnknownNamespace {
-		return engine.MarkInvalid(engine.NotFound(msg))
+		// The client's own option chose the namespace: the header it
+		// travelled in means nothing to the client's user.
+		return engine.MarkInvalid(engine.NotFound(strings.TrimPrefix(msg, HeaderNamespace+": ")))
 	}
 	if msg == "" {
 		msg = http.StatusText(status)
