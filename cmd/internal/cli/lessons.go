@@ -404,7 +404,7 @@ left out of recall until a run learns them again. It takes --domain only.`,
 	fl.StringVar(&f.Domain, "domain", "", "only lessons bound to this domain (or a parent of it)")
 	fl.StringVar(&category, "category", "", "only this category")
 	fl.IntVar(&f.Tier, "tier", 0, "only Tier 1 or Tier 2 lessons")
-	fl.IntVar(&max, "max", 0, "at most N lessons")
+	fl.IntVar(&max, "max", 0, "at most `N` lessons (0: all)")
 	fl.StringVar(&f.Cursor, "cursor", "", "go on where a --max list stopped")
 	fl.StringVar(&trust, "trust", "", "shown (the default: trusted and candidate, the lessons the agent may be shown), trusted, candidate, quarantined or retracted")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")

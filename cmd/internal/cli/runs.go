@@ -31,7 +31,7 @@ func (f *runFilterFlags) add(c *cobra.Command) {
 	fl.StringVar(&f.domain, "domain", "", "runs on this domain and its subdomains")
 	fl.StringVar(&f.status, "status", "", "running, completed, failed or crashed (running, but its process is gone)")
 	fl.StringVar(&f.session, "session", "", "runs of this session id")
-	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first); the cursor of the rest goes to stderr (with --json: {\"items\", \"next_cursor\"})")
+	fl.IntVar(&f.limit, "limit", 0, "at most `N` runs (newest first; 0: all); the cursor of the rest goes to stderr (with --json: {\"items\", \"next_cursor\"})")
 	fl.StringVar(&f.cursor, "cursor", "", "go on where a --limit list stopped")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }

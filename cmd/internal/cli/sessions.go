@@ -143,7 +143,7 @@ func (a *App) querySessionsCommand() *cobra.Command {
 	fl.StringVar(&f.Domain, "domain", "", "sessions on this domain's site")
 	fl.StringVar(&status, "status", "", "completed (succeeded) or failed")
 	fl.StringVar(&f.SessionID, "session", "", "sessions with this id")
-	fl.IntVar(&f.Limit, "limit", 0, "at most `N` sessions")
+	fl.IntVar(&f.Limit, "limit", 0, "at most `N` sessions (0: all)")
 	fl.BoolVar(&render, "render", false, "print the history as the agent's context gets it")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
