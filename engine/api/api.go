@@ -313,6 +313,10 @@ func (h *handler) serve(rt Route) http.Handler {
 			writeProblem(w, http.StatusUnsupportedMediaType, err.Error())
 			return
 		}
+		if err := rt.checkQuery(r.URL.RawQuery); err != nil {
+			writeProblem(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		m := h.m
 		ns := r.Header.Get(HeaderNamespace)
 		scope, scoped := ScopeOf(r.Context())

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -51,6 +53,43 @@ type Param struct {
 	Type        string // "string" or "integer"
 	Required    bool
 	Description string
+}
+
+// checkQuery refuses a query the route does not take: a malformed one,
+// or a parameter it does not document, named with the ones it takes. A
+// misspelt filter (?domian=) would otherwise be ignored, and the answer
+// would hold everything.
+func (r Route) checkQuery(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	var unknown []string
+	for k := range q {
+		if !slices.ContainsFunc(r.Query, func(p Param) bool { return p.Name == k }) {
+			unknown = append(unknown, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	takes := "no query parameters"
+	if len(r.Query) > 0 {
+		names := make([]string, len(r.Query))
+		for i, p := range r.Query {
+			names[i] = p.Name
+		}
+		takes = strings.Join(names, ", ")
+	}
+	what := "parameter"
+	if len(unknown) > 1 {
+		what = "parameters"
+	}
+	return fmt.Errorf("unknown query %s %s: %s %s takes %s", what, strings.Join(unknown, ", "), r.Method, r.Path, takes)
 }
 
 func (r Route) limit() int64 {
