@@ -5,8 +5,8 @@ import "context"
 // Settler is implemented by a store whose writes leave work that runs in
 // the background afterwards and competes with whatever comes next (badger:
 // merging the tables its write buffer flushed into the levels below). A
-// bulk write (an import) waits for it, so that its cost is the bulk
-// write's and not the first requests' after it.
+// server waits for it before it answers, so that a bulk write's leftover
+// work (an import's) is not done beside its first requests.
 type Settler interface {
 	// Settle returns once that work is done, or ctx's error when ctx
 	// ends first. The writes are durable either way: Settle only waits.

@@ -389,9 +389,10 @@ func (m *Memory) Close() error {
 // reports its own size).
 func (m *Memory) StoreSize() (bytes int64, ok bool) { return kv.DiskSize(m.root) }
 
-// Settle waits until the store has absorbed the writes made so far (a
-// badger tree has merged the tables a bulk write flushed; kv.Settle), or
-// ctx ends, with ctx's error. Nothing written depends on it.
+// Settle waits until no compaction is due in the store (a badger tree has
+// merged the level-0 tables a bulk write left; kv.Settle), or ctx ends,
+// with ctx's error. A server calls it before it answers; nothing written
+// depends on it.
 func (m *Memory) Settle(ctx context.Context) error { return kv.Settle(ctx, m.root) }
 
 // RecallIndexStats counts the recall index's compiles and folds in this
