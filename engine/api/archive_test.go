@@ -241,7 +241,7 @@ func TestImportDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Imported.String(); got != "1 facts, 1 sessions" {
+	if got := res.Imported.String(); got != "1 fact, 1 session" {
 		t.Fatalf("imported %s", got)
 	}
 	facts, err := c.Facts(context.Background(), "example.com", false)
