@@ -201,7 +201,7 @@ func TestImportPastTheLimitIs413(t *testing.T) {
 	req.ContentLength = api.MaxUpload + 1
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	wantProblem(t, w.Result(), http.StatusRequestEntityTooLarge, "request body: over 268435456 bytes")
+	wantProblem(t, w.Result(), http.StatusRequestEntityTooLarge, "request body: over 268435456 bytes (the limit of this route)")
 }
 
 // TestImportDirectory: a .agent-memory directory is read client-side
