@@ -169,7 +169,11 @@ type Result struct {
 	Errors   int          `json:"errors"`
 	LLMCalls int          `json:"llm_calls"`
 	Usage    engine.Usage `json:"usage"`
-	// Replay.
+	// Replay. Replayed is how many of the run's steps were replayed from
+	// a trajectory, a replayed finish included: it is a step like an
+	// action (Steps counts it, and it saves a model call), so replaying a
+	// trajectory of 6 actions whole replays 7 steps. run.Replay.Replayed
+	// stores this count; every report of a run's replay shows it.
 	Replayed      int `json:"replayed_steps"`
 	LLMCallsSaved int `json:"llm_calls_saved"`
 	TokensSaved   int `json:"tokens_saved"` // estimated

@@ -589,7 +589,7 @@ func (c *call) raw() ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+		return nil, tooLarge(c.limit)
 	}
 	return b, err
 }

@@ -76,7 +76,7 @@ func archiveRoutes() []Route {
 					return nil, err
 				}
 				if c.r.ContentLength > c.limit { // refused before reading it
-					return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, &http.MaxBytesError{Limit: c.limit})
+					return nil, tooLarge(c.limit)
 				}
 				if want := c.query("sha256"); want != "" && c.r.ContentLength > StreamImport {
 					return c.importStream(source, file, want, trust)
@@ -200,7 +200,7 @@ func (c *call) importStream(source, file, want string, trust bool) (any, error) 
 		b, err := io.ReadAll(br)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, err)
+			return nil, tooLarge(c.limit)
 		}
 		if err != nil {
 			return nil, err
@@ -221,7 +221,7 @@ func (c *call) importStream(source, file, want string, trust bool) (any, error) 
 	})
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, fmt.Errorf("request body: over %d bytes: %w", c.limit, tooBig)
+		return nil, tooLarge(c.limit)
 	}
 	return res, err
 }

@@ -201,7 +201,7 @@ func TestImportPastTheLimitIs413(t *testing.T) {
 	req.ContentLength = api.MaxUpload + 1
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	wantProblem(t, w.Result(), http.StatusRequestEntityTooLarge, "request body: over 268435456 bytes")
+	wantProblem(t, w.Result(), http.StatusRequestEntityTooLarge, "request body: over 268435456 bytes (the limit of this route)")
 }
 
 // TestImportDirectory: a .agent-memory directory is read client-side
@@ -241,7 +241,7 @@ func TestImportDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Imported.String(); got != "1 facts, 1 sessions" {
+	if got := res.Imported.String(); got != "1 fact, 1 session" {
 		t.Fatalf("imported %s", got)
 	}
 	facts, err := c.Facts(context.Background(), "example.com", false)

@@ -81,6 +81,20 @@ func (s *spooled) Close() error {
 	return nil
 }
 
+// tooLargeError is a request body over its route's limit. Its message
+// names the limit once; it unwraps to the *http.MaxBytesError that
+// statusOf and callers check for, whose own text would only repeat it.
+type tooLargeError struct{ max *http.MaxBytesError }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("request body: over %d bytes (the limit of this route)", e.max.Limit)
+}
+
+func (e *tooLargeError) Unwrap() error { return e.max }
+
+// tooLarge is the error for a request body over limit bytes.
+func tooLarge(limit int64) error { return &tooLargeError{&http.MaxBytesError{Limit: limit}} }
+
 // readBody reads r's body whole before any lock is taken: at most limit
 // bytes, each read bounded by t.idle and the whole by t.whole (on a
 // connection that supports read deadlines: not an in-process request,
@@ -92,7 +106,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, t bodyTimeout
 		return http.NoBody, nil
 	}
 	if r.ContentLength > limit { // refused before reading it
-		return nil, &bodyError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body: over %d bytes: %w", limit, &http.MaxBytesError{Limit: limit})}
+		return nil, &bodyError{http.StatusRequestEntityTooLarge, tooLarge(limit)}
 	}
 	rc := http.NewResponseController(w)
 	start := time.Now()
@@ -133,7 +147,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, t bodyTimeout
 		if k > 0 {
 			n += int64(k)
 			if n > limit {
-				return fail(&bodyError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body: over %d bytes: %w", limit, &http.MaxBytesError{Limit: limit})})
+				return fail(&bodyError{http.StatusRequestEntityTooLarge, tooLarge(limit)})
 			}
 			var werr error
 			switch {

@@ -213,7 +213,7 @@ func TestBodyOverTheLimitIs413(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), fmt.Sprintf("over %d bytes", api.MaxBody)) {
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), fmt.Sprintf("over %d bytes (the limit of this route)", api.MaxBody)) || strings.Contains(string(b), "too large") {
 		t.Fatalf("a chunked body past the limit: %d %s", resp.StatusCode, b)
 	}
 }
@@ -265,7 +265,7 @@ func TestReadBodyFirstOverTCP(t *testing.T) {
 	if got := post(`{"jsonrpc":`, 17); !strings.HasPrefix(got, "408 ") || !strings.Contains(got, "request body: nothing for 50ms (read 11 of 17 bytes)") {
 		t.Errorf("a stalled body: %s", got)
 	}
-	if got := post(strings.Repeat("x", 101), 101); !strings.HasPrefix(got, "413 ") || !strings.Contains(got, "over 100 bytes") {
+	if got := post(strings.Repeat("x", 101), 101); !strings.HasPrefix(got, "413 ") || !strings.Contains(got, "request body: over 100 bytes (the limit of this route)") || strings.Contains(got, "too large") {
 		t.Errorf("a body past the limit: %s", got)
 	}
 }

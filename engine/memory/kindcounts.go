@@ -15,11 +15,14 @@ type KindCount struct {
 	Count int    `json:"count"`
 }
 
-// String renders "3 lessons, 2 facts, ..." (kinds with none left out).
+// String renders "3 lessons, 1 fact, ..." (kinds with none left out; a
+// count of one names its kind in the singular).
 func (c KindCounts) String() string {
 	var parts []string
 	for _, k := range c {
-		if k.Count > 0 {
+		if k.Count == 1 {
+			parts = append(parts, "1 "+singular(k.Kind))
+		} else if k.Count > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Kind))
 		}
 	}
@@ -27,4 +30,13 @@ func (c KindCounts) String() string {
 		return "nothing"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// singular is the singular of a kind's plural name: "trajectories" is
+// "trajectory", "planner iterations" "planner iteration".
+func singular(kind string) string {
+	if s, ok := strings.CutSuffix(kind, "ies"); ok {
+		return s + "y"
+	}
+	return strings.TrimSuffix(kind, "s")
 }

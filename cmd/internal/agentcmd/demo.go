@@ -118,7 +118,7 @@ the web inspector on 127.0.0.1 (it prints the URL) until Ctrl-C.`,
 				return err
 			}
 			if last := rows[len(rows)-1].res; last.Replayed > 0 {
-				fmt.Fprintf(a.Stdout, "\nReplay saved %d LLM calls (~%d tokens).\n", last.LLMCallsSaved, last.TokensSaved)
+				fmt.Fprintf(a.Stdout, "\nReplay saved %s (~%s).\n", cli.Plural(last.LLMCallsSaved, "LLM call", "LLM calls"), cli.Plural(last.TokensSaved, "token", "tokens"))
 			}
 			if err := a.printLearned(ctx, site.URL, kept); err != nil {
 				return err
@@ -181,7 +181,7 @@ func (a *app) printLearned(ctx context.Context, siteURL string, kept bool) (err 
 		return err
 	}
 	for _, tr := range ts.Trajectories {
-		fmt.Fprintf(out, "\nTrajectory %s (template %q, %d runs):\n", tr.ID, tr.Template, tr.Runs)
+		fmt.Fprintf(out, "\nTrajectory %s (template %q, %s):\n", tr.ID, tr.Template, cli.Plural(tr.Runs, "run", "runs"))
 		for i, s := range tr.Steps {
 			fmt.Fprintf(out, "  %d. %s\n", i+1, describeStep(s))
 		}

@@ -67,7 +67,7 @@ plugin) fails.`,
 						return err
 					}
 					if n > 0 {
-						fmt.Fprintf(a.Stderr, "engine: made %d files and folders of %s the owner's alone\n", n, dir)
+						fmt.Fprintf(a.Stderr, "engine: made %s of %s the owner's alone\n", cli.Plural(n, "file or folder", "files and folders"), dir)
 					}
 					r, err := doctor.Repair(cmd.Context(), dir, st)
 					if err != nil {
@@ -76,7 +76,7 @@ plugin) fails.`,
 					if r.RolledBack {
 						fmt.Fprintf(a.Stderr, "engine: rolled back an import that had stopped part way in %s\n", st.Where(dir))
 					}
-					fmt.Fprintf(a.Stderr, "engine: repaired the lesson indexes of %s: %d records indexed, %d moved aside under damaged/\n", st.Where(dir), r.Lessons.Records, r.Lessons.MovedAside)
+					fmt.Fprintf(a.Stderr, "engine: repaired the lesson indexes of %s: %s indexed, %d moved aside under damaged/\n", st.Where(dir), cli.Plural(r.Lessons.Records, "record", "records"), r.Lessons.MovedAside)
 				}
 				checks := a.doctorChecks(cmd.Context(), timeout)
 				var broken []string

@@ -412,7 +412,7 @@ func evalProgress(w io.Writer, tty bool, now func() time.Time) func(eval.Progres
 			made++
 		}
 		o := p.Outcome
-		line := fmt.Sprintf("%s (%d steps, %d errors, %d LLM calls)", o.Status, o.Steps, o.Errors, o.LLMCalls)
+		line := fmt.Sprintf("%s (%s)", o.Status, tally(o.Steps, o.Errors, o.LLMCalls))
 		if p.Logged {
 			line = "in the log: " + line
 		}

@@ -42,7 +42,7 @@ func TestEvalProgress(t *testing.T) {
 	out := tty.String()
 	for _, want := range []string{
 		"\r[#####...............] 1/4 shop.search r1 no-memory",
-		"in the log: completed (5 steps, 1 errors, 5 LLM calls)\n",
+		"in the log: completed (5 steps, 1 error, 5 LLM calls)\n",
 		// The first run made: no time per run yet.
 		"\r[#####...............] 1/4 shop.search r1 cold" + strings.Repeat(" ", 40-len("shop.search r1 cold")) + " ETA - ",
 		"\r[##########..........] 2/4 shop.search r1 cold",
@@ -59,10 +59,10 @@ func TestEvalProgress(t *testing.T) {
 
 	var plain bytes.Buffer
 	progressRuns(evalProgress(&plain, false, now), &clock)
-	want := "run 1/4 shop.search r1 no-memory: in the log: completed (5 steps, 1 errors, 5 LLM calls)\n" +
-		"run 2/4 shop.search r1 cold: completed (5 steps, 1 errors, 5 LLM calls)\n" +
-		"run 3/4 shop.search r1 warm-1@changed: completed (5 steps, 1 errors, 5 LLM calls)\n" +
-		"run 4/4 shop.search r1 replay@changed: completed (5 steps, 1 errors, 5 LLM calls)\n"
+	want := "run 1/4 shop.search r1 no-memory: in the log: completed (5 steps, 1 error, 5 LLM calls)\n" +
+		"run 2/4 shop.search r1 cold: completed (5 steps, 1 error, 5 LLM calls)\n" +
+		"run 3/4 shop.search r1 warm-1@changed: completed (5 steps, 1 error, 5 LLM calls)\n" +
+		"run 4/4 shop.search r1 replay@changed: completed (5 steps, 1 error, 5 LLM calls)\n"
 	if plain.String() != want {
 		t.Errorf("plain progress:\n%q\nwant\n%q", plain.String(), want)
 	}

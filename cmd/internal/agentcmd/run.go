@@ -398,9 +398,9 @@ func (a *app) printResult(res *agent.Result) {
 	}
 	fmt.Fprintf(out, "  steps %d, errors %d, LLM calls %d, tokens %d\n", res.Steps, res.Errors, res.LLMCalls, res.Usage.Total())
 	if res.Replayed > 0 {
-		fmt.Fprintf(out, "  replayed %d steps: saved %d LLM calls, ~%d tokens\n", res.Replayed, res.LLMCallsSaved, res.TokensSaved)
+		fmt.Fprintf(out, "  replayed %s: saved %s, ~%s\n", cli.Plural(res.Replayed, "step", "steps"), cli.Plural(res.LLMCallsSaved, "LLM call", "LLM calls"), cli.Plural(res.TokensSaved, "token", "tokens"))
 	}
-	fmt.Fprintf(out, "  learned %d new lessons, reused %d; lessons helped %d times", res.LessonsLearned, res.LessonsUsed, res.Helped)
+	fmt.Fprintf(out, "  learned %s, reused %d; lessons helped %s", cli.Plural(res.LessonsLearned, "new lesson", "new lessons"), res.LessonsUsed, cli.Plural(res.Helped, "time", "times"))
 	if res.TrajectoryID != "" {
 		fmt.Fprintf(out, "; trajectory %s", res.TrajectoryID)
 	}
@@ -519,10 +519,10 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 			status = "error: " + err.Error()
 			failed++
 		case !res.Success:
-			status = fmt.Sprintf("failed: %s (%d steps, %d errors, %d LLM calls)", res.Reason, res.Steps, res.Errors, res.LLMCalls)
+			status = fmt.Sprintf("failed: %s (%s)", res.Reason, tally(res.Steps, res.Errors, res.LLMCalls))
 			failed++
 		default:
-			status = fmt.Sprintf("completed (%d steps, %d errors, %d LLM calls)", res.Steps, res.Errors, res.LLMCalls)
+			status = fmt.Sprintf("completed (%s)", tally(res.Steps, res.Errors, res.LLMCalls))
 		}
 		if tty {
 			fmt.Fprintf(a.Stdout, "\r%s %d/%d %-30s\n", cli.Bar(i+1, len(cases), 20), i+1, len(cases), cli.Truncate(c.Name, 30))
@@ -565,4 +565,9 @@ func (a *app) runSuite(ctx context.Context, f runFlags) error {
 		return fmt.Errorf("%d of %d cases failed", failed, len(rows))
 	}
 	return nil
+}
+
+// tally is "<n> steps, <n> errors, <n> LLM calls", each noun fitting its count.
+func tally(steps, errs, calls int) string {
+	return cli.Plural(steps, "step", "steps") + ", " + cli.Plural(errs, "error", "errors") + ", " + cli.Plural(calls, "LLM call", "LLM calls")
 }

@@ -75,8 +75,10 @@ cannot hold (docs/design/archive.md) is left out and counted on stderr.`,
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(a.Stderr, "engine: exported %d facts, %d selectors, %d trajectories, %d sessions, %d runs to %s (%d files)\n",
-						len(doc.Facts), len(doc.Selectors), len(doc.Trajectories), len(doc.Sessions), len(doc.Runs), out, w.Files)
+					fmt.Fprintf(a.Stderr, "engine: exported %s, %s, %s, %s, %s to %s (%s)\n",
+						Plural(len(doc.Facts), "fact", "facts"), Plural(len(doc.Selectors), "selector", "selectors"),
+						Plural(len(doc.Trajectories), "trajectory", "trajectories"), Plural(len(doc.Sessions), "session", "sessions"),
+						Plural(len(doc.Runs), "run", "runs"), out, Plural(w.Files, "file", "files"))
 					for _, l := range w.Left {
 						fmt.Fprintf(a.Stderr, "engine: left out %s\n", l)
 					}
@@ -115,13 +117,13 @@ func (a *App) exportMemoryJSON(doc *archive.Document, out string) error {
 		return err
 	}
 	if out != "" && out != "-" {
-		fmt.Fprintf(a.Stderr, "engine: exported %d lessons to %s\n", len(doc.Lessons)-left, out)
+		fmt.Fprintf(a.Stderr, "engine: exported %s to %s\n", Plural(len(doc.Lessons)-left, "lesson", "lessons"), out)
 	}
 	if left > 0 {
-		fmt.Fprintf(a.Stderr, "engine: left out %d quarantined lessons (memory.json cannot hold a lesson back from the prompt)\n", left)
+		fmt.Fprintf(a.Stderr, "engine: left out %s (memory.json cannot hold a lesson back from the prompt)\n", Plural(left, "quarantined lesson", "quarantined lessons"))
 	}
 	if n := len(doc.Facts) + len(doc.Selectors) + len(doc.Trajectories) + len(doc.Sessions) + len(doc.Runs) + len(doc.Plans); n > 0 {
-		fmt.Fprintf(a.Stderr, "engine: left out %d records that are not lessons (memory.json holds lessons only)\n", n)
+		fmt.Fprintf(a.Stderr, "engine: left out %s (memory.json holds lessons only)\n", Plural(n, "record that is not a lesson", "records that are not lessons"))
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ pick the reference trajectory as engine run --trace-scoring and
 				if p := r.Prompt(); p != "" {
 					fmt.Fprintln(a.Stdout, p)
 				}
-				fmt.Fprintf(a.Stderr, "engine: %d of %d tokens", r.Tokens, r.Budget)
+				fmt.Fprintf(a.Stderr, "engine: %d of %s", r.Tokens, Plural(r.Budget, "token", "tokens"))
 				if len(r.Sections) == 0 && len(r.Dropped) == 0 {
 					fmt.Fprintf(a.Stderr, "; no memory for %s", r.Domain)
 				}
@@ -75,7 +75,7 @@ pick the reference trajectory as engine run --trace-scoring and
 					if d.Reason == "trimmed" {
 						fmt.Fprintf(a.Stderr, "; trimmed %s (priority %d): cut %s", d.Name, d.Priority, items(d.Items))
 					} else {
-						fmt.Fprintf(a.Stderr, "; dropped %s (priority %d, %d tokens)", d.Name, d.Priority, d.Tokens)
+						fmt.Fprintf(a.Stderr, "; dropped %s (priority %d, %s)", d.Name, d.Priority, Plural(d.Tokens, "token", "tokens"))
 					}
 				}
 				fmt.Fprintln(a.Stderr)
@@ -100,12 +100,7 @@ pick the reference trajectory as engine run --trace-scoring and
 	return c
 }
 
-func items(n int) string {
-	if n == 1 {
-		return "1 item"
-	}
-	return fmt.Sprintf("%d items", n)
-}
+func items(n int) string { return Plural(n, "item", "items") }
 
 // TraceTTLFlag defines --trace-ttl-days, the same on engine run, engine
 // query context and engine query trajectories.

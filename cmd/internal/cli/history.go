@@ -321,7 +321,7 @@ func (a *App) printReverted(asJSON bool, answer any, what string, k *api.Reverte
 		}
 	})
 	restored, removed := k.Total()
-	fmt.Fprintf(a.Stderr, "engine: %s: %d records restored, %d removed\n", what, restored, removed)
+	fmt.Fprintf(a.Stderr, "engine: %s: %s restored, %d removed\n", what, Plural(restored, "record", "records"), removed)
 	return nil
 }
 
@@ -400,7 +400,7 @@ func summary(kind string, rec json.RawMessage) string {
 	case api.KindTrajectory:
 		var t trajectory.Trajectory
 		if json.Unmarshal(rec, &t) == nil {
-			return fmt.Sprintf("%q: %d steps, %d runs", t.Goal, len(t.Steps), t.Runs)
+			return fmt.Sprintf("%q: %s, %s", t.Goal, Plural(len(t.Steps), "step", "steps"), Plural(t.Runs, "run", "runs"))
 		}
 	}
 	return string(rec)

@@ -579,7 +579,7 @@ Stale lessons are pruned first, as on every load of memory for a run.`,
 					return PrintJSON(a.Stdout, learned)
 				}
 				if len(learned) == 0 {
-					fmt.Fprintf(a.Stdout, "%d steps read, no failure→recovery pattern found (or this log was learned before)\n", len(actions))
+					fmt.Fprintf(a.Stdout, "%s read, no failure→recovery pattern found (or this log was learned before)\n", Plural(len(actions), "step", "steps"))
 					return nil
 				}
 				t := NewTable(a.Stdout, "STEP", "RESULT", "ID", "USES", "TRUST", "CATEGORY", "DOMAIN", "LESSON")
@@ -617,7 +617,7 @@ func (a *App) pruneCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.Stdout, "pruned %d lessons, %d remain\n", p.Pruned, p.Remaining)
+				fmt.Fprintf(a.Stdout, "pruned %s, %d remain\n", Plural(p.Pruned, "lesson", "lessons"), p.Remaining)
 				return nil
 			})
 		},

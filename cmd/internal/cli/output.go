@@ -123,3 +123,12 @@ func (a *jsonArray) closePage(next string) error {
 	_, err := io.WriteString(a.w, end)
 	return err
 }
+
+// Plural is "1 <one>" or "<n> <many>", for counts in human output (JSON
+// output carries the bare number).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -86,7 +86,7 @@ The iteration is numbered next; an "iteration" field must be that number.`,
 				if asJSON {
 					return PrintJSON(a.Stdout, got)
 				}
-				fmt.Fprintf(a.Stdout, "run %s: iteration %d (%d tool calls, %d failed)\n", args[0], got.N, len(got.Tools), plan.ComputeMetrics([]plan.Iteration{*got}).Errors)
+				fmt.Fprintf(a.Stdout, "run %s: iteration %d (%s, %d failed)\n", args[0], got.N, Plural(len(got.Tools), "tool call", "tool calls"), plan.ComputeMetrics([]plan.Iteration{*got}).Errors)
 				return nil
 			})
 		},

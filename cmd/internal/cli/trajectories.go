@@ -66,8 +66,8 @@ func (a *App) trajectoriesApproveCommand() *cobra.Command {
 				return PrintJSON(a.Stdout, out)
 			}
 			for _, t := range out {
-				fmt.Fprintf(a.Stdout, "approved %s on %s: %q as %q, %d steps, expires %s\n",
-					t.ID, t.Domain, t.Goal, t.Template, len(t.Steps), t.ExpiresAt.Format(time.DateOnly))
+				fmt.Fprintf(a.Stdout, "approved %s on %s: %q as %q, %s, expires %s\n",
+					t.ID, t.Domain, t.Goal, t.Template, Plural(len(t.Steps), "step", "steps"), t.ExpiresAt.Format(time.DateOnly))
 			}
 			return nil
 		},
@@ -193,13 +193,13 @@ PIN, CVV or one-time code.`,
 					fmt.Fprintf(a.Stdout, "quarantined %s on %s: %q, %s\n", got.ID, got.Domain, got.Goal, got.Quarantine)
 					return nil
 				}
-				fmt.Fprintf(a.Stdout, "recorded %s on %s: %q as %q, %d steps, expires %s\n",
-					got.ID, got.Domain, got.Goal, got.Template, len(got.Steps), got.ExpiresAt.Format(time.DateOnly))
+				fmt.Fprintf(a.Stdout, "recorded %s on %s: %q as %q, %s, expires %s\n",
+					got.ID, got.Domain, got.Goal, got.Template, Plural(len(got.Steps), "step", "steps"), got.ExpiresAt.Format(time.DateOnly))
 				for i, p := range got.Params {
 					fmt.Fprintf(a.Stdout, "  {%d} %s: %q\n", i+1, p.Kind, p.Value)
 				}
 				if got.Runs > 1 {
-					fmt.Fprintf(a.Stdout, "  replaces the earlier run of the same goal template (%d runs)\n", got.Runs)
+					fmt.Fprintf(a.Stdout, "  replaces the earlier run of the same goal template (%s)\n", Plural(got.Runs, "run", "runs"))
 				}
 				return nil
 			})
@@ -233,8 +233,8 @@ func (a *App) trajectoriesShowCommand() *cobra.Command {
 				if asJSON {
 					return PrintJSON(a.Stdout, t)
 				}
-				fmt.Fprintf(a.Stdout, "%s on %s: %q\ntemplate: %s\nrecorded %s, expires %s, %d runs\n",
-					t.ID, t.Domain, t.Goal, t.Template, t.RecordedAt.Format(time.DateOnly), t.ExpiresAt.Format(time.DateOnly), t.Runs)
+				fmt.Fprintf(a.Stdout, "%s on %s: %q\ntemplate: %s\nrecorded %s, expires %s, %s\n",
+					t.ID, t.Domain, t.Goal, t.Template, t.RecordedAt.Format(time.DateOnly), t.ExpiresAt.Format(time.DateOnly), Plural(t.Runs, "run", "runs"))
 				a.printSteps(t.Steps)
 				return nil
 			})

@@ -297,7 +297,7 @@ func TestReadAgentMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Imported.String(); got != "1 facts, 1 selectors, 1 trajectories, 1 sessions, 1 runs" {
+	if got := res.Imported.String(); got != "1 fact, 1 selector, 1 trajectory, 1 session, 1 run" {
 		t.Fatalf("imported %s", got)
 	}
 	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], `"Old search"`) {

@@ -112,7 +112,7 @@ func TestForgetOneSite(t *testing.T) {
 	if s != want {
 		t.Fatalf("survey = %+v, want %+v", s, want)
 	}
-	if got := s.String(); got != "1 lessons, 1 facts, 2 selectors, 1 trajectories, 1 sessions, 1 runs, 1 planner iterations" {
+	if got := s.String(); got != "1 lesson, 1 fact, 2 selectors, 1 trajectory, 1 session, 1 run, 1 planner iteration" {
 		t.Errorf("survey reads %q", got)
 	}
 	if fs, _ := m.Facts.Quarantined(ctx); len(fs) != 1 {

@@ -131,7 +131,7 @@ type Manifest struct {
 // step and why.
 type Replay struct {
 	Trajectory string `json:"trajectory"`
-	Replayed   int    `json:"replayed"`
+	Replayed   int    `json:"replayed"`               // steps replayed, a replayed finish included (the agent's Result.Replayed)
 	FellBackAt int    `json:"fell_back_at,omitempty"` // the trajectory's step, 1-based; 0 when it did not
 	Reason     string `json:"reason,omitempty"`
 }

@@ -211,7 +211,6 @@ type Summary struct {
 	Steps    int // distinct step numbers in the action log
 	Actions  int
 	Errors   int // actions that ran and failed
-	Replayed int // actions replayed from a trajectory
 	LLMCalls int
 	Tokens   int // prompt plus completion tokens of every call
 }
@@ -239,9 +238,6 @@ func (s *Summary) count(steps []Record) {
 		}
 		if st.Failed() {
 			s.Errors++
-		}
-		if st.Replayed {
-			s.Replayed++
 		}
 	}
 }

@@ -48,7 +48,7 @@ func TestStepsCallsAndSummary(t *testing.T) {
 		t.Fatalf("calls %+v %v", calls, err)
 	}
 	sum, err := runfiles.Summarize(dir)
-	want := runfiles.Summary{Logged: true, Steps: 3, Actions: 4, Errors: 1, Replayed: 1, LLMCalls: 2, Tokens: 12}
+	want := runfiles.Summary{Logged: true, Steps: 3, Actions: 4, Errors: 1, LLMCalls: 2, Tokens: 12}
 	if err != nil || sum != want {
 		t.Fatalf("summary %+v %v, want %+v", sum, err, want)
 	}

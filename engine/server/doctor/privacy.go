@@ -27,7 +27,11 @@ func Privacy(dir string) Check {
 		c.Status, c.Detail = Warn, err.Error()
 	case n > 0:
 		c.Status = Warn
-		c.Detail = fmt.Sprintf("%d files or folders others can read or write (%s): engine doctor --repair makes them the owner's alone", n, first)
+		what := fmt.Sprintf("%d files or folders", n)
+		if n == 1 {
+			what = "1 file or folder"
+		}
+		c.Detail = fmt.Sprintf("%s others can read or write (%s): engine doctor --repair makes them the owner's alone", what, first)
 	}
 	return c
 }

@@ -67,7 +67,7 @@ func chartsOf(rows []runRow) []chart {
 		slices.Reverse(runs) // oldest first
 		for i, r := range runs {
 			switch {
-			case r.Sum.Replayed > 0:
+			case r.M.Replay != nil && r.M.Replay.Replayed > 0:
 				r.Kind = "replay"
 			case i == 0:
 				r.Kind = "cold"

@@ -172,7 +172,13 @@ func (w *world) fill(t testing.TB) {
 	}{{"run_cold", 9, 3, false}, {"run_warm", 6, 6, false}, {"run_replay", 4, 0, true}} {
 		must(w.c.CreateRun(ctx, api.CreateRun{RunID: r.id, SessionID: "sess_" + r.id, Goal: "add 2 padel rackets to the cart", StartURL: "https://shop.example/"}))
 		w.writeRun(t, r.id, r.steps, r.errEach, r.replay, []string{w.siteLesson, "gone_lesson"}, w.trajID)
-		must(w.c.CompleteRun(ctx, r.id, api.RunCompletion{Success: &yes, Summary: fmt.Sprintf("done %d", i), TurnCount: r.steps + 1})) // the finishing turn acts on nothing, as in a real run
+		// The finishing turn acts on nothing, as in a real run; a replay
+		// replays every action and the finish, as the agent counts them.
+		done := api.RunCompletion{Success: &yes, Summary: fmt.Sprintf("done %d", i), TurnCount: r.steps + 1}
+		if r.replay {
+			done.Replay = &run.Replay{Trajectory: w.trajID, Replayed: r.steps + 1}
+		}
+		must(w.c.CompleteRun(ctx, r.id, done))
 		_ = base
 	}
 	must(w.c.CreateRun(ctx, api.CreateRun{RunID: "run_fork", SessionID: "sess_fork", ParentRunID: "run_cold", Goal: "add 3 padel rackets to the cart", StartURL: "https://shop.example/"}))

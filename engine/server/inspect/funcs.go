@@ -45,6 +45,13 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%d in, %d out", u.PromptTokens, u.CompletionTokens)
 	},
+	// plural is "1 <one>" or "<n> <many>".
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	},
 	"statusClass": func(s run.Status) string { return "st-" + string(s) },
 	"kb": func(n int) string {
 		if n < 1024 {

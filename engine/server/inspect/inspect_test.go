@@ -386,7 +386,7 @@ func TestRunPageReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, body := w.get(t, "/runs/run_replayed")
-	for _, s := range []string{`id="replay"`, "traj_0123456789abcdef", "1 steps replayed", "fell back at step 2", "the page has no button &#34;Search&#34;"} {
+	for _, s := range []string{`id="replay"`, "traj_0123456789abcdef", "1 step replayed", "fell back at step 2", "the page has no button &#34;Search&#34;"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("run page (%d): no %q\n%s", code, s, body)
 		}
@@ -422,5 +422,26 @@ func TestPagesShowCountsAndStaleMarks(t *testing.T) {
 				t.Errorf("GET %s: no %q in\n%s", path, s, body)
 			}
 		}
+	}
+}
+
+// A replay's count is the run's one count (its manifest's, a replayed
+// finish included) on the runs list and the run page alike, not the
+// action log's replayed actions, which leave the finish out.
+func TestReplayCountIsOneCount(t *testing.T) {
+	w := newWorld(t)
+	w.fill(t) // run_replay: 4 replayed actions and a replayed finish
+	_, _, list := w.get(t, "/runs")
+	row := list[strings.Index(list, `<tr data-id="run_replay">`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, `<td class="num replayed">5</td>`) {
+		t.Errorf("runs list: run_replay's row does not say 5 replayed:\n%s", row)
+	}
+	_, _, page := w.get(t, "/runs/run_replay")
+	if !strings.Contains(page, "5 steps replayed") {
+		t.Errorf("run page: no %q\n%s", "5 steps replayed", page)
+	}
+	if strings.Contains(page, "4 replayed") {
+		t.Errorf("run page: still the action log's count (4 replayed)\n%s", page)
 	}
 }
