@@ -302,7 +302,7 @@ type call struct {
 	lockWait time.Duration
 	// waited reports a lock wait (Options.LockWait); never nil.
 	waited func(exclusive bool, since time.Time)
-	// q is r's query, parsed on first use.
+	// q is r's query, parsed once when the route checked it.
 	q url.Values
 }
 
@@ -313,7 +313,8 @@ func (h *handler) serve(rt Route) http.Handler {
 			writeProblem(w, http.StatusUnsupportedMediaType, err.Error())
 			return
 		}
-		if err := rt.checkQuery(r.URL.RawQuery); err != nil {
+		q, err := rt.checkQuery(r.URL.RawQuery)
+		if err != nil {
 			writeProblem(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -393,7 +394,7 @@ func (h *handler) serve(rt Route) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.RequestTimeout)
 		defer cancel()
 		c := &call{ctx: ctx, m: m, r: r, w: w, limit: rt.limit(), mustHave: rt.Required, red: h.red,
-			gate: &h.gate, hold: hold{route: name}, shared: !rt.Exclusive, lockWait: h.opts.LockTimeout, waited: h.waited}
+			gate: &h.gate, hold: hold{route: name}, shared: !rt.Exclusive, lockWait: h.opts.LockTimeout, waited: h.waited, q: q}
 		var out any
 		if c.shared {
 			err = c.acquire(false)
@@ -636,12 +637,7 @@ func isBusy(err error) bool {
 }
 
 // query returns a query parameter ("" when absent).
-func (c *call) query(name string) string {
-	if c.q == nil {
-		c.q = c.r.URL.Query() // once per request, not once per parameter
-	}
-	return c.q.Get(name)
-}
+func (c *call) query(name string) string { return c.q.Get(name) }
 
 // queryInt returns a query parameter as an int (def when absent); a value
 // that is not a number in [min, max] is bad input.

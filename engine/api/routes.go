@@ -55,17 +55,15 @@ type Param struct {
 	Description string
 }
 
-// checkQuery refuses a query the route does not take: a malformed one,
-// or a parameter it does not document, named with the ones it takes. A
+// checkQuery parses a request's query (once: the handle reads it from
+// the call) and refuses one the route does not take: a malformed query, or
+// a parameter it does not document, named with the ones it takes. A
 // misspelt filter (?domian=) would otherwise be ignored, and the answer
 // would hold everything.
-func (r Route) checkQuery(raw string) error {
-	if raw == "" {
-		return nil
-	}
+func (r Route) checkQuery(raw string) (url.Values, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return fmt.Errorf("query: %w", err)
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	var unknown []string
 	for k := range q {
@@ -74,7 +72,7 @@ func (r Route) checkQuery(raw string) error {
 		}
 	}
 	if len(unknown) == 0 {
-		return nil
+		return q, nil
 	}
 	slices.Sort(unknown)
 	takes := "no query parameters"
@@ -89,7 +87,7 @@ func (r Route) checkQuery(raw string) error {
 	if len(unknown) > 1 {
 		what = "parameters"
 	}
-	return fmt.Errorf("unknown query %s %s: %s %s takes %s", what, strings.Join(unknown, ", "), r.Method, r.Path, takes)
+	return nil, fmt.Errorf("unknown query %s %s: %s %s takes %s", what, strings.Join(unknown, ", "), r.Method, r.Path, takes)
 }
 
 func (r Route) limit() int64 {
