@@ -273,6 +273,12 @@ func inSet(m map[string]bool, w string) bool {
 		return false
 	}
 	var buf [64]byte
+	return m[string(lowerASCII(&buf, w))]
+}
+
+// lowerASCII is w (at most 64 bytes) with its ASCII letters lower-cased,
+// in buf.
+func lowerASCII(buf *[64]byte, w string) []byte {
 	b := buf[:len(w)]
 	for i := 0; i < len(w); i++ {
 		c := w[i]
@@ -281,7 +287,7 @@ func inSet(m map[string]bool, w string) bool {
 		}
 		b[i] = c
 	}
-	return m[string(b)]
+	return b
 }
 
 // freeValue returns where the value after the password word s[ws:w]
@@ -488,17 +494,13 @@ func clauseEnds(s string, e int) bool {
 // ordinary reports whether the word v is one of ordinaryWords or ends
 // like an English participle, adverb or noun of prose.
 func ordinary(v string) bool {
-	if len(v) > 64 || inSet(ordinaryWords, v) {
+	if len(v) > 64 {
 		return true
 	}
 	var buf [64]byte
-	b := buf[:len(v)]
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
+	b := lowerASCII(&buf, v)
+	if v != "" && ordinaryWords[string(b)] {
+		return true
 	}
 	for _, x := range ordinarySuffixes {
 		if len(b) > len(x)+2 && string(b[len(b)-len(x):]) == x {
